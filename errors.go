@@ -1,0 +1,128 @@
+package paykit
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Error codes of the contract. Every error a Service method returns to a
+// caller is an *Error carrying one of them.
+const (
+	CodeInvalidRequest             = "invalid_request"
+	CodeUnauthorized               = "unauthorized"
+	CodeNotFound                   = "not_found"
+	CodeIdempotencyConflict        = "idempotency_conflict"
+	CodeIdempotencyInProgress      = "idempotency_in_progress"
+	CodeDuplicateMerchantReference = "duplicate_merchant_reference"
+	CodeRequestTooLarge            = "request_too_large"
+	CodeInvalidState               = "invalid_state"
+	CodePaymentMethodUnavailable   = "payment_method_unavailable"
+	CodePayoutRouteUnavailable     = "payout_route_unavailable"
+	CodeMissingRequiredField       = "missing_required_field"
+	CodeInsufficientBalance        = "insufficient_balance"
+	CodeRateLimited                = "rate_limited"
+	CodeDispatchUnavailable        = "dispatch_unavailable"
+	CodeInternal                   = "internal_error"
+)
+
+// statusByCode is the one table mapping contract codes to HTTP statuses.
+var statusByCode = map[string]int{
+	CodeInvalidRequest:             http.StatusBadRequest,
+	CodeUnauthorized:               http.StatusUnauthorized,
+	CodeNotFound:                   http.StatusNotFound,
+	CodeIdempotencyConflict:        http.StatusConflict,
+	CodeIdempotencyInProgress:      http.StatusConflict,
+	CodeDuplicateMerchantReference: http.StatusConflict,
+	CodeRequestTooLarge:            http.StatusRequestEntityTooLarge,
+	CodeInvalidState:               http.StatusUnprocessableEntity,
+	CodePaymentMethodUnavailable:   http.StatusUnprocessableEntity,
+	CodePayoutRouteUnavailable:     http.StatusUnprocessableEntity,
+	CodeMissingRequiredField:       http.StatusUnprocessableEntity,
+	CodeInsufficientBalance:        http.StatusUnprocessableEntity,
+	CodeRateLimited:                http.StatusTooManyRequests,
+	CodeDispatchUnavailable:        http.StatusServiceUnavailable,
+	CodeInternal:                   http.StatusInternalServerError,
+}
+
+// StatusForCode returns the HTTP status of a contract error code; unknown
+// codes map to 500.
+func StatusForCode(code string) int {
+	if s, ok := statusByCode[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Error is the one error type of paykit: a contract code, a message safe to
+// show to the caller, the offending parameter (dotted path, may be empty) and
+// the HTTP status. Err keeps an internal cause for logs; it is never rendered.
+type Error struct {
+	Code       string
+	Message    string
+	Param      string
+	Status     int
+	RetryAfter time.Duration // set for idempotency_in_progress and rate_limited
+	Err        error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := e.Code + ": " + e.Message
+	if e.Param != "" {
+		msg += " (" + e.Param + ")"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the internal cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error with the status of code.
+func Errorf(code, param, format string, args ...any) *Error {
+	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...), Status: StatusForCode(code)}
+}
+
+// InvalidRequest is shorthand for a 400 invalid_request naming param.
+func InvalidRequest(param, format string, args ...any) *Error {
+	return Errorf(CodeInvalidRequest, param, format, args...)
+}
+
+// Internal wraps an unexpected failure as a 500 whose message reveals nothing.
+func Internal(cause error) *Error {
+	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Status: http.StatusInternalServerError, Err: cause}
+}
+
+// AsError returns err as an *Error: contract errors unchanged, anything else
+// as internal_error.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}
+
+// ErrorCode returns the contract code of err ("" for nil).
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return AsError(err).Code
+}
+
+var errUnauthorized = &Error{Code: CodeUnauthorized, Message: "Invalid or missing API credentials.", Status: http.StatusUnauthorized}
+
+// ErrUnauthorized is the single answer to every authentication failure.
+func ErrUnauthorized() *Error { e := *errUnauthorized; return &e }
+
+func notFound(what string) *Error {
+	return Errorf(CodeNotFound, "", "No such %s.", what)
+}

@@ -1,0 +1,210 @@
+package paykit
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Key prefixes; the public key's prefix fixes the environment.
+const (
+	PublicKeyPrefixTest = "pk_test_"
+	PublicKeyPrefixLive = "pk_live_"
+	SecretKeyPrefixTest = "sk_test_"
+	SecretKeyPrefixLive = "sk_live_"
+)
+
+// keyEntropy is the number of random bytes behind every key.
+const keyEntropy = 32
+
+// NewAPIKey is a freshly issued key pair; SecretKey is shown only here.
+type NewAPIKey struct {
+	APIKey
+	SecretKey string
+}
+
+// MarshalJSON renders the one-time answer of key issuance.
+func (k NewAPIKey) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object      string      `json:"object"`
+		ID          string      `json:"id"`
+		MerchantID  string      `json:"merchant_id"`
+		Environment Environment `json:"environment"`
+		PublicKey   string      `json:"public_key"`
+		SecretKey   string      `json:"secret_key"`
+		CreatedAt   string      `json:"created_at"`
+	}{"api_key", k.ID, k.MerchantID, k.Environment, k.PublicKey, k.SecretKey, FormatTime(k.CreatedAt)})
+}
+
+// CreateMerchant creates a merchant on behalf of an operator (actor).
+func (s *Service) CreateMerchant(ctx context.Context, actor, name string) (*Merchant, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 256 {
+		return nil, InvalidRequest("name", "name must be 1 to 256 characters.")
+	}
+	now := s.Now()
+	m := &Merchant{ID: s.newID("mch"), Name: name, CreatedAt: now}
+	err := s.inTx(ctx, func(tx Tx) error {
+		if err := tx.CreateMerchant(ctx, m); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "merchant.create", TargetType: "merchant", TargetID: m.ID, MerchantID: m.ID, Details: map[string]string{"name": name}})
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return m, nil
+}
+
+// GetMerchant returns a merchant or not_found.
+func (s *Service) GetMerchant(ctx context.Context, id string) (*Merchant, error) {
+	m, err := s.store.GetMerchant(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("merchant")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return m, nil
+}
+
+// CreateAPIKey issues a key pair for a merchant and environment. The secret
+// is returned once and only its hash is stored.
+func (s *Service) CreateAPIKey(ctx context.Context, actor, merchantID string, env Environment) (*NewAPIKey, error) {
+	if !env.Valid() {
+		return nil, InvalidRequest("environment", "environment must be test or live.")
+	}
+	pub, err := s.randomToken()
+	if err != nil {
+		return nil, Internal(err)
+	}
+	secret, err := s.randomToken()
+	if err != nil {
+		return nil, Internal(err)
+	}
+	pkPrefix, skPrefix := PublicKeyPrefixTest, SecretKeyPrefixTest
+	if env == Live {
+		pkPrefix, skPrefix = PublicKeyPrefixLive, SecretKeyPrefixLive
+	}
+	out := &NewAPIKey{SecretKey: skPrefix + secret}
+	out.APIKey = APIKey{
+		ID: s.newID("key"), MerchantID: merchantID, Environment: env,
+		PublicKey: pkPrefix + pub, SecretHash: hashSecret(out.SecretKey),
+		SecretLast4: out.SecretKey[len(out.SecretKey)-4:], CreatedAt: s.Now(),
+	}
+	err = s.inTx(ctx, func(tx Tx) error {
+		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
+			return err
+		}
+		if err := tx.CreateAPIKey(ctx, &out.APIKey); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "api_key.create", TargetType: "api_key", TargetID: out.ID, MerchantID: merchantID, Environment: env})
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("merchant")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return out, nil
+}
+
+// RevokeAPIKey revokes a key at once; revoking a revoked key changes nothing.
+func (s *Service) RevokeAPIKey(ctx context.Context, actor, keyID string) (*APIKey, error) {
+	var key *APIKey
+	err := s.inTx(ctx, func(tx Tx) error {
+		k, err := tx.GetAPIKey(ctx, keyID)
+		if err != nil {
+			return err
+		}
+		key = k
+		if k.RevokedAt != nil {
+			return nil
+		}
+		now := s.Now()
+		k.RevokedAt = &now
+		if err := tx.UpdateAPIKey(ctx, k); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "api_key.revoke", TargetType: "api_key", TargetID: k.ID, MerchantID: k.MerchantID, Environment: k.Environment})
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("api key")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return key, nil
+}
+
+// ListAPIKeys returns a merchant's keys (without secrets), newest first.
+func (s *Service) ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error) {
+	if _, err := s.GetMerchant(ctx, merchantID); err != nil {
+		return nil, err
+	}
+	keys, err := s.store.ListAPIKeys(ctx, merchantID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return keys, nil
+}
+
+// Authenticate turns a public/secret key pair into a Principal. Every
+// failure (unknown, malformed, revoked, mismatched pair) is the same
+// unauthorized error, and the secret is compared in constant time.
+func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string) (Principal, error) {
+	env, ok := keyEnvironment(publicKey, secretKey)
+	if !ok {
+		return Principal{}, ErrUnauthorized()
+	}
+	given := hashSecret(secretKey)
+	k, err := s.store.GetAPIKeyByPublicKey(ctx, publicKey)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			s.log.ErrorContext(ctx, "api key lookup failed", "err", err)
+			return Principal{}, Internal(err)
+		}
+		// Compare anyway so that unknown keys cost the same time.
+		subtle.ConstantTimeCompare([]byte(given), []byte(given))
+		return Principal{}, ErrUnauthorized()
+	}
+	match := subtle.ConstantTimeCompare([]byte(given), []byte(k.SecretHash)) == 1
+	if !match || k.RevokedAt != nil || k.Environment != env {
+		return Principal{}, ErrUnauthorized()
+	}
+	return Principal{Scope: Scope{MerchantID: k.MerchantID, Environment: k.Environment}, KeyID: k.ID}, nil
+}
+
+// keyEnvironment checks the prefixes of a pair and returns its environment.
+func keyEnvironment(publicKey, secretKey string) (Environment, bool) {
+	switch {
+	case strings.HasPrefix(publicKey, PublicKeyPrefixTest) && strings.HasPrefix(secretKey, SecretKeyPrefixTest):
+		return Test, len(publicKey) > len(PublicKeyPrefixTest) && len(secretKey) > len(SecretKeyPrefixTest)
+	case strings.HasPrefix(publicKey, PublicKeyPrefixLive) && strings.HasPrefix(secretKey, SecretKeyPrefixLive):
+		return Live, len(publicKey) > len(PublicKeyPrefixLive) && len(secretKey) > len(SecretKeyPrefixLive)
+	}
+	return "", false
+}
+
+// hashSecret is SHA-256: the secret holds 256 random bits, so a slow hash
+// would add nothing but latency.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Service) randomToken() (string, error) {
+	b := make([]byte, keyEntropy)
+	if _, err := io.ReadFull(s.random, b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}

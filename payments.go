@@ -1,0 +1,223 @@
+package paykit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// PaymentStatus is the lifecycle state of a payment intent.
+type PaymentStatus string
+
+// Payment intent statuses. The last four are terminal.
+const (
+	PaymentRequiresPaymentMethod PaymentStatus = "requires_payment_method"
+	PaymentRequiresAction        PaymentStatus = "requires_action"
+	PaymentProcessing            PaymentStatus = "processing"
+	PaymentSucceeded             PaymentStatus = "succeeded"
+	PaymentFailed                PaymentStatus = "failed"
+	PaymentCancelled             PaymentStatus = "cancelled"
+	PaymentExpired               PaymentStatus = "expired"
+)
+
+// PaymentStatuses lists every payment intent status.
+var PaymentStatuses = []PaymentStatus{
+	PaymentRequiresPaymentMethod, PaymentRequiresAction, PaymentProcessing,
+	PaymentSucceeded, PaymentFailed, PaymentCancelled, PaymentExpired,
+}
+
+// Terminal reports whether no further transition can happen.
+func (s PaymentStatus) Terminal() bool {
+	switch s {
+	case PaymentSucceeded, PaymentFailed, PaymentCancelled, PaymentExpired:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known status.
+func (s PaymentStatus) Valid() bool {
+	for _, v := range PaymentStatuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Failure codes shared by payments, checkouts and payouts.
+const (
+	FailureProviderDeclined = "provider_declined"
+	FailureProviderError    = "provider_error"
+	FailureExpired          = "expired"
+	FailureAccountInvalid   = "account_invalid"
+	FailureFundsReturned    = "funds_returned"
+	FailureApprovalRejected = "approval_rejected"
+)
+
+// NextAction types.
+const (
+	NextActionRedirectToURL            = "redirect_to_url"
+	NextActionDisplayQRCode            = "display_qr_code"
+	NextActionBankTransferInstructions = "bank_transfer_instructions"
+)
+
+// NextAction is what the payer must do next. Only the fields of its Type are
+// rendered.
+type NextAction struct {
+	Type      string    `json:"type"`
+	URL       string    `json:"url,omitempty"`
+	QRData    string    `json:"qr_data,omitempty"`
+	ImageURL  string    `json:"image_url,omitempty"`
+	BankName  string    `json:"bank_name,omitempty"`
+	Account   string    `json:"account_number,omitempty"`
+	Holder    string    `json:"account_holder,omitempty"`
+	Reference string    `json:"reference,omitempty"`
+	Amount    int64     `json:"-"`
+	Currency  string    `json:"currency,omitempty"`
+	ExpiresAt time.Time `json:"-"`
+}
+
+// MarshalJSON renders the next action with the contract's field formats.
+func (n NextAction) MarshalJSON() ([]byte, error) {
+	type plain NextAction
+	out := struct {
+		plain
+		Amount    string `json:"amount,omitempty"`
+		ExpiresAt string `json:"expires_at"`
+	}{plain: plain(n), ExpiresAt: FormatTime(n.ExpiresAt)}
+	if n.Type == NextActionBankTransferInstructions {
+		out.Amount = FormatAmount(n.Amount)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (the Stores keep next actions
+// as JSON).
+func (n *NextAction) UnmarshalJSON(b []byte) error {
+	type plain NextAction
+	var in struct {
+		plain
+		Amount    json.Number `json:"amount"`
+		ExpiresAt time.Time   `json:"expires_at"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*n = NextAction(in.plain)
+	n.ExpiresAt = in.ExpiresAt.UTC()
+	if in.Amount != "" {
+		v, err := in.Amount.Int64()
+		if err != nil {
+			return err
+		}
+		n.Amount = v
+	}
+	return nil
+}
+
+// Receipt is the proof of a succeeded payment.
+type Receipt struct {
+	Number        string
+	PaidAt        time.Time
+	Amount        int64
+	Currency      string
+	PaymentMethod string
+}
+
+type receiptJSON struct {
+	Number        string `json:"number"`
+	PaidAt        string `json:"paid_at"`
+	Amount        string `json:"amount"`
+	Currency      string `json:"currency"`
+	PaymentMethod string `json:"payment_method"`
+}
+
+// MarshalJSON renders the receipt projection.
+func (r Receipt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(receiptJSON{r.Number, FormatTime(r.PaidAt), FormatAmount(r.Amount), r.Currency, r.PaymentMethod})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (r *Receipt) UnmarshalJSON(b []byte) error {
+	var in receiptJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	paid, err := time.Parse(time.RFC3339Nano, in.PaidAt)
+	if err != nil {
+		return err
+	}
+	amount, err := ParseAmount(in.Amount)
+	if err != nil {
+		return err
+	}
+	*r = Receipt{Number: in.Number, PaidAt: paid.UTC(), Amount: amount, Currency: in.Currency, PaymentMethod: in.PaymentMethod}
+	return nil
+}
+
+// PaymentIntent is a direct payment. Its JSON form is the contract's
+// projection; Provider fields never appear in it.
+type PaymentIntent struct {
+	ID                   string
+	MerchantID           string
+	Environment          Environment
+	Status               PaymentStatus
+	Amount               int64
+	Currency             string
+	Country              string
+	MerchantReference    string
+	PaymentMethod        string // empty while a checkout waits for the payer's choice
+	Customer             map[string]string
+	PaymentMethodOptions map[string]string
+	ReturnURL            string
+	CheckoutID           string
+	NextAction           *NextAction
+	FailureCode          string
+	Receipt              *Receipt
+	Provider             string // internal: routed Provider name
+	ProviderRef          string // internal: the Provider's id of the attempt
+	ExpiresAt            time.Time
+	CompletedAt          *time.Time
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	Version              int64
+}
+
+// Scope returns the tenant of the intent.
+func (p *PaymentIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
+
+// CapturedAmount is the amount once succeeded, else 0.
+func (p *PaymentIntent) CapturedAmount() int64 {
+	if p.Status == PaymentSucceeded {
+		return p.Amount
+	}
+	return 0
+}
+
+// MarshalJSON renders the contract's payment_intent projection.
+func (p PaymentIntent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object            string        `json:"object"`
+		ID                string        `json:"id"`
+		Status            PaymentStatus `json:"status"`
+		Amount            string        `json:"amount"`
+		CapturedAmount    string        `json:"captured_amount"`
+		Currency          string        `json:"currency"`
+		Country           string        `json:"country"`
+		MerchantReference string        `json:"merchant_reference"`
+		PaymentMethod     *string       `json:"payment_method"`
+		Environment       Environment   `json:"environment"`
+		NextAction        *NextAction   `json:"next_action"`
+		FailureCode       *string       `json:"failure_code"`
+		Receipt           *Receipt      `json:"receipt"`
+		ExpiresAt         string        `json:"expires_at"`
+		CompletedAt       *string       `json:"completed_at"`
+		CreatedAt         string        `json:"created_at"`
+		UpdatedAt         string        `json:"updated_at"`
+	}{
+		"payment_intent", p.ID, p.Status, FormatAmount(p.Amount), FormatAmount(p.CapturedAmount()),
+		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
+		p.NextAction, nullString(p.FailureCode), p.Receipt, FormatTime(p.ExpiresAt),
+		formatTimePtr(p.CompletedAt), FormatTime(p.CreatedAt), FormatTime(p.UpdatedAt),
+	})
+}

@@ -1,0 +1,140 @@
+package paykit
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config configures a Service. Only Store is required.
+type Config struct {
+	// Store persists everything. Required.
+	Store Store
+	// Now returns the current time; default time.Now. The Service truncates
+	// it to milliseconds, the contract's precision.
+	Now func() time.Time
+	// NewID makes resource ids from a prefix ("pi", "mch", ...); default
+	// RandomID. Tests may pass SequentialIDs().
+	NewID func(prefix string) string
+	// Random is the source of key material; default crypto/rand.Reader.
+	Random io.Reader
+	// Logger receives structured logs; default slog.Default(). Secrets are
+	// never logged.
+	Logger *slog.Logger
+	// SigningKey authenticates list cursors and payer links. When empty a
+	// random key is drawn, so cursors do not survive a restart.
+	SigningKey []byte
+	// WorkerID names this instance in job leases; default a random id.
+	WorkerID string
+	// WorkerInterval is how often Run polls for due work; default 1s.
+	WorkerInterval time.Duration
+	// JobLease is how long a claimed job stays leased before another worker
+	// may take it over; default 1m.
+	JobLease time.Duration
+	// IdempotencyRetention is how long completed idempotency records are
+	// kept; default (and minimum) 24h.
+	IdempotencyRetention time.Duration
+}
+
+// Service is the paykit engine: every operation of the merchant and
+// operator APIs as Go methods. It is safe for concurrent use. New starts no
+// goroutine; the host runs background work with Run or ProcessDue.
+type Service struct {
+	store      Store
+	now        func() time.Time
+	newID      func(string) string
+	random     io.Reader
+	log        *slog.Logger
+	signingKey []byte
+	workerID   string
+	interval   time.Duration
+	lease      time.Duration
+	retention  time.Duration
+	jobs       map[string]JobHandler
+}
+
+// JobHandler runs one durable job. A nil error completes the job; an error
+// schedules a retry with exponential backoff and jitter.
+type JobHandler func(ctx context.Context, job *Job) error
+
+// New builds a Service from cfg.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("paykit: Config.Store is required")
+	}
+	s := &Service{
+		store:      cfg.Store,
+		now:        cfg.Now,
+		newID:      cfg.NewID,
+		random:     cfg.Random,
+		log:        cfg.Logger,
+		signingKey: cfg.SigningKey,
+		workerID:   cfg.WorkerID,
+		interval:   cfg.WorkerInterval,
+		lease:      cfg.JobLease,
+		retention:  cfg.IdempotencyRetention,
+		jobs:       map[string]JobHandler{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = RandomID
+	}
+	if s.random == nil {
+		s.random = rand.Reader
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if len(s.signingKey) == 0 {
+		s.signingKey = make([]byte, 32)
+		if _, err := io.ReadFull(rand.Reader, s.signingKey); err != nil {
+			return nil, err
+		}
+	}
+	if s.workerID == "" {
+		s.workerID = RandomID("wrk")
+	}
+	if s.interval <= 0 {
+		s.interval = time.Second
+	}
+	if s.lease <= 0 {
+		s.lease = time.Minute
+	}
+	if s.retention < 24*time.Hour {
+		s.retention = 24 * time.Hour
+	}
+	return s, nil
+}
+
+// Store returns the Store the Service was built with.
+func (s *Service) Store() Store { return s.store }
+
+// Now returns the Service's current time in UTC at millisecond precision.
+func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// Ping reports whether the Store answers.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+
+// inTx runs fn in a Store transaction, retrying on ErrVersionConflict so
+// that optimistic-concurrency losers re-read and try again.
+func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {
+	const attempts = 20
+	var err error
+	for i := 0; i < attempts; i++ {
+		err = s.store.InTx(ctx, fn)
+		if !errors.Is(err, ErrVersionConflict) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(jitter(time.Duration(i+1) * time.Millisecond)):
+		}
+	}
+	return err
+}

@@ -1,0 +1,189 @@
+package paykit
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors every Store returns the same way. The conformance suite in
+// store/storetest checks them.
+var (
+	// ErrNotFound: no row with that identity in that scope.
+	ErrNotFound = errors.New("paykit: not found")
+	// ErrAlreadyExists: an insert collided with a unique key. Stores return a
+	// *ConflictError, which matches ErrAlreadyExists under errors.Is.
+	ErrAlreadyExists = errors.New("paykit: already exists")
+	// ErrVersionConflict: an update carried a stale Version, or the backend
+	// aborted the transaction to keep it serializable. The caller retries the
+	// whole transaction with fresh reads.
+	ErrVersionConflict = errors.New("paykit: version conflict")
+)
+
+// ConflictError reports which unique key an insert collided with.
+type ConflictError struct {
+	Entity string // table-like name: "payment_intent", "api_key", ...
+	Key    string // "id", "merchant_reference", "public_key", "key", "dedup_key"
+}
+
+// Error implements error.
+func (e *ConflictError) Error() string {
+	return "paykit: " + e.Entity + " with this " + e.Key + " already exists"
+}
+
+// Is makes a *ConflictError match ErrAlreadyExists.
+func (e *ConflictError) Is(target error) bool { return target == ErrAlreadyExists }
+
+// Store is the persistence contract of paykit. A backend implements Tx twice:
+// on the Store itself (each call its own transaction) and inside InTx.
+//
+// Rules every backend keeps (store/storetest checks them):
+//   - Times are stored and returned in UTC at millisecond precision or finer;
+//     the Service truncates to milliseconds before it stores anything.
+//   - Mutable rows carry Version. Update methods write only when the stored
+//     Version equals the given one, then increment it (also in the passed
+//     struct); otherwise they return ErrVersionConflict.
+//   - Reads of tenant data take a Scope and never return another merchant's
+//     or environment's rows (ErrNotFound instead).
+//   - Lists are keyset-paginated: newest first by (CreatedAt, ID) descending,
+//     strictly after the given Position.
+//   - The Store never reads a clock and never makes ids.
+type Store interface {
+	Tx
+	// InTx runs fn in one atomic transaction: all of fn's writes commit
+	// together when fn returns nil, none when it returns an error (which InTx
+	// returns unchanged). fn may be retried by the caller on
+	// ErrVersionConflict; InTx itself does not retry. fn must not call InTx.
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// Ping reports whether the backend answers.
+	Ping(ctx context.Context) error
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Tx is the set of operations available inside and outside a transaction.
+type Tx interface {
+	MerchantStore
+	APIKeyStore
+	AuditStore
+	PaymentIntentStore
+	IdempotencyStore
+	JobStore
+}
+
+// Position is a keyset pagination position: the (CreatedAt, ID) of the last
+// row of the previous page.
+type Position struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// MerchantStore persists merchants.
+type MerchantStore interface {
+	// CreateMerchant inserts m; ErrAlreadyExists when the id is taken.
+	CreateMerchant(ctx context.Context, m *Merchant) error
+	// GetMerchant returns the merchant or ErrNotFound.
+	GetMerchant(ctx context.Context, id string) (*Merchant, error)
+}
+
+// APIKeyStore persists API keys (never their secrets, only hashes).
+type APIKeyStore interface {
+	// CreateAPIKey inserts k; ErrAlreadyExists when the id or public key is taken.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// GetAPIKey returns a key by id or ErrNotFound.
+	GetAPIKey(ctx context.Context, id string) (*APIKey, error)
+	// GetAPIKeyByPublicKey returns a key by its public key or ErrNotFound.
+	GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*APIKey, error)
+	// UpdateAPIKey writes k under the Version rule.
+	UpdateAPIKey(ctx context.Context, k *APIKey) error
+	// ListAPIKeys returns a merchant's keys, newest first.
+	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
+}
+
+// AuditQuery selects audit events; empty fields do not filter.
+type AuditQuery struct {
+	MerchantID string
+	Action     string
+	After      *Position
+	Limit      int
+}
+
+// AuditStore persists the append-only operator audit log.
+type AuditStore interface {
+	// CreateAuditEvent appends e; ErrAlreadyExists when the id is taken.
+	CreateAuditEvent(ctx context.Context, e *AuditEvent) error
+	// ListAuditEvents returns at most q.Limit events, newest first.
+	ListAuditEvents(ctx context.Context, q AuditQuery) ([]AuditEvent, error)
+}
+
+// PaymentIntentQuery selects payment intents of one scope; empty fields do
+// not filter. CreatedAfter is inclusive, CreatedBefore exclusive.
+type PaymentIntentQuery struct {
+	Scope             Scope
+	Statuses          []PaymentStatus
+	Currency          string
+	Country           string
+	MerchantReference string
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	After             *Position
+	Limit             int
+}
+
+// PaymentIntentStore persists payment intents.
+type PaymentIntentStore interface {
+	// CreatePaymentIntent inserts p; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within the
+	// scope, is taken.
+	CreatePaymentIntent(ctx context.Context, p *PaymentIntent) error
+	// GetPaymentIntent returns the intent of that scope or ErrNotFound.
+	GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error)
+	// UpdatePaymentIntent writes p under the Version rule.
+	UpdatePaymentIntent(ctx context.Context, p *PaymentIntent) error
+	// ListPaymentIntents returns at most q.Limit intents, newest first.
+	ListPaymentIntents(ctx context.Context, q PaymentIntentQuery) ([]PaymentIntent, error)
+}
+
+// IdempotencyStore persists idempotency records.
+type IdempotencyStore interface {
+	// CreateIdempotencyRecord inserts r; ErrAlreadyExists (Key "key") when the
+	// scope already has a record for r.Key.
+	CreateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
+	// GetIdempotencyRecord returns the record or ErrNotFound.
+	GetIdempotencyRecord(ctx context.Context, scope Scope, key string) (*IdempotencyRecord, error)
+	// UpdateIdempotencyRecord writes r under the Version rule.
+	UpdateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
+	// DeleteIdempotencyRecord removes the record; ErrNotFound when absent.
+	DeleteIdempotencyRecord(ctx context.Context, scope Scope, key string) error
+	// PurgeIdempotencyRecords removes completed records that expired before
+	// now and returns how many it removed.
+	PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error)
+}
+
+// ClaimParams asks for up to Limit due jobs: RunAt <= Now and no live lease
+// (LeaseUntil empty or <= Now), oldest RunAt first.
+type ClaimParams struct {
+	Owner      string
+	Now        time.Time
+	LeaseUntil time.Time
+	Limit      int
+}
+
+// JobStore persists durable background work. Jobs are written in the same
+// transaction as the state change that needs them.
+type JobStore interface {
+	// EnqueueJob inserts j. When j.DedupKey is set and a job with that key
+	// exists, it returns ErrAlreadyExists (Key "dedup_key").
+	EnqueueJob(ctx context.Context, j *Job) error
+	// ClaimJobs leases due jobs to p.Owner until p.LeaseUntil and increments
+	// their Attempts. Concurrent claimers never receive the same job while a
+	// lease is live.
+	ClaimJobs(ctx context.Context, p ClaimParams) ([]Job, error)
+	// CompleteJob deletes a job the owner still leases; ErrNotFound otherwise.
+	CompleteJob(ctx context.Context, id, owner string) error
+	// RetryJob releases the owner's lease and reschedules the job at runAt,
+	// recording lastError; ErrNotFound when the owner no longer leases it.
+	RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
+	// GetJob returns a job by id or ErrNotFound.
+	GetJob(ctx context.Context, id string) (*Job, error)
+}

@@ -1,0 +1,177 @@
+package paykit
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Environment separates test from live money. An API key's prefix fixes it.
+type Environment string
+
+// The two environments.
+const (
+	Test Environment = "test"
+	Live Environment = "live"
+)
+
+// Valid reports whether e is test or live.
+func (e Environment) Valid() bool { return e == Test || e == Live }
+
+// Scope is the tenant of a request: every read and write of merchant data
+// names one.
+type Scope struct {
+	MerchantID  string
+	Environment Environment
+}
+
+// Principal is an authenticated API caller.
+type Principal struct {
+	Scope
+	KeyID string
+}
+
+// Merchant is an account that owns API keys and resources.
+type Merchant struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MarshalJSON renders the operator projection.
+func (m Merchant) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object    string `json:"object"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		CreatedAt string `json:"created_at"`
+	}{"merchant", m.ID, m.Name, FormatTime(m.CreatedAt)})
+}
+
+// APIKey is a merchant's key pair. Only a hash of the secret is kept.
+type APIKey struct {
+	ID          string
+	MerchantID  string
+	Environment Environment
+	PublicKey   string
+	SecretHash  string // hex SHA-256 of the secret key
+	SecretLast4 string // for display only
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	Version     int64
+}
+
+// MarshalJSON renders the operator projection, without any secret.
+func (k APIKey) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object      string      `json:"object"`
+		ID          string      `json:"id"`
+		MerchantID  string      `json:"merchant_id"`
+		Environment Environment `json:"environment"`
+		PublicKey   string      `json:"public_key"`
+		SecretLast4 string      `json:"secret_key_last4"`
+		CreatedAt   string      `json:"created_at"`
+		RevokedAt   *string     `json:"revoked_at"`
+	}{"api_key", k.ID, k.MerchantID, k.Environment, k.PublicKey, k.SecretLast4, FormatTime(k.CreatedAt), formatTimePtr(k.RevokedAt)})
+}
+
+// AuditEvent records one operator action: who, what, on which target, when.
+type AuditEvent struct {
+	ID          string            `json:"id"`
+	Actor       string            `json:"actor"`
+	Action      string            `json:"action"`
+	TargetType  string            `json:"target_type"`
+	TargetID    string            `json:"target_id"`
+	MerchantID  string            `json:"merchant_id"`
+	Environment Environment       `json:"environment"`
+	Details     map[string]string `json:"details"`
+	CreatedAt   time.Time         `json:"created_at"`
+}
+
+// MarshalJSON renders the operator projection.
+func (a AuditEvent) MarshalJSON() ([]byte, error) {
+	details := a.Details
+	if details == nil {
+		details = map[string]string{}
+	}
+	return json.Marshal(struct {
+		Object      string            `json:"object"`
+		ID          string            `json:"id"`
+		Actor       string            `json:"actor"`
+		Action      string            `json:"action"`
+		TargetType  string            `json:"target_type"`
+		TargetID    string            `json:"target_id"`
+		MerchantID  *string           `json:"merchant_id"`
+		Environment *string           `json:"environment"`
+		Details     map[string]string `json:"details"`
+		CreatedAt   string            `json:"created_at"`
+	}{"audit_event", a.ID, a.Actor, a.Action, a.TargetType, a.TargetID, nullString(a.MerchantID), nullString(string(a.Environment)), details, FormatTime(a.CreatedAt)})
+}
+
+// IdempotencyState is the lifecycle of an idempotency record.
+type IdempotencyState string
+
+// Idempotency record states.
+const (
+	IdempotencyInProgress IdempotencyState = "in_progress"
+	IdempotencyComplete   IdempotencyState = "complete"
+)
+
+// IdempotencyRecord remembers one Idempotency-Key of one scope: the request's
+// fingerprint, how far its execution got (RecoveryPoint, in the manner of
+// Stripe's idempotency design) and, once complete, the response to replay.
+type IdempotencyRecord struct {
+	Scope
+	Key            string
+	Fingerprint    string
+	State          IdempotencyState
+	RecoveryPoint  string
+	ResourceID     string
+	LockedUntil    *time.Time
+	ResponseStatus int
+	ResponseBody   []byte
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ExpiresAt      time.Time
+	Version        int64
+}
+
+// Job is a unit of durable background work.
+type Job struct {
+	ID         string
+	Kind       string
+	Scope      Scope
+	TargetID   string
+	Payload    []byte // JSON, kind-specific; may be empty
+	DedupKey   string // optional; unique while the job exists
+	RunAt      time.Time
+	Attempts   int
+	LeaseOwner string
+	LeaseUntil *time.Time
+	LastError  string
+	CreatedAt  time.Time
+}
+
+// TimeLayout is the wire format of timestamps: UTC, millisecond precision.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in the contract's timestamp format.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+func formatTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := FormatTime(*t)
+	return &s
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// FormatAmount renders minor units as the contract's amount string.
+func FormatAmount(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,134 @@
+package paykit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// handle registers the handler of a job kind.
+func (s *Service) handle(kind string, h JobHandler) { s.jobs[kind] = h }
+
+// enqueue writes a job in tx, to run at runAt. A job with the same DedupKey
+// already pending is not an error: the work is already scheduled.
+func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
+	if j.ID == "" {
+		j.ID = s.newID("job")
+	}
+	if j.CreatedAt.IsZero() {
+		j.CreatedAt = s.Now()
+	}
+	if j.RunAt.IsZero() {
+		j.RunAt = j.CreatedAt
+	}
+	err := tx.EnqueueJob(ctx, j)
+	if j.DedupKey != "" && errors.Is(err, ErrAlreadyExists) {
+		return nil
+	}
+	return err
+}
+
+// Run performs background work until ctx ends: every WorkerInterval it runs
+// ProcessDue until nothing is due. It returns nil when ctx is cancelled.
+// Several instances may run against one shared Store; leases keep them from
+// running the same job at once.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		for {
+			n, err := s.ProcessDue(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "background work failed", "err", err)
+			}
+			if n == 0 || err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// ProcessDue runs one round of background work: it claims the jobs that are
+// due now, runs each once, and purges expired idempotency records. It returns
+// how many jobs it ran. Tests call it to drive the worker deterministically.
+func (s *Service) ProcessDue(ctx context.Context) (int, error) {
+	now := s.Now()
+	jobs, err := s.store.ClaimJobs(ctx, ClaimParams{Owner: s.workerID, Now: now, LeaseUntil: now.Add(s.lease), Limit: 50})
+	if err != nil {
+		return 0, fmt.Errorf("claim jobs: %w", err)
+	}
+	var errs []error
+	for i := range jobs {
+		if err := s.runJob(ctx, &jobs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
+		errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
+	}
+	return len(jobs), errors.Join(errs...)
+}
+
+func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
+	h, ok := s.jobs[j.Kind]
+	if !ok {
+		err = fmt.Errorf("no handler for job kind %q", j.Kind)
+	} else {
+		err = safeRun(ctx, h, j)
+	}
+	if err == nil {
+		if cerr := s.store.CompleteJob(ctx, j.ID, s.workerID); cerr != nil && !errors.Is(cerr, ErrNotFound) {
+			return fmt.Errorf("complete job %s: %w", j.ID, cerr)
+		}
+		return nil
+	}
+	s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
+	runAt := s.Now().Add(Backoff(j.Attempts))
+	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, truncate(err.Error(), 1000)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)
+	}
+	return nil
+}
+
+// safeRun turns a handler panic into an error so one bad job cannot stop
+// the worker.
+func safeRun(ctx context.Context, h JobHandler, j *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("job handler panicked: %v", r)
+		}
+	}()
+	return h(ctx, j)
+}
+
+// Backoff is the delay before retry number attempts (1-based): 1s doubling
+// up to 1h, with jitter drawn from the upper half of the interval.
+func Backoff(attempts int) time.Duration {
+	d := time.Second
+	for i := 1; i < attempts && d < time.Hour; i++ {
+		d *= 2
+	}
+	return jitter(min(d, time.Hour))
+}
+
+// jitter returns a random duration in [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
