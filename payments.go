@@ -1,7 +1,9 @@
 package paykit
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -220,4 +222,53 @@ func (p PaymentIntent) MarshalJSON() ([]byte, error) {
 		p.NextAction, nullString(p.FailureCode), p.Receipt, FormatTime(p.ExpiresAt),
 		formatTimePtr(p.CompletedAt), FormatTime(p.CreatedAt), FormatTime(p.UpdatedAt),
 	})
+}
+
+// PaymentIntentListParams are the filters of GET /payment_intents.
+type PaymentIntentListParams struct {
+	PageParams
+	Statuses          []PaymentStatus
+	Currency          string
+	Country           string
+	MerchantReference string
+	CreatedAfter      *time.Time // inclusive
+	CreatedBefore     *time.Time // exclusive
+}
+
+// GetPaymentIntent returns the committed projection of an intent of the
+// caller's scope. It never starts Provider work.
+func (s *Service) GetPaymentIntent(ctx context.Context, p Principal, id string) (*PaymentIntent, error) {
+	pi, err := s.store.GetPaymentIntent(ctx, p.Scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("payment_intent")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return pi, nil
+}
+
+// ListPaymentIntents lists the caller's intents, newest first.
+func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params PaymentIntentListParams) (*Page[PaymentIntent], error) {
+	limit, after, err := s.pageQuery("payment_intent", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range params.Statuses {
+		if !st.Valid() {
+			return nil, InvalidRequest("status", "status %q is not a payment intent status.", st)
+		}
+	}
+	if err := validateListFilters(params.Currency, params.Country, params.MerchantReference); err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListPaymentIntents(ctx, PaymentIntentQuery{
+		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
+		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
+		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "payment_intent", rows, limit, func(pi *PaymentIntent) Position { return Position{pi.CreatedAt, pi.ID} }), nil
 }
