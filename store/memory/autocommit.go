@@ -1,0 +1,134 @@
+package memory
+
+import (
+	"context"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// call runs f as one transaction and returns its result.
+func call[T any](s *Store, ctx context.Context, f func(t *txn) (T, error)) (T, error) {
+	var out T
+	err := s.run(ctx, func(t *txn) error {
+		var err error
+		out, err = f(t)
+		return err
+	})
+	return out, err
+}
+
+// CreateMerchant implements paykit.Tx in its own transaction.
+func (s *Store) CreateMerchant(ctx context.Context, m *paykit.Merchant) error {
+	return s.run(ctx, func(t *txn) error { return t.CreateMerchant(ctx, m) })
+}
+
+// GetMerchant implements paykit.Tx in its own transaction.
+func (s *Store) GetMerchant(ctx context.Context, id string) (*paykit.Merchant, error) {
+	return call(s, ctx, func(t *txn) (*paykit.Merchant, error) { return t.GetMerchant(ctx, id) })
+}
+
+// CreateAPIKey implements paykit.Tx in its own transaction.
+func (s *Store) CreateAPIKey(ctx context.Context, k *paykit.APIKey) error {
+	return s.run(ctx, func(t *txn) error { return t.CreateAPIKey(ctx, k) })
+}
+
+// GetAPIKey implements paykit.Tx in its own transaction.
+func (s *Store) GetAPIKey(ctx context.Context, id string) (*paykit.APIKey, error) {
+	return call(s, ctx, func(t *txn) (*paykit.APIKey, error) { return t.GetAPIKey(ctx, id) })
+}
+
+// GetAPIKeyByPublicKey implements paykit.Tx in its own transaction.
+func (s *Store) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*paykit.APIKey, error) {
+	return call(s, ctx, func(t *txn) (*paykit.APIKey, error) { return t.GetAPIKeyByPublicKey(ctx, publicKey) })
+}
+
+// UpdateAPIKey implements paykit.Tx in its own transaction.
+func (s *Store) UpdateAPIKey(ctx context.Context, k *paykit.APIKey) error {
+	return s.run(ctx, func(t *txn) error { return t.UpdateAPIKey(ctx, k) })
+}
+
+// ListAPIKeys implements paykit.Tx in its own transaction.
+func (s *Store) ListAPIKeys(ctx context.Context, merchantID string) ([]paykit.APIKey, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.APIKey, error) { return t.ListAPIKeys(ctx, merchantID) })
+}
+
+// CreateAuditEvent implements paykit.Tx in its own transaction.
+func (s *Store) CreateAuditEvent(ctx context.Context, e *paykit.AuditEvent) error {
+	return s.run(ctx, func(t *txn) error { return t.CreateAuditEvent(ctx, e) })
+}
+
+// ListAuditEvents implements paykit.Tx in its own transaction.
+func (s *Store) ListAuditEvents(ctx context.Context, q paykit.AuditQuery) ([]paykit.AuditEvent, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.AuditEvent, error) { return t.ListAuditEvents(ctx, q) })
+}
+
+// CreatePaymentIntent implements paykit.Tx in its own transaction.
+func (s *Store) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
+	return s.run(ctx, func(t *txn) error { return t.CreatePaymentIntent(ctx, p) })
+}
+
+// GetPaymentIntent implements paykit.Tx in its own transaction.
+func (s *Store) GetPaymentIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
+	return call(s, ctx, func(t *txn) (*paykit.PaymentIntent, error) { return t.GetPaymentIntent(ctx, scope, id) })
+}
+
+// UpdatePaymentIntent implements paykit.Tx in its own transaction.
+func (s *Store) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
+	return s.run(ctx, func(t *txn) error { return t.UpdatePaymentIntent(ctx, p) })
+}
+
+// ListPaymentIntents implements paykit.Tx in its own transaction.
+func (s *Store) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.PaymentIntent, error) { return t.ListPaymentIntents(ctx, q) })
+}
+
+// CreateIdempotencyRecord implements paykit.Tx in its own transaction.
+func (s *Store) CreateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
+	return s.run(ctx, func(t *txn) error { return t.CreateIdempotencyRecord(ctx, r) })
+}
+
+// GetIdempotencyRecord implements paykit.Tx in its own transaction.
+func (s *Store) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) (*paykit.IdempotencyRecord, error) {
+	return call(s, ctx, func(t *txn) (*paykit.IdempotencyRecord, error) { return t.GetIdempotencyRecord(ctx, scope, key) })
+}
+
+// UpdateIdempotencyRecord implements paykit.Tx in its own transaction.
+func (s *Store) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
+	return s.run(ctx, func(t *txn) error { return t.UpdateIdempotencyRecord(ctx, r) })
+}
+
+// DeleteIdempotencyRecord implements paykit.Tx in its own transaction.
+func (s *Store) DeleteIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) error {
+	return s.run(ctx, func(t *txn) error { return t.DeleteIdempotencyRecord(ctx, scope, key) })
+}
+
+// PurgeIdempotencyRecords implements paykit.Tx in its own transaction.
+func (s *Store) PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error) {
+	return call(s, ctx, func(t *txn) (int, error) { return t.PurgeIdempotencyRecords(ctx, now) })
+}
+
+// EnqueueJob implements paykit.Tx in its own transaction.
+func (s *Store) EnqueueJob(ctx context.Context, j *paykit.Job) error {
+	return s.run(ctx, func(t *txn) error { return t.EnqueueJob(ctx, j) })
+}
+
+// ClaimJobs implements paykit.Tx in its own transaction.
+func (s *Store) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ClaimJobs(ctx, p) })
+}
+
+// CompleteJob implements paykit.Tx in its own transaction.
+func (s *Store) CompleteJob(ctx context.Context, id string, owner string) error {
+	return s.run(ctx, func(t *txn) error { return t.CompleteJob(ctx, id, owner) })
+}
+
+// RetryJob implements paykit.Tx in its own transaction.
+func (s *Store) RetryJob(ctx context.Context, id string, owner string, runAt time.Time, lastError string) error {
+	return s.run(ctx, func(t *txn) error { return t.RetryJob(ctx, id, owner, runAt, lastError) })
+}
+
+// GetJob implements paykit.Tx in its own transaction.
+func (s *Store) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
+	return call(s, ctx, func(t *txn) (*paykit.Job, error) { return t.GetJob(ctx, id) })
+}

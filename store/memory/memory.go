@@ -1,0 +1,516 @@
+// Package memory is a paykit.Store kept in maps: for tests, demos and hosts
+// that embed paykit without a database. Nothing survives the process.
+//
+// Atomicity: every call, and every InTx, runs under one mutex, so
+// transactions are fully serialized. Each write inside InTx records an undo
+// step; when fn returns an error (or panics) the steps run in reverse and the
+// maps are as they were. Values are copied on the way in and out, so callers
+// never share memory with the Store.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// Store is an in-memory paykit.Store. The zero value is not usable; call New.
+type Store struct {
+	mu sync.Mutex
+	d  data
+}
+
+type data struct {
+	merchants    map[string]paykit.Merchant
+	apiKeys      map[string]paykit.APIKey
+	keyByPublic  map[string]string
+	audit        map[string]paykit.AuditEvent
+	payments     map[string]paykit.PaymentIntent
+	paymentByRef map[refKey]string
+	idempotency  map[refKey]paykit.IdempotencyRecord
+	jobs         map[string]paykit.Job
+	jobByDedup   map[string]string
+}
+
+// refKey is a value unique within a scope (merchant reference, idempotency key).
+type refKey struct {
+	scope paykit.Scope
+	value string
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{d: data{
+		merchants:    map[string]paykit.Merchant{},
+		apiKeys:      map[string]paykit.APIKey{},
+		keyByPublic:  map[string]string{},
+		audit:        map[string]paykit.AuditEvent{},
+		payments:     map[string]paykit.PaymentIntent{},
+		paymentByRef: map[refKey]string{},
+		idempotency:  map[refKey]paykit.IdempotencyRecord{},
+		jobs:         map[string]paykit.Job{},
+		jobByDedup:   map[string]string{},
+	}}
+}
+
+// InTx runs fn atomically; see the package doc.
+func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
+	return s.run(ctx, func(t *txn) error { return fn(t) })
+}
+
+// run executes fn under the lock with an undo log.
+func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &txn{d: &s.d}
+	defer func() {
+		if r := recover(); r != nil {
+			t.rollback()
+			panic(r)
+		}
+		if err != nil {
+			t.rollback()
+		}
+	}()
+	return fn(t)
+}
+
+// Ping always succeeds.
+func (s *Store) Ping(context.Context) error { return nil }
+
+// Close does nothing; it exists to satisfy paykit.Store.
+func (s *Store) Close() error { return nil }
+
+// txn is the Tx handed to InTx callbacks; it must only be used under s.mu.
+type txn struct {
+	d    *data
+	undo []func()
+}
+
+func (t *txn) rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+	t.undo = nil
+}
+
+// put sets m[k] = v and records how to undo it.
+func put[K comparable, V any](t *txn, m map[K]V, k K, v V) {
+	old, had := m[k]
+	m[k] = v
+	t.undo = append(t.undo, func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
+}
+
+// del removes m[k] and records how to undo it.
+func del[K comparable, V any](t *txn, m map[K]V, k K) {
+	old, had := m[k]
+	if !had {
+		return
+	}
+	delete(m, k)
+	t.undo = append(t.undo, func() { m[k] = old })
+}
+
+func conflict(entity, key string) error { return &paykit.ConflictError{Entity: entity, Key: key} }
+
+// newestFirst orders by (CreatedAt, ID) descending.
+func newestFirst(aT time.Time, aID string, bT time.Time, bID string) int {
+	if c := bT.Compare(aT); c != 0 {
+		return c
+	}
+	return cmp.Compare(bID, aID)
+}
+
+// beforePosition reports whether (t, id) sorts strictly after p in
+// newest-first order, i.e. belongs on the page after p.
+func beforePosition(t time.Time, id string, p *paykit.Position) bool {
+	if p == nil {
+		return true
+	}
+	return t.Before(p.CreatedAt) || (t.Equal(p.CreatedAt) && id < p.ID)
+}
+
+// page sorts rows newest first and keeps those after pos, at most limit.
+func page[T any](rows []T, key func(*T) (time.Time, string), pos *paykit.Position, limit int) []T {
+	slices.SortFunc(rows, func(a, b T) int {
+		at, aid := key(&a)
+		bt, bid := key(&b)
+		return newestFirst(at, aid, bt, bid)
+	})
+	out := rows[:0]
+	for _, r := range rows {
+		t, id := key(&r)
+		if beforePosition(t, id, pos) {
+			out = append(out, r)
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// --- merchants ---
+
+// CreateMerchant implements paykit.MerchantStore.
+func (t *txn) CreateMerchant(_ context.Context, m *paykit.Merchant) error {
+	if _, ok := t.d.merchants[m.ID]; ok {
+		return conflict("merchant", "id")
+	}
+	put(t, t.d.merchants, m.ID, *m)
+	return nil
+}
+
+// GetMerchant implements paykit.MerchantStore.
+func (t *txn) GetMerchant(_ context.Context, id string) (*paykit.Merchant, error) {
+	m, ok := t.d.merchants[id]
+	if !ok {
+		return nil, paykit.ErrNotFound
+	}
+	return &m, nil
+}
+
+// --- API keys ---
+
+// CreateAPIKey implements paykit.APIKeyStore.
+func (t *txn) CreateAPIKey(_ context.Context, k *paykit.APIKey) error {
+	if _, ok := t.d.apiKeys[k.ID]; ok {
+		return conflict("api_key", "id")
+	}
+	if _, ok := t.d.keyByPublic[k.PublicKey]; ok {
+		return conflict("api_key", "public_key")
+	}
+	put(t, t.d.apiKeys, k.ID, copyAPIKey(*k))
+	put(t, t.d.keyByPublic, k.PublicKey, k.ID)
+	return nil
+}
+
+// GetAPIKey implements paykit.APIKeyStore.
+func (t *txn) GetAPIKey(_ context.Context, id string) (*paykit.APIKey, error) {
+	k, ok := t.d.apiKeys[id]
+	if !ok {
+		return nil, paykit.ErrNotFound
+	}
+	k = copyAPIKey(k)
+	return &k, nil
+}
+
+// GetAPIKeyByPublicKey implements paykit.APIKeyStore.
+func (t *txn) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*paykit.APIKey, error) {
+	id, ok := t.d.keyByPublic[publicKey]
+	if !ok {
+		return nil, paykit.ErrNotFound
+	}
+	return t.GetAPIKey(ctx, id)
+}
+
+// UpdateAPIKey implements paykit.APIKeyStore.
+func (t *txn) UpdateAPIKey(_ context.Context, k *paykit.APIKey) error {
+	old, ok := t.d.apiKeys[k.ID]
+	if !ok {
+		return paykit.ErrNotFound
+	}
+	if old.Version != k.Version {
+		return paykit.ErrVersionConflict
+	}
+	k.Version++
+	put(t, t.d.apiKeys, k.ID, copyAPIKey(*k))
+	return nil
+}
+
+// ListAPIKeys implements paykit.APIKeyStore.
+func (t *txn) ListAPIKeys(_ context.Context, merchantID string) ([]paykit.APIKey, error) {
+	var out []paykit.APIKey
+	for _, k := range t.d.apiKeys {
+		if k.MerchantID == merchantID {
+			out = append(out, copyAPIKey(k))
+		}
+	}
+	return page(out, func(k *paykit.APIKey) (time.Time, string) { return k.CreatedAt, k.ID }, nil, 0), nil
+}
+
+func copyAPIKey(k paykit.APIKey) paykit.APIKey {
+	k.RevokedAt = copyTime(k.RevokedAt)
+	return k
+}
+
+// --- audit ---
+
+// CreateAuditEvent implements paykit.AuditStore.
+func (t *txn) CreateAuditEvent(_ context.Context, e *paykit.AuditEvent) error {
+	if _, ok := t.d.audit[e.ID]; ok {
+		return conflict("audit_event", "id")
+	}
+	c := *e
+	c.Details = maps.Clone(e.Details)
+	put(t, t.d.audit, e.ID, c)
+	return nil
+}
+
+// ListAuditEvents implements paykit.AuditStore.
+func (t *txn) ListAuditEvents(_ context.Context, q paykit.AuditQuery) ([]paykit.AuditEvent, error) {
+	var out []paykit.AuditEvent
+	for _, e := range t.d.audit {
+		if (q.MerchantID == "" || e.MerchantID == q.MerchantID) && (q.Action == "" || e.Action == q.Action) {
+			e.Details = maps.Clone(e.Details)
+			out = append(out, e)
+		}
+	}
+	return page(out, func(e *paykit.AuditEvent) (time.Time, string) { return e.CreatedAt, e.ID }, q.After, q.Limit), nil
+}
+
+// --- payment intents ---
+
+// CreatePaymentIntent implements paykit.PaymentIntentStore.
+func (t *txn) CreatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
+	if _, ok := t.d.payments[p.ID]; ok {
+		return conflict("payment_intent", "id")
+	}
+	ref := refKey{p.Scope(), p.MerchantReference}
+	if _, ok := t.d.paymentByRef[ref]; ok {
+		return conflict("payment_intent", "merchant_reference")
+	}
+	put(t, t.d.payments, p.ID, copyPayment(*p))
+	put(t, t.d.paymentByRef, ref, p.ID)
+	return nil
+}
+
+// GetPaymentIntent implements paykit.PaymentIntentStore.
+func (t *txn) GetPaymentIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
+	p, ok := t.d.payments[id]
+	if !ok || p.Scope() != scope {
+		return nil, paykit.ErrNotFound
+	}
+	p = copyPayment(p)
+	return &p, nil
+}
+
+// UpdatePaymentIntent implements paykit.PaymentIntentStore.
+func (t *txn) UpdatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
+	old, ok := t.d.payments[p.ID]
+	if !ok || old.Scope() != p.Scope() {
+		return paykit.ErrNotFound
+	}
+	if old.Version != p.Version {
+		return paykit.ErrVersionConflict
+	}
+	if old.MerchantReference != p.MerchantReference {
+		ref := refKey{p.Scope(), p.MerchantReference}
+		if _, taken := t.d.paymentByRef[ref]; taken {
+			return conflict("payment_intent", "merchant_reference")
+		}
+		del(t, t.d.paymentByRef, refKey{old.Scope(), old.MerchantReference})
+		put(t, t.d.paymentByRef, ref, p.ID)
+	}
+	p.Version++
+	put(t, t.d.payments, p.ID, copyPayment(*p))
+	return nil
+}
+
+// ListPaymentIntents implements paykit.PaymentIntentStore.
+func (t *txn) ListPaymentIntents(_ context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+	var out []paykit.PaymentIntent
+	for _, p := range t.d.payments {
+		if p.Scope() != q.Scope ||
+			(len(q.Statuses) > 0 && !slices.Contains(q.Statuses, p.Status)) ||
+			(q.Currency != "" && p.Currency != q.Currency) ||
+			(q.Country != "" && p.Country != q.Country) ||
+			(q.MerchantReference != "" && p.MerchantReference != q.MerchantReference) ||
+			(q.CreatedAfter != nil && p.CreatedAt.Before(*q.CreatedAfter)) ||
+			(q.CreatedBefore != nil && !p.CreatedAt.Before(*q.CreatedBefore)) {
+			continue
+		}
+		out = append(out, copyPayment(p))
+	}
+	return page(out, func(p *paykit.PaymentIntent) (time.Time, string) { return p.CreatedAt, p.ID }, q.After, q.Limit), nil
+}
+
+func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
+	p.Customer = maps.Clone(p.Customer)
+	p.PaymentMethodOptions = maps.Clone(p.PaymentMethodOptions)
+	if p.NextAction != nil {
+		na := *p.NextAction
+		p.NextAction = &na
+	}
+	if p.Receipt != nil {
+		r := *p.Receipt
+		p.Receipt = &r
+	}
+	p.CompletedAt = copyTime(p.CompletedAt)
+	return p
+}
+
+func copyTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+// --- idempotency ---
+
+// CreateIdempotencyRecord implements paykit.IdempotencyStore.
+func (t *txn) CreateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRecord) error {
+	k := refKey{r.Scope, r.Key}
+	if _, ok := t.d.idempotency[k]; ok {
+		return conflict("idempotency_record", "key")
+	}
+	put(t, t.d.idempotency, k, copyIdempotency(*r))
+	return nil
+}
+
+// GetIdempotencyRecord implements paykit.IdempotencyStore.
+func (t *txn) GetIdempotencyRecord(_ context.Context, scope paykit.Scope, key string) (*paykit.IdempotencyRecord, error) {
+	r, ok := t.d.idempotency[refKey{scope, key}]
+	if !ok {
+		return nil, paykit.ErrNotFound
+	}
+	r = copyIdempotency(r)
+	return &r, nil
+}
+
+// UpdateIdempotencyRecord implements paykit.IdempotencyStore.
+func (t *txn) UpdateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRecord) error {
+	k := refKey{r.Scope, r.Key}
+	old, ok := t.d.idempotency[k]
+	if !ok {
+		return paykit.ErrNotFound
+	}
+	if old.Version != r.Version {
+		return paykit.ErrVersionConflict
+	}
+	r.Version++
+	put(t, t.d.idempotency, k, copyIdempotency(*r))
+	return nil
+}
+
+// DeleteIdempotencyRecord implements paykit.IdempotencyStore.
+func (t *txn) DeleteIdempotencyRecord(_ context.Context, scope paykit.Scope, key string) error {
+	k := refKey{scope, key}
+	if _, ok := t.d.idempotency[k]; !ok {
+		return paykit.ErrNotFound
+	}
+	del(t, t.d.idempotency, k)
+	return nil
+}
+
+// PurgeIdempotencyRecords implements paykit.IdempotencyStore.
+func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, error) {
+	n := 0
+	for k, r := range t.d.idempotency {
+		if r.State == paykit.IdempotencyComplete && r.ExpiresAt.Before(now) {
+			del(t, t.d.idempotency, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func copyIdempotency(r paykit.IdempotencyRecord) paykit.IdempotencyRecord {
+	r.LockedUntil = copyTime(r.LockedUntil)
+	r.ResponseBody = slices.Clone(r.ResponseBody)
+	return r
+}
+
+// --- jobs ---
+
+// EnqueueJob implements paykit.JobStore.
+func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
+	if _, ok := t.d.jobs[j.ID]; ok {
+		return conflict("job", "id")
+	}
+	if j.DedupKey != "" {
+		if _, ok := t.d.jobByDedup[j.DedupKey]; ok {
+			return conflict("job", "dedup_key")
+		}
+		put(t, t.d.jobByDedup, j.DedupKey, j.ID)
+	}
+	put(t, t.d.jobs, j.ID, copyJob(*j))
+	return nil
+}
+
+// ClaimJobs implements paykit.JobStore.
+func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
+	var due []paykit.Job
+	for _, j := range t.d.jobs {
+		if !j.RunAt.After(p.Now) && (j.LeaseUntil == nil || !j.LeaseUntil.After(p.Now)) {
+			due = append(due, j)
+		}
+	}
+	slices.SortFunc(due, func(a, b paykit.Job) int {
+		if c := a.RunAt.Compare(b.RunAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if p.Limit > 0 && len(due) > p.Limit {
+		due = due[:p.Limit]
+	}
+	for i := range due {
+		j := &due[i]
+		until := p.LeaseUntil
+		j.LeaseOwner, j.LeaseUntil = p.Owner, &until
+		j.Attempts++
+		put(t, t.d.jobs, j.ID, copyJob(*j))
+		*j = copyJob(*j)
+	}
+	return due, nil
+}
+
+// CompleteJob implements paykit.JobStore.
+func (t *txn) CompleteJob(_ context.Context, id, owner string) error {
+	j, ok := t.d.jobs[id]
+	if !ok || j.LeaseOwner != owner {
+		return paykit.ErrNotFound
+	}
+	del(t, t.d.jobs, id)
+	if j.DedupKey != "" {
+		del(t, t.d.jobByDedup, j.DedupKey)
+	}
+	return nil
+}
+
+// RetryJob implements paykit.JobStore.
+func (t *txn) RetryJob(_ context.Context, id, owner string, runAt time.Time, lastError string) error {
+	j, ok := t.d.jobs[id]
+	if !ok || j.LeaseOwner != owner {
+		return paykit.ErrNotFound
+	}
+	j.LeaseOwner, j.LeaseUntil = "", nil
+	j.RunAt, j.LastError = runAt, lastError
+	put(t, t.d.jobs, id, j)
+	return nil
+}
+
+// GetJob implements paykit.JobStore.
+func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
+	j, ok := t.d.jobs[id]
+	if !ok {
+		return nil, paykit.ErrNotFound
+	}
+	j = copyJob(j)
+	return &j, nil
+}
+
+func copyJob(j paykit.Job) paykit.Job {
+	j.Payload = slices.Clone(j.Payload)
+	j.LeaseUntil = copyTime(j.LeaseUntil)
+	return j
+}
+
+var _ paykit.Store = (*Store)(nil)
