@@ -1,0 +1,14 @@
+package paykit
+
+import (
+	"context"
+	"time"
+)
+
+// Test-only access to unexported worker internals.
+
+func HandleJob(s *Service, kind string, h JobHandler) { s.handle(kind, h) }
+
+func EnqueueJob(ctx context.Context, s *Service, tx Tx, j *Job) error { return s.enqueue(ctx, tx, j) }
+
+func SetWorkerInterval(s *Service, d time.Duration) { s.interval = d }

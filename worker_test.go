@@ -1,0 +1,127 @@
+package paykit_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/store/memory"
+)
+
+func newWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualClock, id string) *paykit.Service {
+	t.Helper()
+	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: id, JobLease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBackoffGrowsAndIsCapped(t *testing.T) {
+	is := is.New(t)
+	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 5: 16 * time.Second, 30: time.Hour} {
+		for range 20 {
+			d := paykit.Backoff(attempt)
+			is.True(d >= want/2 && d <= want) // jitter stays in the upper half
+		}
+	}
+}
+
+func TestProcessDueRunsRetriesAndRecoversPanics(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	store := memory.New()
+	svc := newWorkerService(t, store, clock, "w1")
+
+	var okRuns, flakyRuns, panicRuns atomic.Int32
+	paykit.HandleJob(svc, "ok", func(context.Context, *paykit.Job) error { okRuns.Add(1); return nil })
+	paykit.HandleJob(svc, "flaky", func(_ context.Context, j *paykit.Job) error {
+		flakyRuns.Add(1)
+		if j.Attempts < 3 {
+			return errors.New("provider timeout")
+		}
+		return nil
+	})
+	paykit.HandleJob(svc, "panics", func(context.Context, *paykit.Job) error { panicRuns.Add(1); panic("bug") })
+
+	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
+		for _, kind := range []string{"ok", "flaky", "panics", "unknown"} {
+			if err := paykit.EnqueueJob(ctx, svc, tx, &paykit.Job{Kind: kind, DedupKey: kind}); err != nil {
+				return err
+			}
+		}
+		// The same dedup key again is not an error: the work is already queued.
+		return paykit.EnqueueJob(ctx, svc, tx, &paykit.Job{Kind: "ok", DedupKey: "ok"})
+	}))
+
+	n, err := svc.ProcessDue(ctx)
+	is.NoErr(err)
+	is.Equal(n, 4)
+	is.Equal(okRuns.Load(), int32(1))
+	is.Equal(flakyRuns.Load(), int32(1))
+	is.Equal(panicRuns.Load(), int32(1)) // the panic did not escape
+
+	n, err = svc.ProcessDue(ctx)
+	is.NoErr(err)
+	is.Equal(n, 0) // the failures wait for their backoff
+
+	for range 3 {
+		clock.Advance(2 * time.Second)
+		_, err = svc.ProcessDue(ctx)
+		is.NoErr(err)
+	}
+	is.Equal(flakyRuns.Load(), int32(3)) // succeeded on its third attempt
+	is.Equal(okRuns.Load(), int32(1))    // completed jobs never run again
+	_, err = store.GetJob(ctx, "missing")
+	is.True(errors.Is(err, paykit.ErrNotFound))
+}
+
+func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	store := memory.New()
+	crashed := newWorkerService(t, store, clock, "crashed")
+	healthy := newWorkerService(t, store, clock, "healthy")
+	var ran atomic.Int32
+	paykit.HandleJob(healthy, "work", func(context.Context, *paykit.Job) error { ran.Add(1); return nil })
+
+	var job paykit.Job
+	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
+		job = paykit.Job{Kind: "work"}
+		return paykit.EnqueueJob(ctx, crashed, tx, &job)
+	}))
+	// The crashed worker claims the job and never finishes it.
+	claimed, err := store.ClaimJobs(ctx, paykit.ClaimParams{Owner: "crashed", Now: clock.Now(), LeaseUntil: clock.Now().Add(time.Minute), Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(claimed), 1)
+
+	n, err := healthy.ProcessDue(ctx)
+	is.NoErr(err)
+	is.Equal(n, 0) // the lease is live
+	clock.Advance(time.Minute)
+	n, err = healthy.ProcessDue(ctx)
+	is.NoErr(err)
+	is.Equal(n, 1)
+	is.Equal(ran.Load(), int32(1))
+	_, err = store.GetJob(ctx, job.ID)
+	is.True(errors.Is(err, paykit.ErrNotFound))
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	is := is.New(t)
+	clock := paykit.NewManualClock(time.Now())
+	svc := newWorkerService(t, memory.New(), clock, "w")
+	paykit.SetWorkerInterval(svc, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- svc.Run(ctx) }()
+	cancel()
+	is.NoErr(<-done)
+}
