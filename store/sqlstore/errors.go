@@ -1,0 +1,116 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+
+	"github.com/paykit/paykit"
+)
+
+// entities names the ConflictError.Entity of each table.
+var entities = map[string]string{
+	"merchants":           "merchant",
+	"api_keys":            "api_key",
+	"audit_events":        "audit_event",
+	"payment_intents":     "payment_intent",
+	"idempotency_records": "idempotency_record",
+	"jobs":                "job",
+}
+
+// pgUniqueKeys names the ConflictError.Key of each PostgreSQL unique
+// constraint or index. (SQLite reports columns instead: the key is the last
+// column of the violated index, which these names follow too.)
+var pgUniqueKeys = map[string]string{
+	"merchants_pkey":                         "id",
+	"api_keys_pkey":                          "id",
+	"api_keys_public_key_key":                "public_key",
+	"audit_events_pkey":                      "id",
+	"payment_intents_pkey":                   "id",
+	"payment_intents_merchant_reference_key": "merchant_reference",
+	"idempotency_records_pkey":               "key",
+	"jobs_pkey":                              "id",
+	"jobs_dedup_key_key":                     "dedup_key",
+}
+
+// SQLite result codes (https://sqlite.org/rescode.html); extended codes
+// carry the primary code in the low byte.
+const (
+	sqliteBusy             = 5
+	sqliteLocked           = 6
+	sqliteConstraintPK     = 1555
+	sqliteConstraintUnique = 2067
+)
+
+// pgError is the error of github.com/uptrace/bun/driver/pgdriver, for hosts
+// that pass New a bun.DB on that driver.
+type pgError interface {
+	error
+	Field(k byte) string
+}
+
+// mapError turns driver errors into the Store's sentinels: unique violations
+// into *paykit.ConflictError, lock timeouts, deadlocks and serialization
+// failures into paykit.ErrVersionConflict (the caller retries), no rows into
+// paykit.ErrNotFound. Anything else is wrapped with op.
+func mapError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return paykit.ErrNotFound
+	}
+	retry, unique := false, false
+	var table, key string
+	var pe *pgconn.PgError
+	var pde pgError
+	var se *sqlite.Error
+	switch {
+	case errors.As(err, &pe):
+		retry = pe.Code == "40001" || pe.Code == "40P01" // serialization_failure, deadlock_detected
+		unique = pe.Code == "23505"
+		table, key = pe.TableName, pgUniqueKeys[pe.ConstraintName]
+	case errors.As(err, &pde) && pde.Field('C') != "":
+		code := pde.Field('C')
+		retry = code == "40001" || code == "40P01"
+		unique = code == "23505"
+		table, key = pde.Field('t'), pgUniqueKeys[pde.Field('n')]
+	case errors.As(err, &se):
+		c := se.Code()
+		retry = c&0xff == sqliteBusy || c&0xff == sqliteLocked
+		unique = c == sqliteConstraintPK || c == sqliteConstraintUnique
+		table, key = sqliteUniqueColumn(se.Error())
+	}
+	switch {
+	case retry:
+		return fmt.Errorf("%w (%s: %v)", paykit.ErrVersionConflict, op, err)
+	case unique && entities[table] != "" && key != "":
+		return &paykit.ConflictError{Entity: entities[table], Key: key}
+	case unique:
+		return fmt.Errorf("%w (%s: %v)", paykit.ErrAlreadyExists, op, err)
+	}
+	return fmt.Errorf("sqlstore: %s: %w", op, err)
+}
+
+// sqliteUniqueColumn reads the table and the last column from SQLite's
+// message "... UNIQUE constraint failed: t.a, t.b (2067)".
+func sqliteUniqueColumn(msg string) (table, column string) {
+	const marker = "UNIQUE constraint failed: "
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return "", ""
+	}
+	cols := msg[i+len(marker):]
+	if j := strings.Index(cols, " ("); j >= 0 {
+		cols = cols[:j]
+	}
+	if j := strings.LastIndex(cols, ", "); j >= 0 {
+		cols = cols[j+2:]
+	}
+	table, column, _ = strings.Cut(strings.TrimSpace(cols), ".")
+	return table, column
+}

@@ -1,0 +1,104 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// idempotencyRow is a row of idempotency_records.
+type idempotencyRow struct {
+	bun.BaseModel `bun:"table:idempotency_records"`
+
+	MerchantID     string     `bun:"merchant_id,pk"`
+	Environment    string     `bun:"environment,pk"`
+	Key            string     `bun:"key,pk"`
+	Fingerprint    string     `bun:"fingerprint"`
+	State          string     `bun:"state"`
+	RecoveryPoint  string     `bun:"recovery_point"`
+	ResourceID     string     `bun:"resource_id"`
+	LockedUntil    *time.Time `bun:"locked_until"`
+	ResponseStatus int        `bun:"response_status"`
+	ResponseBody   []byte     `bun:"response_body"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at"`
+	ExpiresAt      time.Time  `bun:"expires_at"`
+	Version        int64      `bun:"version"`
+}
+
+func toIdempotencyRow(r *paykit.IdempotencyRecord) *idempotencyRow {
+	return &idempotencyRow{
+		MerchantID: r.MerchantID, Environment: string(r.Environment), Key: r.Key, Fingerprint: r.Fingerprint,
+		State: string(r.State), RecoveryPoint: r.RecoveryPoint, ResourceID: r.ResourceID,
+		LockedUntil: utcPtr(r.LockedUntil), ResponseStatus: r.ResponseStatus, ResponseBody: r.ResponseBody,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), Version: r.Version,
+	}
+}
+
+// scoped adds the record's identity to q.
+func scoped[Q interface {
+	Where(string, ...any) Q
+}](q Q, scope paykit.Scope, key string) Q {
+	return q.Where("merchant_id = ?", scope.MerchantID).Where("environment = ?", scope.Environment).Where("? = ?", bun.Ident("key"), key)
+}
+
+// CreateIdempotencyRecord implements paykit.IdempotencyStore.
+func (t tx) CreateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
+	return t.insert(ctx, "idempotency_records", toIdempotencyRow(r),
+		uniqueKey{"key", `merchant_id = ? AND environment = ? AND "key" = ?`, []any{r.MerchantID, r.Environment, r.Key}})
+}
+
+// GetIdempotencyRecord implements paykit.IdempotencyStore.
+func (t tx) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) (*paykit.IdempotencyRecord, error) {
+	var row idempotencyRow
+	if err := scoped(t.db.NewSelect().Model(&row), scope, key).Scan(ctx); err != nil {
+		return nil, mapError("get idempotency record", err)
+	}
+	return &paykit.IdempotencyRecord{
+		Scope: paykit.Scope{MerchantID: row.MerchantID, Environment: paykit.Environment(row.Environment)},
+		Key:   row.Key, Fingerprint: row.Fingerprint, State: paykit.IdempotencyState(row.State),
+		RecoveryPoint: row.RecoveryPoint, ResourceID: row.ResourceID, LockedUntil: utcPtr(row.LockedUntil),
+		ResponseStatus: row.ResponseStatus, ResponseBody: row.ResponseBody, CreatedAt: row.CreatedAt.UTC(),
+		UpdatedAt: row.UpdatedAt.UTC(), ExpiresAt: row.ExpiresAt.UTC(), Version: row.Version,
+	}, nil
+}
+
+// UpdateIdempotencyRecord implements paykit.IdempotencyStore.
+func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
+	row := toIdempotencyRow(r)
+	row.Version++
+	res, err := scoped(t.db.NewUpdate().Model(row), r.Scope, r.Key).Where("version = ?", r.Version).Exec(ctx)
+	if err != nil {
+		return mapError("update idempotency record", err)
+	}
+	err = checkUpdated(ctx, "update idempotency record", res,
+		scoped(t.db.NewSelect().Table("idempotency_records"), r.Scope, r.Key))
+	if err == nil {
+		r.Version = row.Version
+	}
+	return err
+}
+
+// DeleteIdempotencyRecord implements paykit.IdempotencyStore.
+func (t tx) DeleteIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) error {
+	res, err := scoped(t.db.NewDelete().Table("idempotency_records"), scope, key).Exec(ctx)
+	if err != nil {
+		return mapError("delete idempotency record", err)
+	}
+	return checkUpdated(ctx, "delete idempotency record", res, nil)
+}
+
+// PurgeIdempotencyRecords implements paykit.IdempotencyStore.
+func (t tx) PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error) {
+	res, err := t.db.NewDelete().Table("idempotency_records").
+		Where("state = ?", paykit.IdempotencyComplete).Where("expires_at < ?", now.UTC()).
+		Exec(ctx)
+	if err != nil {
+		return 0, mapError("purge idempotency records", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapError("purge idempotency records", err)
+}

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// jobRow is a row of jobs. An empty DedupKey is stored as NULL, so only set
+// keys are unique. Version counts claims and retries.
+type jobRow struct {
+	bun.BaseModel `bun:"table:jobs"`
+
+	ID          string     `bun:"id,pk"`
+	Kind        string     `bun:"kind"`
+	MerchantID  string     `bun:"merchant_id"`
+	Environment string     `bun:"environment"`
+	TargetID    string     `bun:"target_id"`
+	Payload     []byte     `bun:"payload"`
+	DedupKey    string     `bun:"dedup_key,nullzero"`
+	RunAt       time.Time  `bun:"run_at"`
+	Attempts    int        `bun:"attempts"`
+	LeaseOwner  string     `bun:"lease_owner"`
+	LeaseUntil  *time.Time `bun:"lease_until"`
+	LastError   string     `bun:"last_error"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	Version     int64      `bun:"version"`
+}
+
+func (r *jobRow) job() paykit.Job {
+	return paykit.Job{
+		ID: r.ID, Kind: r.Kind, Scope: paykit.Scope{MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment)},
+		TargetID: r.TargetID, Payload: r.Payload, DedupKey: r.DedupKey, RunAt: r.RunAt.UTC(), Attempts: r.Attempts,
+		LeaseOwner: r.LeaseOwner, LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+// EnqueueJob implements paykit.JobStore.
+func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
+	row := &jobRow{
+		ID: j.ID, Kind: j.Kind, MerchantID: j.Scope.MerchantID, Environment: string(j.Scope.Environment),
+		TargetID: j.TargetID, Payload: j.Payload, DedupKey: j.DedupKey, RunAt: j.RunAt.UTC(), Attempts: j.Attempts,
+		LeaseOwner: j.LeaseOwner, LeaseUntil: utcPtr(j.LeaseUntil), LastError: j.LastError, CreatedAt: j.CreatedAt.UTC(),
+	}
+	keys := []uniqueKey{{"id", "id = ?", []any{j.ID}}}
+	if j.DedupKey != "" {
+		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ?", []any{j.DedupKey}})
+	}
+	return t.insert(ctx, "jobs", row, keys...)
+}
+
+// ClaimJobs implements paykit.JobStore with one UPDATE ... RETURNING whose
+// subquery picks the due jobs. On PostgreSQL the subquery locks them with
+// FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's
+// picks instead of waiting; on SQLite the statement holds the database's
+// write lock from its first read, so claimers run one after another.
+func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
+	now := p.Now.UTC()
+	due := t.db.NewSelect().Table("jobs").Column("id").
+		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
+		OrderExpr("run_at, id")
+	if p.Limit > 0 {
+		due = due.Limit(int64(p.Limit))
+	}
+	if t.pg {
+		due = due.For("UPDATE SKIP LOCKED")
+	}
+	var rows []jobRow
+	err := t.db.NewRaw(`UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1
+		WHERE id IN (?) RETURNING *`, p.Owner, p.LeaseUntil.UTC(), due).Scan(ctx, &rows)
+	if err != nil {
+		return nil, mapError("claim jobs", err)
+	}
+	out := make([]paykit.Job, len(rows))
+	for i := range rows {
+		out[i] = rows[i].job()
+	}
+	// RETURNING keeps no order.
+	slices.SortFunc(out, func(a, b paykit.Job) int {
+		return cmp.Or(a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// CompleteJob implements paykit.JobStore.
+func (t tx) CompleteJob(ctx context.Context, id, owner string) error {
+	res, err := t.db.NewDelete().Table("jobs").Where("id = ?", id).Where("lease_owner = ?", owner).Exec(ctx)
+	if err != nil {
+		return mapError("complete job", err)
+	}
+	return checkUpdated(ctx, "complete job", res, nil)
+}
+
+// RetryJob implements paykit.JobStore.
+func (t tx) RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error {
+	res, err := t.db.NewUpdate().Table("jobs").
+		Set("lease_owner = ''").Set("lease_until = NULL").Set("run_at = ?", runAt.UTC()).
+		Set("last_error = ?", lastError).Set("version = version + 1").
+		Where("id = ?", id).Where("lease_owner = ?", owner).
+		Exec(ctx)
+	if err != nil {
+		return mapError("retry job", err)
+	}
+	return checkUpdated(ctx, "retry job", res, nil)
+}
+
+// GetJob implements paykit.JobStore.
+func (t tx) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
+	var row jobRow
+	if err := t.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, mapError("get job", err)
+	}
+	j := row.job()
+	return &j, nil
+}

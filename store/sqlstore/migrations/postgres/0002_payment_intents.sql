@@ -1,0 +1,33 @@
+-- Payment intents. Amounts are minor units; customer, payment_method_options,
+-- next_action and receipt are JSON text.
+
+CREATE TABLE payment_intents (
+    id                     TEXT COLLATE "C" NOT NULL,
+    merchant_id            TEXT COLLATE "C" NOT NULL,
+    environment            TEXT             NOT NULL,
+    status                 TEXT             NOT NULL,
+    amount                 BIGINT           NOT NULL,
+    currency               TEXT             NOT NULL,
+    country                TEXT             NOT NULL,
+    merchant_reference     TEXT COLLATE "C" NOT NULL,
+    payment_method         TEXT             NOT NULL,
+    customer               TEXT,
+    payment_method_options TEXT,
+    return_url             TEXT             NOT NULL,
+    checkout_id            TEXT             NOT NULL,
+    next_action            TEXT,
+    failure_code           TEXT             NOT NULL,
+    receipt                TEXT,
+    provider               TEXT             NOT NULL,
+    provider_ref           TEXT             NOT NULL,
+    expires_at             TIMESTAMPTZ      NOT NULL,
+    completed_at           TIMESTAMPTZ,
+    created_at             TIMESTAMPTZ      NOT NULL,
+    updated_at             TIMESTAMPTZ      NOT NULL,
+    version                BIGINT           NOT NULL DEFAULT 0,
+    CONSTRAINT payment_intents_pkey PRIMARY KEY (id)
+);
+CREATE UNIQUE INDEX payment_intents_merchant_reference_key
+    ON payment_intents (merchant_id, environment, merchant_reference);
+CREATE INDEX payment_intents_list_idx
+    ON payment_intents (merchant_id, environment, created_at DESC, id DESC);

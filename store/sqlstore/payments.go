@@ -1,0 +1,162 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// paymentIntentRow is a row of payment_intents. JSON columns hold "" as NULL.
+type paymentIntentRow struct {
+	bun.BaseModel `bun:"table:payment_intents"`
+
+	ID                   string     `bun:"id,pk"`
+	MerchantID           string     `bun:"merchant_id"`
+	Environment          string     `bun:"environment"`
+	Status               string     `bun:"status"`
+	Amount               int64      `bun:"amount"`
+	Currency             string     `bun:"currency"`
+	Country              string     `bun:"country"`
+	MerchantReference    string     `bun:"merchant_reference"`
+	PaymentMethod        string     `bun:"payment_method"`
+	Customer             string     `bun:"customer,nullzero"`
+	PaymentMethodOptions string     `bun:"payment_method_options,nullzero"`
+	ReturnURL            string     `bun:"return_url"`
+	CheckoutID           string     `bun:"checkout_id"`
+	NextAction           string     `bun:"next_action,nullzero"`
+	FailureCode          string     `bun:"failure_code"`
+	Receipt              string     `bun:"receipt,nullzero"`
+	Provider             string     `bun:"provider"`
+	ProviderRef          string     `bun:"provider_ref"`
+	ExpiresAt            time.Time  `bun:"expires_at"`
+	CompletedAt          *time.Time `bun:"completed_at"`
+	CreatedAt            time.Time  `bun:"created_at"`
+	UpdatedAt            time.Time  `bun:"updated_at"`
+	Version              int64      `bun:"version"`
+}
+
+func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
+	customer, err1 := mapToJSON(p.Customer)
+	options, err2 := mapToJSON(p.PaymentMethodOptions)
+	next, err3 := toJSON(p.NextAction)
+	receipt, err4 := toJSON(p.Receipt)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
+	return &paymentIntentRow{
+		ID: p.ID, MerchantID: p.MerchantID, Environment: string(p.Environment), Status: string(p.Status),
+		Amount: p.Amount, Currency: p.Currency, Country: p.Country, MerchantReference: p.MerchantReference,
+		PaymentMethod: p.PaymentMethod, Customer: customer, PaymentMethodOptions: options,
+		ReturnURL: p.ReturnURL, CheckoutID: p.CheckoutID, NextAction: next, FailureCode: p.FailureCode,
+		Receipt: receipt, Provider: p.Provider, ProviderRef: p.ProviderRef,
+		ExpiresAt: p.ExpiresAt.UTC(), CompletedAt: utcPtr(p.CompletedAt),
+		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), Version: p.Version,
+	}, nil
+}
+
+func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
+	customer, err1 := fromJSONMap(r.Customer)
+	options, err2 := fromJSONMap(r.PaymentMethodOptions)
+	next, err3 := fromJSON[paykit.NextAction](r.NextAction)
+	receipt, err4 := fromJSON[paykit.Receipt](r.Receipt)
+	return paykit.PaymentIntent{
+		ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
+		Status: paykit.PaymentStatus(r.Status), Amount: r.Amount, Currency: r.Currency, Country: r.Country,
+		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
+		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
+		NextAction: next, FailureCode: r.FailureCode, Receipt: receipt, Provider: r.Provider,
+		ProviderRef: r.ProviderRef, ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
+	}, errors.Join(err1, err2, err3, err4)
+}
+
+// CreatePaymentIntent implements paykit.PaymentIntentStore.
+func (t tx) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
+	row, err := toPaymentIntentRow(p)
+	if err != nil {
+		return mapError("create payment intent", err)
+	}
+	return t.insert(ctx, "payment_intents", row,
+		uniqueKey{"id", "id = ?", []any{p.ID}},
+		uniqueKey{"merchant_reference", "merchant_id = ? AND environment = ? AND merchant_reference = ?",
+			[]any{p.MerchantID, p.Environment, p.MerchantReference}})
+}
+
+// GetPaymentIntent implements paykit.PaymentIntentStore.
+func (t tx) GetPaymentIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
+	var row paymentIntentRow
+	err := t.db.NewSelect().Model(&row).
+		Where("id = ?", id).Where("merchant_id = ?", scope.MerchantID).Where("environment = ?", scope.Environment).
+		Scan(ctx)
+	if err != nil {
+		return nil, mapError("get payment intent", err)
+	}
+	p, err := row.paymentIntent()
+	if err != nil {
+		return nil, mapError("get payment intent", err)
+	}
+	return &p, nil
+}
+
+// UpdatePaymentIntent implements paykit.PaymentIntentStore.
+func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
+	row, err := toPaymentIntentRow(p)
+	if err != nil {
+		return mapError("update payment intent", err)
+	}
+	row.Version++
+	res, err := t.db.NewUpdate().Model(row).
+		Where("id = ?", p.ID).Where("merchant_id = ?", p.MerchantID).Where("environment = ?", p.Environment).
+		Where("version = ?", p.Version).
+		Exec(ctx)
+	if err != nil {
+		return mapError("update payment intent", err)
+	}
+	err = checkUpdated(ctx, "update payment intent", res, t.db.NewSelect().Table("payment_intents").
+		Where("id = ?", p.ID).Where("merchant_id = ?", p.MerchantID).Where("environment = ?", p.Environment))
+	if err == nil {
+		p.Version = row.Version
+	}
+	return err
+}
+
+// ListPaymentIntents implements paykit.PaymentIntentStore.
+func (t tx) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+	var rows []paymentIntentRow
+	sel := t.db.NewSelect().Model(&rows).
+		Where("merchant_id = ?", q.Scope.MerchantID).Where("environment = ?", q.Scope.Environment)
+	if len(q.Statuses) > 0 {
+		sel = sel.Where("status IN (?)", bun.In(q.Statuses))
+	}
+	if q.Currency != "" {
+		sel = sel.Where("currency = ?", q.Currency)
+	}
+	if q.Country != "" {
+		sel = sel.Where("country = ?", q.Country)
+	}
+	if q.MerchantReference != "" {
+		sel = sel.Where("merchant_reference = ?", q.MerchantReference)
+	}
+	if q.CreatedAfter != nil {
+		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
+	}
+	if q.CreatedBefore != nil {
+		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
+	}
+	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+		return nil, mapError("list payment intents", err)
+	}
+	out := make([]paykit.PaymentIntent, len(rows))
+	for i := range rows {
+		p, err := rows[i].paymentIntent()
+		if err != nil {
+			return nil, mapError("list payment intents", err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}

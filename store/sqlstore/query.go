@@ -1,0 +1,132 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// uniqueKey is one unique key of a table: the ConflictError.Key it reports
+// and the condition that finds a row holding the inserted row's value.
+type uniqueKey struct {
+	key   string
+	where string
+	args  []any
+}
+
+// insert writes row into table with ON CONFLICT DO NOTHING and, when nothing
+// was written, reports which of keys collided. Unlike a failed INSERT, this
+// leaves a PostgreSQL transaction usable, so a caller may treat the conflict
+// as an answer (an already-enqueued job) and go on.
+func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey) error {
+	for range 3 {
+		res, err := t.db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
+		if err != nil {
+			return mapError("insert into "+table, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError("insert into "+table, err)
+		}
+		for _, k := range keys {
+			found, err := t.db.NewSelect().Table(table).Where(k.where, k.args...).Exists(ctx)
+			if err != nil {
+				return mapError("insert into "+table, err)
+			}
+			if found {
+				return &paykit.ConflictError{Entity: entities[table], Key: k.key}
+			}
+		}
+		// The row that collided was deleted in between: try again.
+	}
+	return fmt.Errorf("%w (insert into %s: the colliding row keeps changing)", paykit.ErrVersionConflict, table)
+}
+
+// checkUpdated turns the result of a versioned UPDATE or a DELETE into the
+// Store's answer: nil when one row changed; otherwise ErrNotFound when
+// exists finds no row, else ErrVersionConflict.
+func checkUpdated(ctx context.Context, op string, res interface{ RowsAffected() (int64, error) }, exists *bun.SelectQuery) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return mapError(op, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if exists == nil {
+		return paykit.ErrNotFound
+	}
+	found, err := exists.Exists(ctx)
+	if err != nil {
+		return mapError(op, err)
+	}
+	if found {
+		return paykit.ErrVersionConflict
+	}
+	return paykit.ErrNotFound
+}
+
+// newestFirst orders q by (created_at, id) descending and keeps the rows
+// strictly after pos, at most limit (0: all). The row-value comparison is
+// served by the (..., created_at DESC, id DESC) indexes on both backends.
+func newestFirst(q *bun.SelectQuery, pos *paykit.Position, limit int) *bun.SelectQuery {
+	if pos != nil {
+		q = q.Where("(created_at, id) < (?, ?)", pos.CreatedAt.UTC(), pos.ID)
+	}
+	q = q.OrderExpr("created_at DESC, id DESC")
+	if limit > 0 {
+		q = q.Limit(int64(limit))
+	}
+	return q
+}
+
+// utcPtr returns *t in UTC, or nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// toJSON encodes *v as JSON text; nil becomes "" (stored as NULL).
+func toJSON[T any](v *T) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// mapToJSON encodes m as a JSON object; a nil map becomes "" (NULL).
+func mapToJSON(m map[string]string) (string, error) {
+	if m == nil {
+		return "", nil
+	}
+	return toJSON(&m)
+}
+
+// fromJSON decodes JSON text into a new T; "" (NULL) gives nil.
+func fromJSON[T any](s string) (*T, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// fromJSONMap decodes a JSON object; "" (NULL) gives a nil map.
+func fromJSONMap(s string) (map[string]string, error) {
+	m, err := fromJSON[map[string]string](s)
+	if m == nil {
+		return nil, err
+	}
+	return *m, err
+}

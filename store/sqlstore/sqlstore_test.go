@@ -1,0 +1,132 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/store/sqlstore"
+	"github.com/paykit/paykit/store/storetest"
+)
+
+func TestSQLite(t *testing.T) {
+	newStore := func(t *testing.T) paykit.Store {
+		return open(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
+	}
+	storetest.Run(t, newStore)
+	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
+}
+
+func TestSQLiteMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) paykit.Store { return open(t, "sqlite::memory:") })
+}
+
+// TestPostgres runs against a fresh database (dropped at the end) on the
+// server at $PAYKIT_TEST_POSTGRES_URL, one schema per Store. It fails, never
+// skips, when the server is unreachable.
+func TestPostgres(t *testing.T) {
+	base := os.Getenv("PAYKIT_TEST_POSTGRES_URL")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	ctx := context.Background()
+	admin := open(t, base)
+	name := "paykit_test_" + strings.ToLower(rand.Text()[:12])
+	_, err := admin.DB().ExecContext(ctx, "CREATE DATABASE "+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.DB().ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	db := open(t, u.String())
+
+	schemas := 0
+	newStore := func(t *testing.T) paykit.Store {
+		schemas++
+		schema := fmt.Sprintf("s%d", schemas)
+		if _, err := db.DB().ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u := *u
+		u.RawQuery = q.Encode()
+		return open(t, u.String())
+	}
+	storetest.Run(t, newStore)
+	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
+}
+
+// TestReopen checks that Migrate is idempotent and that data survives Close.
+func TestReopen(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "dir with space", "paykit#1.db")
+	is.NoErr(os.Mkdir(filepath.Dir(dsn[len("sqlite:"):]), 0o755))
+	s := open(t, dsn)
+	is.NoErr(s.CreateMerchant(ctx, &paykit.Merchant{ID: "mch_1", Name: "Kedai", CreatedAt: time.UnixMilli(1e12).UTC()}))
+	is.NoErr(s.Close())
+
+	again := open(t, dsn)
+	m, err := again.GetMerchant(ctx, "mch_1")
+	is.NoErr(err)
+	is.Equal(m.Name, "Kedai")
+	var applied int
+	is.NoErr(again.DB().NewSelect().Table("paykit_schema_migrations").ColumnExpr("count(*)").Scan(ctx, &applied))
+	is.Equal(applied, 4)
+}
+
+// open opens dsn and migrates it twice (the second run must be a no-op).
+func open(t testing.TB, dsn string) *sqlstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for range 2 {
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// testUpdateUniqueViolation covers the driver-error path of the conflict
+// mapping: inserts avoid it with ON CONFLICT DO NOTHING, updates cannot.
+func testUpdateUniqueViolation(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	scope := paykit.Scope{MerchantID: "mch_a", Environment: paykit.Test}
+	for _, ref := range []string{"ref-1", "ref-2"} {
+		is.NoErr(s.CreatePaymentIntent(ctx, &paykit.PaymentIntent{
+			ID: "pi_" + ref, MerchantID: scope.MerchantID, Environment: scope.Environment, MerchantReference: ref,
+		}))
+	}
+	p, err := s.GetPaymentIntent(ctx, scope, "pi_ref-2")
+	is.NoErr(err)
+	p.MerchantReference = "ref-1"
+	var c *paykit.ConflictError
+	is.True(errors.As(s.UpdatePaymentIntent(ctx, p), &c))
+	is.Equal(*c, paykit.ConflictError{Entity: "payment_intent", Key: "merchant_reference"})
+	is.Equal(p.Version, int64(0))
+}
