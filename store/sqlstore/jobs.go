@@ -57,8 +57,9 @@ func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 // ClaimJobs implements paykit.JobStore with one UPDATE ... RETURNING whose
 // subquery picks the due jobs. On PostgreSQL the subquery locks them with
 // FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's
-// picks instead of waiting; on SQLite the statement holds the database's
-// write lock from its first read, so claimers run one after another.
+// picks instead of waiting; it runs once, as an ARRAY, and the update then
+// goes through the primary key. On SQLite the statement holds the
+// database's write lock from its first read, so claimers take turns.
 func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
 	now := p.Now.UTC()
 	due := t.db.NewSelect().Table("jobs").Column("id").
@@ -67,12 +68,14 @@ func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	if p.Limit > 0 {
 		due = due.Limit(int64(p.Limit))
 	}
+	pick := "id IN (?)"
 	if t.pg {
 		due = due.For("UPDATE SKIP LOCKED")
+		pick = "id = ANY(ARRAY(?))"
 	}
 	var rows []jobRow
 	err := t.db.NewRaw(`UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1
-		WHERE id IN (?) RETURNING *`, p.Owner, p.LeaseUntil.UTC(), due).Scan(ctx, &rows)
+		WHERE `+pick+` RETURNING *`, p.Owner, p.LeaseUntil.UTC(), due).Scan(ctx, &rows)
 	if err != nil {
 		return nil, mapError("claim jobs", err)
 	}

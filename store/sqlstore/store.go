@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -89,6 +92,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// bun inlines every argument into the SQL text, so preparing
 		// statements would only fill pgx's cache with one-off statements.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		// When ctx ends, ask the server to cancel the statement (releasing
+		// its locks at once); cut the connection if that takes over 1 s.
+		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+		}
 		db = bun.NewDB(stdlib.OpenDB(*cfg), pgdialect.New())
 	default:
 		return nil, errors.New(`sqlstore: open: dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
