@@ -29,8 +29,12 @@ func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey
 		if err != nil {
 			return mapError("insert into "+table, err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return mapError("insert into "+table, err)
+		}
+		if n > 0 {
+			return nil
 		}
 		for _, k := range keys {
 			found, err := t.db.NewSelect().Table(table).Where(k.where, k.args...).Exists(ctx)
