@@ -74,7 +74,7 @@ type NextAction struct {
 	Account   string    `json:"account_number,omitempty"`
 	Holder    string    `json:"account_holder,omitempty"`
 	Reference string    `json:"reference,omitempty"`
-	Amount    int64     `json:"-"`
+	Amount    int64     `json:"-"` // bank_transfer_instructions only
 	Currency  string    `json:"currency,omitempty"`
 	ExpiresAt time.Time `json:"-"`
 }

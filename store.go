@@ -47,6 +47,10 @@ func (e *ConflictError) Is(target error) bool { return target == ErrAlreadyExist
 //     or environment's rows (ErrNotFound instead).
 //   - Lists are keyset-paginated: newest first by (CreatedAt, ID) descending,
 //     strictly after the given Position.
+//   - A Limit of 0 means no limit.
+//   - Inside InTx, an error other than ErrNotFound, ErrAlreadyExists or
+//     ErrVersionConflict may have aborted the backend's transaction (it does
+//     on PostgreSQL): fn must return it, not carry on.
 //   - The Store never reads a clock and never makes ids.
 type Store interface {
 	Tx

@@ -1,0 +1,102 @@
+package paykit
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Outcome classifies what a Provider said about an attempt.
+type Outcome string
+
+// Provider outcomes. Unknown is never a failure: the attempt may exist, and
+// only an inquiry (or a callback) can tell.
+const (
+	// OutcomeRequiresAction: the attempt exists and waits for the payer
+	// (Action says what they must do).
+	OutcomeRequiresAction Outcome = "requires_action"
+	// OutcomePending: the attempt exists; its result comes later.
+	OutcomePending Outcome = "pending"
+	// OutcomeSucceeded: money moved.
+	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeFailed: the Provider declined or the attempt failed for good.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeCancelled: the attempt was cancelled before money moved.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeReturned: a payout succeeded and the funds came back later.
+	OutcomeReturned Outcome = "returned"
+	// OutcomeNotFound: the Provider confirms it has no attempt under the key.
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeUnknown: no answer that can be trusted (timeout, reset, 5xx
+	// after sending). The attempt may or may not exist.
+	OutcomeUnknown Outcome = "unknown"
+)
+
+// ProviderAction is the Provider's side of a next action. Its URL is the
+// Provider's own payer page: paykit keeps it internal and hands the payer a
+// service continuation URL instead.
+type ProviderAction struct {
+	Type          string // a NextAction type
+	URL           string // redirect_to_url: the Provider's payer page
+	QRData        string // display_qr_code: EMVCo payload
+	BankName      string // bank_transfer_instructions
+	AccountNumber string
+	AccountHolder string
+	Reference     string
+	ExpiresAt     time.Time
+}
+
+// Result is a Provider's answer about one attempt.
+type Result struct {
+	Outcome   Outcome
+	Reference string          // the Provider's id of the attempt
+	Action    *ProviderAction // with OutcomeRequiresAction
+	// FailureCode is one of the contract's failure codes (provider_declined,
+	// account_invalid, ...) chosen by the adapter; Provider-local codes stay
+	// in Detail, which is logged and never shown to merchants.
+	FailureCode string
+	Detail      string
+}
+
+// PaymentRequest asks a Provider to start a payment attempt.
+type PaymentRequest struct {
+	// Key is the Provider idempotency key. It is derived from the intent id,
+	// so every retry of the same attempt carries the same key and the
+	// Provider never creates a second attempt.
+	Key       string
+	Amount    int64
+	Currency  string
+	Country   string
+	Method    string
+	Customer  map[string]string
+	Options   map[string]string // Provider-local (bank codes already mapped)
+	ReturnURL string            // where the Provider sends the payer back: a service URL
+	ExpiresAt time.Time
+}
+
+// CallbackEvent is a verified, parsed inbound Provider callback about one
+// attempt, applied through the same state machine as an inquiry result.
+type CallbackEvent struct {
+	ID     string // the Provider's event id, for deduplication
+	Kind   string // "payment" or "payout"
+	Key    string // the idempotency key of the attempt it is about
+	Result Result
+}
+
+// Provider is a payment service provider adapter. Implementations talk to
+// the Provider's API; they never touch the Store. Every call carries the
+// attempt's stable Key. Transport failures are not errors: they are results
+// with OutcomeUnknown, so callers cannot mistake "no answer" for "failed".
+type Provider interface {
+	// CreatePayment starts (or, for a Key seen before, returns) an attempt.
+	CreatePayment(ctx context.Context, req PaymentRequest) Result
+	// InquirePayment reports the current state of the attempt under key.
+	InquirePayment(ctx context.Context, key string) Result
+	// CancelPayment asks the Provider to cancel the pending attempt under
+	// key. The answer is the attempt's state afterwards: it may still be
+	// pending, or may have succeeded meanwhile.
+	CancelPayment(ctx context.Context, key string) Result
+	// ParseCallback verifies the signature of an inbound callback and
+	// parses it. A verification failure is an error.
+	ParseCallback(ctx context.Context, r *http.Request) ([]CallbackEvent, error)
+}
