@@ -27,10 +27,17 @@ const (
 	OutcomeReturned Outcome = "returned"
 	// OutcomeNotFound: the Provider confirms it has no attempt under the key.
 	OutcomeNotFound Outcome = "not_found"
-	// OutcomeUnknown: no answer that can be trusted (timeout, reset, 5xx
-	// after sending). The attempt may or may not exist.
+	// OutcomeUnknown: the request was sent and no trustworthy answer came
+	// back in time. The attempt may or may not exist.
 	OutcomeUnknown Outcome = "unknown"
+	// OutcomeUnacknowledged: the Provider did not acknowledge the request
+	// (connection refused or dropped, 5xx). The attempt may still exist, so
+	// a retry must reuse the same Key.
+	OutcomeUnacknowledged Outcome = "unacknowledged"
 )
+
+// Uncertain reports whether the outcome leaves the attempt's existence open.
+func (o Outcome) Uncertain() bool { return o == OutcomeUnknown || o == OutcomeUnacknowledged }
 
 // ProviderAction is the Provider's side of a next action. Its URL is the
 // Provider's own payer page: paykit keeps it internal and hands the payer a
@@ -99,4 +106,26 @@ type Provider interface {
 	// ParseCallback verifies the signature of an inbound callback and
 	// parses it. A verification failure is an error.
 	ParseCallback(ctx context.Context, r *http.Request) ([]CallbackEvent, error)
+}
+
+// PayoutRequest asks a Provider to send money to a bank account.
+type PayoutRequest struct {
+	Key           string // stable Provider idempotency key of the payout
+	Amount        int64
+	Currency      string
+	Country       string
+	BankCode      string // Provider-local (mapped by the route)
+	AccountNumber string
+	HolderName    string
+	HolderNameTH  string
+}
+
+// PayoutProvider is a Provider that can also pay out. Result outcomes:
+// Pending while in flight, Succeeded, Failed, Cancelled, Returned after a
+// success whose funds came back, NotFound when the Provider confirms it
+// never received the transfer.
+type PayoutProvider interface {
+	CreatePayout(ctx context.Context, req PayoutRequest) Result
+	InquirePayout(ctx context.Context, key string) Result
+	CancelPayout(ctx context.Context, key string) Result
 }
