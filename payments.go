@@ -157,6 +157,18 @@ func (r *Receipt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// AttemptState is the internal state of the Provider attempt of an intent.
+type AttemptState string
+
+// Attempt states. Only the Service moves them; they never reach the API.
+const (
+	AttemptNone     AttemptState = ""         // no Provider attempt yet
+	AttemptCreating AttemptState = "creating" // persisted; the create call may or may not have reached the Provider
+	AttemptOpen     AttemptState = "open"     // the Provider has it; waiting for the payer or the Provider
+	AttemptUnknown  AttemptState = "unknown"  // the create call's outcome is unknown; inquiry resolves it
+	AttemptClosed   AttemptState = "closed"   // the Provider reported a final result
+)
+
 // PaymentIntent is a direct payment. Its JSON form is the contract's
 // projection; Provider fields never appear in it.
 type PaymentIntent struct {
@@ -178,6 +190,9 @@ type PaymentIntent struct {
 	Receipt              *Receipt
 	Provider             string // internal: routed Provider name
 	ProviderRef          string // internal: the Provider's id of the attempt
+	Attempt              AttemptState
+	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
+	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider
 	ExpiresAt            time.Time
 	CompletedAt          *time.Time
 	CreatedAt            time.Time

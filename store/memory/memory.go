@@ -343,6 +343,7 @@ func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
 		p.Receipt = &r
 	}
 	p.CompletedAt = copyTime(p.CompletedAt)
+	p.CancelRequestedAt = copyTime(p.CancelRequestedAt)
 	return p
 }
 

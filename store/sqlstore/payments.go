@@ -32,6 +32,9 @@ type paymentIntentRow struct {
 	Receipt              string     `bun:"receipt,nullzero"`
 	Provider             string     `bun:"provider"`
 	ProviderRef          string     `bun:"provider_ref"`
+	Attempt              string     `bun:"attempt"`
+	ProviderURL          string     `bun:"provider_url"`
+	CancelRequestedAt    *time.Time `bun:"cancel_requested_at"`
 	ExpiresAt            time.Time  `bun:"expires_at"`
 	CompletedAt          *time.Time `bun:"completed_at"`
 	CreatedAt            time.Time  `bun:"created_at"`
@@ -53,6 +56,7 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 		PaymentMethod: p.PaymentMethod, Customer: customer, PaymentMethodOptions: options,
 		ReturnURL: p.ReturnURL, CheckoutID: p.CheckoutID, NextAction: next, FailureCode: p.FailureCode,
 		Receipt: receipt, Provider: p.Provider, ProviderRef: p.ProviderRef,
+		Attempt: string(p.Attempt), ProviderURL: p.ProviderURL, CancelRequestedAt: utcPtr(p.CancelRequestedAt),
 		ExpiresAt: p.ExpiresAt.UTC(), CompletedAt: utcPtr(p.CompletedAt),
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), Version: p.Version,
 	}, nil
@@ -69,7 +73,8 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
 		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
 		NextAction: next, FailureCode: r.FailureCode, Receipt: receipt, Provider: r.Provider,
-		ProviderRef: r.ProviderRef, ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
+		ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL,
+		CancelRequestedAt: utcPtr(r.CancelRequestedAt), ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
 	}, errors.Join(err1, err2, err3, err4)
 }

@@ -220,6 +220,8 @@ func testPaymentRoundTrip(t *testing.T, s paykit.Store) {
 	full.Receipt = &paykit.Receipt{Number: "R-1", PaidAt: at(2 * time.Second), Amount: 12_345, Currency: "MYR", PaymentMethod: "FPX"}
 	full.FailureCode = ""
 	full.Provider, full.ProviderRef = "sandbox", "sbx_123"
+	full.Attempt, full.ProviderURL = paykit.AttemptClosed, "https://psp.example/pay/sbx_123"
+	full.CancelRequestedAt = ptr(at(1500 * time.Millisecond))
 	full.CompletedAt = ptr(at(2 * time.Second))
 	full.Amount = 9_000_000_000_000_000 // int64, far above float64's exact range
 	is.NoErr(s.CreatePaymentIntent(ctx, full))
@@ -228,7 +230,8 @@ func testPaymentRoundTrip(t *testing.T, s paykit.Store) {
 	is.Equal(*got.NextAction, *full.NextAction)
 	is.Equal(*got.Receipt, *full.Receipt)
 	is.Equal(*got.CompletedAt, *full.CompletedAt)
-	got.NextAction, got.Receipt, got.CompletedAt = full.NextAction, full.Receipt, full.CompletedAt
+	is.Equal(*got.CancelRequestedAt, *full.CancelRequestedAt)
+	got.NextAction, got.Receipt, got.CompletedAt, got.CancelRequestedAt = full.NextAction, full.Receipt, full.CompletedAt, full.CancelRequestedAt
 	is.Equal(normalized(*got), normalized(*full))
 	is.Equal(got.CreatedAt.Location(), time.UTC)
 
