@@ -1,0 +1,245 @@
+package httpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// api is what the merchant and operator APIs share: routing, the request
+// envelope (Request-Id, recovery, access log, metrics) and error rendering.
+type api struct {
+	svc       *paykit.Service
+	name      string // "merchant" or "operator": a log attribute and metric label
+	challenge string // WWW-Authenticate value of every 401
+	log       *slog.Logger
+	metrics   *metrics // nil: no metrics
+	mux       *http.ServeMux
+	patterns  []string // registered route patterns, in order
+}
+
+func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *metrics) *api {
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &api{svc: svc, name: name, challenge: challenge, log: log, metrics: m, mux: http.NewServeMux()}
+	// Every request no route takes, including a known path with another
+	// method, is a JSON 404.
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		a.writeError(w, r, paykit.Errorf(paykit.CodeNotFound, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+	})
+	return a
+}
+
+// handlerFunc is a route handler; a returned error is rendered as the
+// contract's error body.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers h for a ServeMux pattern ("GET /payment_intents/{id}").
+func (a *api) handle(pattern string, h handlerFunc) {
+	a.patterns = append(a.patterns, pattern)
+	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		requestInfoFrom(r.Context()).route = pattern
+		if err := h(w, r); err != nil {
+			a.writeError(w, r, err)
+		}
+	})
+}
+
+// requestInfo is the mutable per-request record that the envelope creates
+// and the inner layers fill in, so that the access log and metrics see the
+// route, the caller and the error.
+type requestInfo struct {
+	id        string
+	route     string // matched pattern; "" when no route matched
+	principal *paykit.Principal
+	actor     string // operator name
+	err       *paykit.Error
+}
+
+type infoKey struct{}
+
+// requestInfoFrom returns the request's info; a fresh one outside the
+// envelope (never nil).
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	if info, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return info
+	}
+	return &requestInfo{}
+}
+
+// ServeHTTP is the envelope around every request: Request-Id, panic
+// recovery, access log and metrics.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	info := &requestInfo{id: paykit.RandomID("req")}
+	w.Header().Set("Request-Id", info.id)
+	sw := &statusWriter{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+	defer func() { a.observe(r, sw.code(), info, time.Since(start)) }()
+	defer a.recoverPanic(sw, r)
+	a.mux.ServeHTTP(sw, r)
+}
+
+// recoverPanic turns a handler panic into a 500 (when nothing was written
+// yet) so that no panic leaves the handler.
+func (a *api) recoverPanic(w *statusWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	a.log.ErrorContext(r.Context(), "panic serving request", "api", a.name,
+		"request_id", requestInfoFrom(r.Context()).id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	if !w.wrote {
+		a.writeError(w, r, paykit.Internal(fmt.Errorf("panic: %v", v)))
+	}
+}
+
+// observe writes the access log line and the metrics of one request. It
+// logs no header, query string or body: credentials and cursors stay out.
+func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Duration) {
+	route := info.route
+	if route == "" {
+		route = "unmatched"
+	}
+	if a.metrics != nil {
+		a.metrics.observe(a.name, route, status, d)
+	}
+	attrs := []slog.Attr{
+		slog.String("api", a.name),
+		slog.String("method", r.Method),
+		slog.String("path", requestPath(r)),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+		slog.String("request_id", info.id),
+	}
+	if p := info.principal; p != nil {
+		attrs = append(attrs, slog.String("merchant_id", p.MerchantID), slog.String("key_id", p.KeyID),
+			slog.String("environment", string(p.Environment)))
+	}
+	if info.actor != "" {
+		attrs = append(attrs, slog.String("actor", info.actor))
+	}
+	level := slog.LevelInfo
+	if e := info.err; e != nil {
+		attrs = append(attrs, slog.String("error_code", e.Code))
+		if status >= 500 {
+			level = slog.LevelError
+			if e.Err != nil {
+				attrs = append(attrs, slog.String("error", e.Err.Error()))
+			}
+		}
+	}
+	a.log.LogAttrs(r.Context(), level, "http request", attrs...)
+}
+
+// requestPath is the path the client asked for (before any StripPrefix),
+// without the query string.
+func requestPath(r *http.Request) string {
+	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasPrefix(p, "/") {
+		return p
+	}
+	return r.URL.Path
+}
+
+// writeJSON writes v as a JSON response with status.
+func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
+		return
+	}
+	writeBody(w, status, body)
+}
+
+// writeBody writes a JSON body followed by a newline.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	body = bytes.TrimRight(body, "\n")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte{'\n'})
+}
+
+// errorBody is the contract's error shape.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Param     string `json:"param,omitempty"`
+	RequestID string `json:"request_id"`
+}
+
+// writeError renders err: a *paykit.Error with its status and code,
+// anything else as internal_error. A 500 never carries detail.
+func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := paykit.AsError(err)
+	info := requestInfoFrom(r.Context())
+	info.err = e
+	status := e.Status
+	if status == 0 {
+		status = paykit.StatusForCode(e.Code)
+	}
+	detail := errorDetail{Code: e.Code, Message: e.Message, Param: e.Param, RequestID: info.id}
+	if status == http.StatusInternalServerError {
+		generic := paykit.Internal(nil)
+		detail = errorDetail{Code: generic.Code, Message: generic.Message, RequestID: info.id}
+	}
+	h := w.Header()
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", a.challenge)
+	}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
+	body, _ := json.Marshal(errorBody{detail}) // strings only: cannot fail
+	writeBody(w, status, body)
+}
+
+// statusWriter remembers the status written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if !w.wrote {
+		return http.StatusOK
+	}
+	return w.status
+}

@@ -1,0 +1,406 @@
+package httpadapter
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/paykit/paykit"
+)
+
+// MaxBodyBytes is the largest request body accepted (64 KiB); a larger one
+// is answered 413 request_too_large.
+const MaxBodyBytes = 64 << 10
+
+// decodeBody reads a JSON request body into dst (a pointer to a struct) and
+// validates it, answering every failure the contract's way:
+//   - Content-Type other than application/json: 400, param Content-Type;
+//   - more than MaxBodyBytes: 413 request_too_large;
+//   - not a single JSON object: 400;
+//   - a member dst has no field for (names match exactly, case included):
+//     400 naming it by its dotted path, e.g. param "recipient.bank";
+//   - a value of the wrong JSON type: 400 naming it, e.g. "items.0.quantity";
+//   - a `validate` struct tag failing: 400 naming the field by its JSON path.
+//
+// It returns the raw body (for idempotency fingerprints).
+func decodeBody(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error) {
+	if err := checkJSONContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeJSON(body, dst); err != nil {
+		return nil, err
+	}
+	return body, validateStruct(dst)
+}
+
+func checkJSONContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || mt != "application/json" {
+		return paykit.InvalidRequest("Content-Type", "Content-Type must be application/json.")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return paykit.InvalidRequest("Content-Type", "The request body must be UTF-8 encoded.")
+	}
+	return nil
+}
+
+var errTooLarge = paykit.Errorf(paykit.CodeRequestTooLarge, "", "The request body must not exceed %d bytes.", MaxBodyBytes)
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errTooLarge
+	}
+	if err != nil {
+		return nil, paykit.InvalidRequest("", "The request body could not be read.")
+	}
+	return body, nil
+}
+
+var errNotObject = paykit.InvalidRequest("", "The request body must be a JSON object.")
+
+// decodeJSON decodes body into dst in two passes: a generic one that finds
+// syntax errors, unknown members and wrong types with their full path
+// (encoding/json names neither array indexes nor map keys), then the typed
+// one.
+func decodeJSON(body []byte, dst any) error {
+	var generic any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&generic); err != nil {
+		if len(bytes.TrimSpace(body)) == 0 {
+			return errNotObject
+		}
+		return paykit.InvalidRequest("", "The request body is not valid JSON.")
+	}
+	if dec.Decode(new(any)) != io.EOF {
+		return paykit.InvalidRequest("", "The request body must hold a single JSON object.")
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return errNotObject
+	}
+	if err := checkShape(generic, reflect.TypeOf(dst), ""); err != nil {
+		return err
+	}
+
+	dec = json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields() // a backstop: checkShape has answered already
+	if err := dec.Decode(dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return paykit.InvalidRequest(typeErr.Field, "%s must be %s.", typeErr.Field, jsonTypeName(typeErr.Type))
+		}
+		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+	}
+	return nil
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// checkShape compares the generic JSON value v with Go type t and reports
+// the first member (sorted key order, depth first) that t has no field for
+// or whose JSON type does not fit, naming it by its dotted path
+// ("recipient.bank", "items.0.quantity"). null fits everything, as in
+// encoding/json; the validator decides whether it is allowed.
+func checkShape(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	pt := reflect.PointerTo(t)
+	if v == nil || t.Kind() == reflect.Interface || pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) {
+		return nil // decodes itself; the typed pass checks it
+	}
+	mismatch := func() error {
+		if path == "" {
+			return errNotObject
+		}
+		return paykit.InvalidRequest(path, "%s must be %s.", path, jsonTypeName(t))
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return mismatch()
+		}
+		fields := jsonFields(t)
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			ft, ok := fields[k]
+			if !ok {
+				p := joinPath(path, k)
+				return paykit.InvalidRequest(p, "Received unknown parameter: %s.", p)
+			}
+			if err := checkShape(obj[k], ft, joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return mismatch()
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if err := checkShape(obj[k], t.Elem(), joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			if _, ok := v.(string); !ok { // []byte is base64 text
+				return mismatch()
+			}
+			return nil
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return mismatch()
+		}
+		for i, e := range arr {
+			if err := checkShape(e, t.Elem(), joinPath(path, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return mismatch()
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return mismatch()
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return mismatch()
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || reflect.New(t).Elem().OverflowInt(i) {
+			return mismatch()
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return mismatch()
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if err != nil || reflect.New(t).Elem().OverflowUint(u) {
+			return mismatch()
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return mismatch()
+		}
+	}
+	return nil
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// jsonFields maps the JSON names of struct type t (embedded structs
+// flattened) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					fields[k] = v
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fields[name] = sf.Type
+	}
+	fieldCache.Store(t, fields)
+	return fields
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// jsonTypeName names the JSON type a Go type decodes from, with an article.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// validate checks `validate` struct tags. Field names in its errors are
+// JSON names, so a namespace is a JSON path.
+var validate = newValidator()
+
+var (
+	currencyRE = regexp.MustCompile(`^[A-Z]{3,6}$`)
+	countryRE  = regexp.MustCompile(`^[A-Z]{2}$`)
+)
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			return ""
+		case "":
+			return f.Name
+		}
+		return name
+	})
+	for tag, ok := range map[string]func(string) bool{
+		"amount":   func(s string) bool { _, err := paykit.ParseAmount(s); return err == nil },
+		"currency": currencyRE.MatchString,
+		"country":  countryRE.MatchString,
+	} {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return ok(fl.Field().String()) }); err != nil {
+			panic(err)
+		}
+	}
+	return v
+}
+
+// validateStruct runs the validator on dst and turns its first failure
+// into a 400 naming the field.
+func validateStruct(dst any) error {
+	err := validate.Struct(dst)
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) || len(verrs) == 0 {
+		return paykit.Internal(err)
+	}
+	fe := verrs[0]
+	param := fieldPath(fe.Namespace())
+	return paykit.InvalidRequest(param, "%s", validationMessage(param, fe))
+}
+
+// fieldPath turns a validator namespace ("request.customer[email]") into
+// the contract's dotted param ("customer.email").
+func fieldPath(ns string) string {
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		ns = rest // drop the top-level type name
+	}
+	ns = strings.ReplaceAll(ns, "[", ".")
+	return strings.ReplaceAll(ns, "]", "")
+}
+
+func validationMessage(param string, fe validator.FieldError) string {
+	isString := fe.Kind() == reflect.String
+	switch fe.Tag() {
+	case "required", "required_with", "required_without", "required_if", "required_unless":
+		return param + " is required."
+	case "min", "gte":
+		if isString {
+			return param + " must be at least " + fe.Param() + " characters."
+		}
+		return param + " must be at least " + fe.Param() + "."
+	case "max", "lte":
+		if isString {
+			return param + " must be at most " + fe.Param() + " characters."
+		}
+		return param + " must be at most " + fe.Param() + "."
+	case "len":
+		return param + " must be " + fe.Param() + " characters."
+	case "oneof":
+		return param + " must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ") + "."
+	case "email":
+		return param + " must be an email address."
+	case "url", "uri", "http_url":
+		return param + " must be an absolute URL."
+	case "amount":
+		return param + " must be a string of a positive integer in minor units."
+	case "currency":
+		return param + " must match ^[A-Z]{3,6}$."
+	case "country":
+		return param + " must match ^[A-Z]{2}$."
+	case "excluded_with", "excluded_without", "excluded_unless", "excluded_if":
+		return param + " is not allowed here."
+	}
+	return param + " is invalid."
+}
+
+// idempotencyKey returns the request's Idempotency-Key header, which create
+// and cancel routes require: 1 to 255 printable ASCII characters
+// (^[!-~]+$), sent once.
+func idempotencyKey(r *http.Request) (string, error) {
+	const param = "Idempotency-Key"
+	values := r.Header.Values(param)
+	switch {
+	case len(values) == 0 || values[0] == "":
+		return "", paykit.InvalidRequest(param, "The Idempotency-Key header is required.")
+	case len(values) > 1:
+		return "", paykit.InvalidRequest(param, "The Idempotency-Key header must be sent once.")
+	}
+	key := values[0]
+	if len(key) > 255 {
+		return "", paykit.InvalidRequest(param, "Idempotency-Key must be at most 255 characters.")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < '!' || key[i] > '~' {
+			return "", paykit.InvalidRequest(param, "Idempotency-Key must consist of printable ASCII characters without spaces.")
+		}
+	}
+	return key, nil
+}

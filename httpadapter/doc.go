@@ -1,0 +1,20 @@
+// Package httpadapter serves paykit over net/http: the merchant API
+// (NewMerchantAPI, HTTP Basic with API keys) and the operator API
+// (NewOperatorAPI, bearer tokens). Each constructor returns an http.Handler
+// whose paths are relative to where the host mounts it; examples/server
+// mounts them under /v1 and /operator with http.StripPrefix.
+//
+// Every response carries a Request-Id header. Errors are the contract's
+// shape, rendered from *paykit.Error in one place:
+//
+//	{"error":{"code":"…","message":"…","param":"…","request_id":"req_…"}}
+//
+// Each request is logged once through log/slog (method, path, status,
+// duration, request id and the caller's ids; never credentials, bodies or
+// query strings) and, when a prometheus.Registerer is given, counted and
+// timed by route pattern and status. Panics become 500 internal_error.
+//
+// The OpenAPI 3.1 document of both APIs is embedded (OpenAPIDocument) and
+// served by the merchant API at GET /openapi.json; the tests check every
+// response they receive against it.
+package httpadapter
