@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -37,6 +39,16 @@ type Config struct {
 	// IdempotencyRetention is how long completed idempotency records are
 	// kept; default (and minimum) 24h.
 	IdempotencyRetention time.Duration
+	// Routing is the operational configuration: which Provider serves which
+	// payment method where. An environment without routes offers nothing.
+	Routing Routing
+	// Providers are the Provider adapters by the names routes use.
+	Providers map[string]Provider
+	// PublicURL is the base of payer-facing URLs (continuation links, QR
+	// images, checkout links), which live under {PublicURL}/pay/.
+	PublicURL string
+	// PaymentTTL is how long a payment intent waits for its payer; default 30m.
+	PaymentTTL time.Duration
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -54,6 +66,10 @@ type Service struct {
 	lease      time.Duration
 	retention  time.Duration
 	jobs       map[string]JobHandler
+	routing    Routing
+	providers  map[string]Provider
+	publicURL  string
+	paymentTTL time.Duration
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error
@@ -77,6 +93,15 @@ func New(cfg Config) (*Service, error) {
 		lease:      cfg.JobLease,
 		retention:  cfg.IdempotencyRetention,
 		jobs:       map[string]JobHandler{},
+		routing:    cfg.Routing,
+		providers:  cfg.Providers,
+		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
+		paymentTTL: cfg.PaymentTTL,
+	}
+	for _, r := range cfg.Routing.Payments {
+		if _, ok := cfg.Providers[r.Provider]; !ok {
+			return nil, fmt.Errorf("paykit: route %s %s/%s names Provider %q, which is not in Config.Providers", r.Method, r.Country, r.Currency, r.Provider)
+		}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -108,6 +133,10 @@ func New(cfg Config) (*Service, error) {
 	if s.retention < 24*time.Hour {
 		s.retention = 24 * time.Hour
 	}
+	if s.paymentTTL <= 0 {
+		s.paymentTTL = 30 * time.Minute
+	}
+	s.registerPaymentJobs()
 	return s, nil
 }
 

@@ -1,13 +1,20 @@
 package paykit
 
 import (
+	"errors"
+	"reflect"
 	"regexp"
+	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
 )
 
 var (
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3,6}$`)
 	countryPattern  = regexp.MustCompile(`^[A-Z]{2}$`)
+	amountPattern   = regexp.MustCompile(`^[1-9][0-9]{0,17}$`)
 )
 
 // ValidCurrency reports whether s matches ^[A-Z]{3,6}$.
@@ -28,4 +35,84 @@ func validateListFilters(currency, country, merchantReference string) error {
 		return InvalidRequest("merchant_reference", "merchant_reference must be 1 to 256 characters.")
 	}
 	return nil
+}
+
+var (
+	validateOnce sync.Once
+	validate     *validator.Validate
+)
+
+// validatorInstance is the one validator: json field names, the contract's
+// custom rules.
+func validatorInstance() *validator.Validate {
+	validateOnce.Do(func() {
+		v := validator.New(validator.WithRequiredStructEnabled())
+		v.RegisterTagNameFunc(func(f reflect.StructField) string {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				return ""
+			}
+			return name
+		})
+		must := func(tag string, fn func(string) bool) {
+			if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return fn(fl.Field().String()) }); err != nil {
+				panic(err)
+			}
+		}
+		must("amount", amountPattern.MatchString)
+		must("currency", ValidCurrency)
+		must("country", ValidCountry)
+		must("payment_method", ValidPaymentMethod)
+		must("environment", func(s string) bool { return Environment(s).Valid() })
+		validate = v
+	})
+	return validate
+}
+
+var ruleMessages = map[string]string{
+	"required":       "is required",
+	"amount":         "must be a string of a positive integer in minor units (^[1-9]\\d*$, at most 18 digits)",
+	"currency":       "must match ^[A-Z]{3,6}$",
+	"country":        "must match ^[A-Z]{2}$",
+	"payment_method": "is not a supported payment method",
+	"environment":    "must be test or live",
+	"http_url":       "must be an absolute http or https URL",
+	"email":          "must be an email address",
+}
+
+// Validate checks v's `validate` struct tags and returns the first failure
+// as a 400 invalid_request whose param is the dotted JSON path of the field
+// (customer.email, recipient.account_number).
+func Validate(v any) error {
+	err := validatorInstance().Struct(v)
+	var errs validator.ValidationErrors
+	if !errors.As(err, &errs) {
+		if err != nil {
+			return Internal(err)
+		}
+		return nil
+	}
+	fe := errs[0]
+	param := jsonPath(fe.Namespace())
+	msg, ok := ruleMessages[fe.Tag()]
+	switch {
+	case ok:
+	case fe.Tag() == "min" || fe.Tag() == "max" || fe.Tag() == "len":
+		msg = "has the wrong length (" + fe.Tag() + " " + fe.Param() + ")"
+	case fe.Tag() == "oneof":
+		msg = "must be one of: " + fe.Param()
+	default:
+		msg = "is invalid (" + fe.Tag() + ")"
+	}
+	return InvalidRequest(param, "%s %s.", param, msg)
+}
+
+// jsonPath turns a validator namespace ("Request.customer[email]") into the
+// contract's dotted parameter name ("customer.email").
+func jsonPath(ns string) string {
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		ns = rest
+	}
+	ns = strings.ReplaceAll(ns, "[", ".")
+	return strings.ReplaceAll(ns, "]", "")
 }

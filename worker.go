@@ -89,7 +89,11 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 		}
 		return nil
 	}
-	s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
+	if errors.Is(err, errNotYet) {
+		s.log.DebugContext(ctx, "job waits", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts)
+	} else {
+		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
+	}
 	runAt := s.Now().Add(Backoff(j.Attempts))
 	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, truncate(err.Error(), 1000)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
 		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)

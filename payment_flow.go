@@ -1,0 +1,553 @@
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"slices"
+	"time"
+)
+
+// CreatePaymentIntentRequest is the body of POST /payment_intents.
+type CreatePaymentIntentRequest struct {
+	Amount               string            `json:"amount" validate:"required,amount"`
+	Currency             string            `json:"currency" validate:"required,currency"`
+	Country              string            `json:"country" validate:"required,country"`
+	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
+	PaymentMethod        string            `json:"payment_method" validate:"required,payment_method"`
+	Customer             map[string]string `json:"customer" validate:"required,dive,keys,min=1,max=64,endkeys,max=512"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
+	ReturnURL            string            `json:"return_url,omitempty" validate:"omitempty,max=2048,http_url"`
+}
+
+// CancelPaymentIntentRequest is the optional body of a cancel.
+type CancelPaymentIntentRequest struct {
+	Reason string `json:"reason,omitempty" validate:"omitempty,min=1,max=512"`
+}
+
+// Job kinds of payment intents.
+const (
+	jobPaymentResume  = "payment.resume"  // finish a create whose request stopped midway
+	jobPaymentInquire = "payment.inquire" // resolve an unknown or pending attempt
+	jobPaymentCancel  = "payment.cancel"  // cancel the attempt at the Provider
+	jobPaymentExpire  = "payment.expire"  // expire an intent the payer abandoned
+)
+
+func (s *Service) registerPaymentJobs() {
+	s.handle(jobPaymentResume, s.resumePaymentJob)
+	s.handle(jobPaymentInquire, s.inquirePaymentJob)
+	s.handle(jobPaymentCancel, s.cancelPaymentJob)
+	s.handle(jobPaymentExpire, s.expirePaymentJob)
+}
+
+// resumePayload names the idempotency record a resume job finishes.
+type resumePayload struct {
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// validatePaymentRoute resolves the route of a create request and checks
+// the payer data it requires. Nothing is persisted.
+func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntentRequest) (int64, *PaymentRoute, error) {
+	if err := Validate(req); err != nil {
+		return 0, nil, err
+	}
+	amount, err := ParseAmount(req.Amount)
+	if err != nil {
+		return 0, nil, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
+	}
+	route, ok := s.routing.PaymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
+	if !ok {
+		return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method",
+			"%s is not available for %s %s at this amount in %s.", req.PaymentMethod, req.Country, req.Currency, env)
+	}
+	for key, v := range req.PaymentMethodOptions {
+		if !slices.Contains(route.Options, key) {
+			return 0, nil, InvalidRequest("payment_method_options."+key, "payment_method_options.%s is not an option of %s.", key, req.PaymentMethod)
+		}
+		if key == "bank" {
+			bank, ok := route.Bank(v)
+			if !ok {
+				return 0, nil, InvalidRequest("payment_method_options.bank", "payment_method_options.bank %q is not a bank of %s; see GET /payment_methods.", v, req.PaymentMethod)
+			}
+			if !bank.Available {
+				return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method_options.bank", "Bank %s is unavailable right now.", v)
+			}
+		}
+	}
+	for _, f := range route.CustomerFields {
+		if req.Customer[f] == "" {
+			return 0, nil, Errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, req.PaymentMethod)
+		}
+	}
+	if email, ok := req.Customer["email"]; ok && email != "" {
+		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+			return 0, nil, InvalidRequest("customer.email", "customer.email must be an email address.")
+		}
+	}
+	return amount, route, nil
+}
+
+// CreatePaymentIntent creates a payment intent and starts its Provider
+// attempt. Under one Idempotency-Key a request runs once: a retry gets the
+// stored response (Replayed), a concurrent one idempotency_in_progress, and
+// a retry after a crash resumes the same attempt instead of starting
+// another. Once persisted, a Provider decline or an unknown outcome is still
+// a 201 (failed, or processing).
+func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*Response, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "POST /payment_intents", req)
+	if err != nil {
+		return nil, err
+	}
+	// A known key skips validation: its request was valid when first seen,
+	// and a replay must not depend on today's configuration.
+	var amount int64
+	var route *PaymentRoute
+	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+		if amount, route, err = s.validatePaymentRoute(p.Environment, &req); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, Internal(err)
+	}
+	now := s.Now()
+	var c *claim
+	var pi *PaymentIntent
+	err = s.inTx(ctx, func(tx Tx) error {
+		var err error
+		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
+			return err
+		}
+		if c.resumed {
+			pi, err = tx.GetPaymentIntent(ctx, p.Scope, c.record.ResourceID)
+			return err
+		}
+		if route == nil { // the record we saw was purged meanwhile
+			return ErrVersionConflict
+		}
+		pi = &PaymentIntent{
+			ID: s.newID("pi"), MerchantID: p.MerchantID, Environment: p.Environment,
+			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
+			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
+			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
+			Provider: route.Provider, Attempt: AttemptCreating,
+			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
+		}
+		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
+			return err
+		}
+		return s.startAttempt(ctx, tx, pi, c.record, now)
+	})
+	if errors.Is(err, ErrAlreadyExists) {
+		return nil, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
+	}
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	if c.replay != nil {
+		return c.replay, nil
+	}
+	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+}
+
+// startAttempt records, in the transaction that persisted pi with its
+// attempt creating, the recovery point and the job that finishes the
+// attempt if this request stops before it does.
+func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time) error {
+	payload, _ := json.Marshal(resumePayload{IdempotencyKey: rec.Key})
+	if err := checkpoint(ctx, tx, rec, recoveryAttempt, pi.ID, now); err != nil {
+		return err
+	}
+	return s.enqueue(ctx, tx, &Job{
+		Kind: jobPaymentResume, Scope: pi.Scope(), TargetID: pi.ID, Payload: payload,
+		RunAt: now.Add(idempotencyLock), DedupKey: jobPaymentResume + ":" + pi.ID,
+	})
+}
+
+// runAttempt makes the Provider call of an intent whose attempt is
+// creating (outside any transaction), applies the answer, and completes the
+// idempotency record under idemKey with the intent's projection.
+func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+	pi, err := s.store.GetPaymentIntent(ctx, scope, id)
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	var result *Result
+	if pi.Attempt == AttemptCreating {
+		r, err := s.callCreate(ctx, pi)
+		if err != nil {
+			return nil, err
+		}
+		result = &r
+	}
+	var resp *Response
+	err = s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if result != nil && cur.Attempt == AttemptCreating {
+			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
+				return err
+			}
+		}
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete { // a worker or a retry finished first
+			resp = &Response{Status: rec.ResponseStatus, Body: rec.ResponseBody}
+			return nil
+		}
+		resp, err = finish(ctx, tx, rec, http.StatusCreated, cur, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return resp, nil
+}
+
+// callCreate sends the create call of pi's attempt to its Provider.
+func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
+	prov, ok := s.providers[pi.Provider]
+	if !ok {
+		return Result{}, Internal(fmt.Errorf("payment %s routed to unknown Provider %q", pi.ID, pi.Provider))
+	}
+	opts := map[string]string{}
+	if route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount); ok {
+		for k, v := range pi.PaymentMethodOptions {
+			if b, isBank := route.Bank(v); k == "bank" && isBank {
+				v = b.ProviderCode
+			}
+			opts[k] = v
+		}
+	}
+	res := prov.CreatePayment(ctx, PaymentRequest{
+		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
+		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
+		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
+		ExpiresAt: pi.ExpiresAt,
+	})
+	s.log.InfoContext(ctx, "provider create payment", "payment_intent", pi.ID, "provider", pi.Provider, "outcome", res.Outcome, "detail", res.Detail)
+	return res, nil
+}
+
+// attemptKey is the Provider idempotency key of an intent's attempt:
+// derived from the intent id, so every retry names the same attempt.
+func attemptKey(pi *PaymentIntent) string { return pi.ID }
+
+// applyCreateResult moves an intent whose attempt was creating by the
+// Provider's answer, in tx, and schedules what the answer calls for.
+func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentIntent, r Result) error {
+	now := s.Now()
+	if r.Reference != "" {
+		pi.ProviderRef = r.Reference
+	}
+	switch {
+	case r.Outcome.Uncertain():
+		pi.Attempt = AttemptUnknown
+		pi.Status = PaymentProcessing
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(time.Second)); err != nil {
+			return err
+		}
+	case r.Outcome == OutcomeRequiresAction && r.Action != nil:
+		pi.Attempt = AttemptOpen
+		pi.Status = PaymentRequiresAction
+		pi.NextAction = s.nextAction(pi, r.Action)
+		if r.Action.Type == NextActionRedirectToURL {
+			pi.ProviderURL = r.Action.URL
+		}
+		if err := s.scheduleExpiry(ctx, tx, pi); err != nil {
+			return err
+		}
+		// Poll as a fallback for callbacks and payers who never come back.
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(5*time.Second)); err != nil {
+			return err
+		}
+	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
+		pi.Attempt = AttemptOpen
+		pi.Status = PaymentProcessing
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(time.Second)); err != nil {
+			return err
+		}
+	default:
+		return s.applyFinal(ctx, tx, pi, r, now)
+	}
+	pi.UpdatedAt = now
+	return tx.UpdatePaymentIntent(ctx, pi)
+}
+
+// applyFinal applies a final Provider result (succeeded, failed, cancelled,
+// not found) to pi in tx. Non-final results change nothing.
+func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Result, now time.Time) error {
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		pi.Status = PaymentSucceeded
+		pi.Receipt = &Receipt{Number: s.newID("rcpt"), PaidAt: now, Amount: pi.Amount, Currency: pi.Currency, PaymentMethod: pi.PaymentMethod}
+	case OutcomeFailed:
+		pi.Status = PaymentFailed
+		pi.FailureCode = r.FailureCode
+		if pi.FailureCode == "" {
+			pi.FailureCode = FailureProviderDeclined
+		}
+	case OutcomeCancelled:
+		pi.Status = PaymentCancelled
+		if pi.CancelRequestedAt == nil { // the Provider expired it: our expiry, not a merchant cancel
+			pi.Status, pi.FailureCode = PaymentExpired, FailureExpired
+		}
+	case OutcomeNotFound:
+		// The Provider confirms it never received the attempt: no money
+		// can have moved.
+		pi.Status, pi.FailureCode = PaymentFailed, FailureProviderError
+	default:
+		return nil
+	}
+	pi.Attempt = AttemptClosed
+	pi.NextAction = nil
+	pi.CompletedAt = &now
+	pi.UpdatedAt = now
+	return tx.UpdatePaymentIntent(ctx, pi)
+}
+
+// nextAction turns the Provider's action into the merchant-facing one:
+// every URL points at the service.
+func (s *Service) nextAction(pi *PaymentIntent, a *ProviderAction) *NextAction {
+	exp := a.ExpiresAt
+	if exp.IsZero() || exp.After(pi.ExpiresAt) {
+		exp = pi.ExpiresAt
+	}
+	na := &NextAction{Type: a.Type, ExpiresAt: exp}
+	switch a.Type {
+	case NextActionRedirectToURL:
+		na.URL = s.payURL("continue", s.linkToken(tokenContinue, pi.ID, exp))
+	case NextActionDisplayQRCode:
+		na.QRData = a.QRData
+		na.ImageURL = s.payURL("qr", s.linkToken(tokenQR, pi.ID, exp)+".png")
+	case NextActionBankTransferInstructions:
+		na.BankName, na.Account, na.Holder, na.Reference = a.BankName, a.AccountNumber, a.AccountHolder, a.Reference
+		na.Amount, na.Currency = pi.Amount, pi.Currency
+	}
+	return na
+}
+
+func (s *Service) payURL(kind, token string) string {
+	return s.publicURL + "/pay/" + kind + "/" + token
+}
+
+func (s *Service) scheduleInquiry(ctx context.Context, tx Tx, pi *PaymentIntent, at time.Time) error {
+	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentInquire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: at, DedupKey: jobPaymentInquire + ":" + pi.ID})
+}
+
+func (s *Service) scheduleExpiry(ctx context.Context, tx Tx, pi *PaymentIntent) error {
+	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentExpire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: pi.ExpiresAt, DedupKey: jobPaymentExpire + ":" + pi.ID})
+}
+
+// errNotYet asks the worker to retry a job later with backoff.
+var errNotYet = errors.New("provider outcome not final yet")
+
+// resumePaymentJob finishes a create whose request stopped after persisting.
+func (s *Service) resumePaymentJob(ctx context.Context, j *Job) error {
+	var p resumePayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return err
+	}
+	rec, err := s.store.GetIdempotencyRecord(ctx, j.Scope, p.IdempotencyKey)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if rec.State == IdempotencyComplete {
+		return nil
+	}
+	if rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
+		return errNotYet // the request still owns it
+	}
+	_, err = s.runAttempt(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
+	return err
+}
+
+// inquirePaymentJob asks the Provider about an unknown or pending attempt
+// and applies a final answer; otherwise it retries with backoff.
+func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
+		return nil
+	}
+	prov, ok := s.providers[pi.Provider]
+	if !ok {
+		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	}
+	r := prov.InquirePayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// applyInquiry applies an inquiry (or callback) result. A final result
+// closes the intent; a pending one keeps it waiting (errNotYet).
+func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Result) error {
+	final := false
+	err := s.inTx(ctx, func(tx Tx) error {
+		pi, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if pi.Status.Terminal() {
+			final = true
+			return nil
+		}
+		switch {
+		case r.Outcome == OutcomeRequiresAction && pi.Attempt == AttemptUnknown && r.Action != nil:
+			// The attempt exists after all and waits for the payer.
+			return s.applyCreateResult(ctx, tx, pi, r)
+		case r.Outcome == OutcomeNotFound && pi.Attempt == AttemptOpen:
+			return nil // the Provider forgot an attempt it acknowledged: keep asking
+		}
+		before := pi.Status
+		if err := s.applyFinal(ctx, tx, pi, r, s.Now()); err != nil {
+			return err
+		}
+		final = pi.Status != before
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !final {
+		return errNotYet
+	}
+	return nil
+}
+
+// CancelPaymentIntent cancels a pending payment (202 with the projection).
+// Without a Provider attempt it is cancelled at once; with one, the cancel
+// runs durably at the Provider and the status changes when the Provider
+// confirms (it may still end succeeded). A terminal intent is invalid_state.
+func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPaymentIntentRequest) (*Response, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "POST /payment_intents/"+id+"/cancel", req)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	var resp *Response
+	err = s.inTx(ctx, func(tx Tx) error {
+		c, err := s.begin(ctx, tx, op, now)
+		if err != nil {
+			return err
+		}
+		if c.replay != nil {
+			resp = c.replay
+			return nil
+		}
+		pi, err := tx.GetPaymentIntent(ctx, p.Scope, id)
+		if errors.Is(err, ErrNotFound) {
+			return notFound("payment_intent")
+		}
+		if err != nil {
+			return err
+		}
+		if pi.Status.Terminal() {
+			return Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
+		}
+		if pi.CancelRequestedAt == nil {
+			pi.CancelRequestedAt = &now
+			if pi.Attempt == AttemptNone {
+				pi.Status, pi.Attempt, pi.CompletedAt, pi.NextAction = PaymentCancelled, AttemptClosed, &now, nil
+			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPaymentCancel, Scope: p.Scope, TargetID: pi.ID, RunAt: now, DedupKey: jobPaymentCancel + ":" + pi.ID}); err != nil {
+				return err
+			}
+			pi.UpdatedAt = now
+			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+				return err
+			}
+		}
+		resp, err = finish(ctx, tx, c.record, http.StatusAccepted, pi, now)
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return resp, nil
+}
+
+// cancelPaymentJob asks the Provider to cancel an open attempt.
+func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() {
+		return nil
+	}
+	if pi.Attempt == AttemptCreating {
+		return errNotYet // wait until the create call settled
+	}
+	prov, ok := s.providers[pi.Provider]
+	if !ok {
+		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	}
+	r := prov.CancelPayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider cancel payment", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound && pi.Attempt == AttemptUnknown {
+		r.Outcome = OutcomeCancelled // never reached the Provider: nothing to cancel there
+	}
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// expirePaymentJob ends an intent whose payer did not finish in time:
+// without an attempt at once; with one, only after the Provider cancelled
+// it (if the Provider says it succeeded meanwhile, it succeeded).
+func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() {
+		return nil
+	}
+	if pi.ExpiresAt.After(s.Now()) {
+		return errNotYet
+	}
+	if pi.Attempt == AttemptNone {
+		return s.inTx(ctx, func(tx Tx) error {
+			cur, err := tx.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+			if err != nil || cur.Status.Terminal() {
+				return err
+			}
+			now := s.Now()
+			cur.Status, cur.FailureCode, cur.Attempt, cur.CompletedAt, cur.UpdatedAt = PaymentExpired, FailureExpired, AttemptClosed, &now, now
+			return tx.UpdatePaymentIntent(ctx, cur)
+		})
+	}
+	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
+		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
+	}
+	prov, ok := s.providers[pi.Provider]
+	if !ok {
+		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	}
+	// A cancelled answer becomes expired (no merchant asked to cancel).
+	return s.applyInquiry(ctx, j.Scope, pi.ID, prov.CancelPayment(ctx, attemptKey(pi)))
+}
+
+// asServiceError keeps contract errors and hides everything else.
+func asServiceError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, ErrNotFound) {
+		return notFound("resource")
+	}
+	return Internal(err)
+}
