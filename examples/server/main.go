@@ -1,0 +1,234 @@
+// Command server is paykit's runnable example: it wires a Store, the
+// Service and the HTTP handlers together and serves
+//
+//	/v1        merchant API (OpenAPI document at /v1/openapi.json)
+//	/operator  operator API (bearer token)
+//	/healthz   200 when the store answers, 503 otherwise
+//	/metrics   Prometheus metrics
+//
+// go run ./examples/server starts on an embedded SQLite file, creates the
+// demo merchant mch_demo on first start and prints the operator token and a
+// fresh test key pair for the demo merchant on every start. See
+// `go run ./examples/server -h` for the flags.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/store/memory"
+	"github.com/paykit/paykit/store/sqlstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "paykit:", err)
+		os.Exit(1)
+	}
+}
+
+// Demo merchant: a fixed id, so that a restart on the same database finds it.
+const (
+	demoMerchantID   = "mch_demo"
+	demoMerchantName = "Demo merchant"
+	setupActor       = "examples/server"
+	operatorName     = "operator" // the actor of operator API calls in the audit log
+)
+
+// run is the whole server: it returns when ctx ends (after a graceful
+// shutdown) or when serving fails. Credentials go to stdout, logs to stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	store, err := openStore(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc, err := paykit.New(paykit.Config{Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval})
+	if err != nil {
+		return err
+	}
+
+	token := cfg.OperatorToken
+	if token == "" {
+		if token, err = randomToken(); err != nil {
+			return err
+		}
+	}
+	var demoKey *paykit.NewAPIKey
+	if cfg.Demo {
+		if demoKey, err = setUpDemo(ctx, svc); err != nil {
+			return fmt.Errorf("demo merchant: %w", err)
+		}
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{
+		Logger: logger, RateLimit: cfg.RateLimit, Registerer: registry,
+	})))
+	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
+		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("GET /healthz", healthz(svc, logger))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+
+	baseURL := listenURL(ln.Addr())
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = baseURL // for the features that will build links
+	}
+	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
+	fmt.Fprintf(stdout, "operator token:  %s\n", token)
+	if demoKey != nil {
+		fmt.Fprintf(stdout, "demo merchant:   %s\n", demoKey.MerchantID)
+		fmt.Fprintf(stdout, "test public key: %s\n", demoKey.PublicKey)
+		fmt.Fprintf(stdout, "test secret key: %s\n", demoKey.SecretKey)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return svc.Run(gctx) })
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	})
+	err = g.Wait()
+	logger.Info("paykit stopped")
+	return err
+}
+
+// openStore opens and migrates the store named by -db.
+func openStore(ctx context.Context, db string) (paykit.Store, error) {
+	if db == "memory" {
+		return memory.New(), nil
+	}
+	s, err := sqlstore.Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return s, nil
+}
+
+// setUpDemo creates the demo merchant unless it exists and issues a fresh
+// test key pair for it; earlier pairs stay valid. The Service makes its own
+// merchant ids, so the fixed id goes through the Store, audited like an
+// operator's creation.
+func setUpDemo(ctx context.Context, svc *paykit.Service) (*paykit.NewAPIKey, error) {
+	err := svc.Store().InTx(ctx, func(tx paykit.Tx) error {
+		_, err := tx.GetMerchant(ctx, demoMerchantID)
+		if !errors.Is(err, paykit.ErrNotFound) {
+			return err
+		}
+		now := svc.Now()
+		if err := tx.CreateMerchant(ctx, &paykit.Merchant{ID: demoMerchantID, Name: demoMerchantName, CreatedAt: now}); err != nil {
+			return err
+		}
+		return tx.CreateAuditEvent(ctx, &paykit.AuditEvent{
+			ID: paykit.RandomID("aud"), Actor: setupActor, Action: "merchant.create", TargetType: "merchant",
+			TargetID: demoMerchantID, MerchantID: demoMerchantID, Details: map[string]string{"name": demoMerchantName},
+			CreatedAt: now,
+		})
+	})
+	if err != nil && !errors.Is(err, paykit.ErrAlreadyExists) { // another instance won the race
+		return nil, err
+	}
+	return svc.CreateAPIKey(ctx, setupActor, demoMerchantID, paykit.Test)
+}
+
+// healthz answers 200 when the store answers and 503 otherwise; the cause
+// goes to the log only.
+func healthz(svc *paykit.Service, logger *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := svc.Ping(ctx); err != nil {
+			logger.WarnContext(ctx, "health check failed", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, `{"status":"unavailable"}`)
+			return
+		}
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	})
+}
+
+// listenURL is the base URL of the listener, with the real port and a
+// wildcard host shown as 127.0.0.1.
+func listenURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/store/memory"
+)
+
+// server is a run of the example server in-process.
+type server struct {
+	url, token, merchant, public, secret string
+	stderr                               *syncBuffer
+	stop                                 func() error
+}
+
+// start runs the server with args and reads what it prints.
+func start(t *testing.T, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, pw := io.Pipe()
+	s := &server{stderr: &syncBuffer{}}
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, args, func(string) string { return "" }, pw, s.stderr)
+		pw.Close()
+		done <- err
+	}()
+	var once sync.Once
+	var stopErr error
+	s.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(20 * time.Second):
+				stopErr = errors.New("server did not stop")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { _ = s.stop() })
+
+	printed := map[string]string{}
+	sc := bufio.NewScanner(out)
+	for len(printed) < 5 && sc.Scan() {
+		label, value, _ := strings.Cut(sc.Text(), ":")
+		if rest, ok := strings.CutPrefix(sc.Text(), "paykit listening on "); ok {
+			label, value = "url", rest
+		}
+		printed[label] = strings.TrimSpace(value)
+	}
+	if len(printed) < 5 {
+		t.Fatalf("server printed %v; stderr:\n%s", printed, s.stderr.String())
+	}
+	go io.Copy(io.Discard, out) //nolint:errcheck // nothing more is expected
+	s.url, s.token, s.merchant = printed["url"], printed["operator token"], printed["demo merchant"]
+	s.public, s.secret = printed["test public key"], printed["test secret key"]
+	return s
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// call sends a request and returns status, headers and body.
+func call(t *testing.T, method, url, body string, set func(r *http.Request)) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if set != nil {
+		set(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+func basicAuth(pk, sk string) func(*http.Request) {
+	return func(r *http.Request) { r.SetBasicAuth(pk, sk) }
+}
+
+func bearerAuth(token string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+}
+
+func TestServerEndToEnd(t *testing.T) {
+	is := is.New(t)
+	s := start(t, "-db", "memory", "-addr", "127.0.0.1:0", "-worker-interval", "50ms")
+
+	u, err := url.Parse(s.url)
+	is.NoErr(err)
+	is.Equal(u.Hostname(), "127.0.0.1")
+	is.True(u.Port() != "" && u.Port() != "0") // the real port
+	is.Equal(s.merchant, "mch_demo")
+	is.True(strings.HasPrefix(s.public, "pk_test_"))
+	is.True(strings.HasPrefix(s.secret, "sk_test_"))
+	is.True(len(s.token) >= 32)
+
+	// The demo keys work.
+	status, h, body := call(t, "GET", s.url+"/v1/payment_intents", "", basicAuth(s.public, s.secret))
+	is.Equal(status, http.StatusOK)
+	is.Equal(string(body), `{"object":"list","data":[],"has_more":false,"next_cursor":null}`+"\n")
+	is.True(strings.HasPrefix(h.Get("Request-Id"), "req_"))
+
+	// No credentials: 401 with the challenge.
+	status, h, body = call(t, "GET", s.url+"/v1/payment_intents", "", nil)
+	is.Equal(status, http.StatusUnauthorized)
+	is.Equal(h.Get("WWW-Authenticate"), `Basic realm="paykit"`)
+	var e struct {
+		Error struct {
+			Code      string `json:"code"`
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	is.NoErr(json.Unmarshal(body, &e))
+	is.Equal(e.Error.Code, "unauthorized")
+	is.Equal(e.Error.RequestID, h.Get("Request-Id"))
+
+	// The operator creates a merchant and a key, which then authenticates.
+	status, _, body = call(t, "POST", s.url+"/operator/merchants", `{"name":"Kedai Kopi"}`, bearerAuth(s.token))
+	is.Equal(status, http.StatusCreated)
+	var m struct{ ID string }
+	is.NoErr(json.Unmarshal(body, &m))
+	status, _, body = call(t, "POST", s.url+"/operator/merchants/"+m.ID+"/api_keys", `{"environment":"test"}`, bearerAuth(s.token))
+	is.Equal(status, http.StatusCreated)
+	var k struct {
+		PublicKey string `json:"public_key"`
+		SecretKey string `json:"secret_key"`
+	}
+	is.NoErr(json.Unmarshal(body, &k))
+	status, _, _ = call(t, "GET", s.url+"/v1/payment_intents", "", basicAuth(k.PublicKey, k.SecretKey))
+	is.Equal(status, http.StatusOK)
+	status, h, _ = call(t, "GET", s.url+"/operator/audit_events", "", bearerAuth("wrong-token-0123456789"))
+	is.Equal(status, http.StatusUnauthorized)
+	is.Equal(h.Get("WWW-Authenticate"), `Bearer realm="paykit-operator"`)
+
+	// The OpenAPI document, health and metrics.
+	status, _, body = call(t, "GET", s.url+"/v1/openapi.json", "", nil)
+	is.Equal(status, http.StatusOK)
+	is.True(bytes.Contains(body, []byte(`"openapi": "3.1.0"`)))
+	status, _, body = call(t, "GET", s.url+"/healthz", "", nil)
+	is.Equal(status, http.StatusOK)
+	is.Equal(string(body), `{"status":"ok"}`+"\n")
+	status, _, body = call(t, "GET", s.url+"/metrics", "", nil)
+	is.Equal(status, http.StatusOK)
+	metrics := string(body)
+	is.True(strings.Contains(metrics, `paykit_http_requests_total{api="merchant",route="GET /payment_intents",status="200"} 2`))
+	is.True(strings.Contains(metrics, `paykit_http_requests_total{api="operator",route="POST /merchants",status="201"} 1`))
+	is.True(strings.Contains(metrics, "go_goroutines "))
+	is.True(strings.Contains(metrics, "process_start_time_seconds "))
+
+	// Secrets stay out of the log.
+	is.NoErr(s.stop())
+	logs := s.stderr.String()
+	is.True(strings.Contains(logs, "http request"))
+	for _, secret := range []string{s.secret, k.SecretKey, s.token} {
+		is.True(!strings.Contains(logs, secret))
+	}
+}
+
+func TestDemoMerchantSurvivesRestart(t *testing.T) {
+	is := is.New(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "paykit.db")
+	first := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123")
+	is.Equal(first.token, "fixed-operator-token-123")
+	is.NoErr(first.stop())
+
+	second := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123")
+	is.Equal(second.merchant, "mch_demo")
+	is.True(second.public != first.public) // a fresh pair on every start
+	for _, k := range [][2]string{{first.public, first.secret}, {second.public, second.secret}} {
+		status, _, _ := call(t, "GET", second.url+"/v1/payment_intents", "", basicAuth(k[0], k[1]))
+		is.Equal(status, http.StatusOK) // old keys stay valid
+	}
+	// One merchant, created once, with two keys.
+	status, _, body := call(t, "GET", second.url+"/operator/merchants/mch_demo/api_keys", "", bearerAuth(second.token))
+	is.Equal(status, http.StatusOK)
+	var keys struct{ Data []json.RawMessage }
+	is.NoErr(json.Unmarshal(body, &keys))
+	is.Equal(len(keys.Data), 2)
+	status, _, body = call(t, "GET", second.url+"/operator/audit_events?merchant_id=mch_demo&action=merchant.create", "", bearerAuth(second.token))
+	is.Equal(status, http.StatusOK)
+	var events struct{ Data []struct{ Actor string } }
+	is.NoErr(json.Unmarshal(body, &events))
+	is.Equal(len(events.Data), 1)
+	is.Equal(events.Data[0].Actor, "examples/server")
+}
+
+func TestNoDemo(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-db", "memory", "-addr", "127.0.0.1:0"}, func(name string) string {
+			return map[string]string{"PAYKIT_DEMO": "false"}[name]
+		}, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stdout.String(), "operator token:") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	is.NoErr(<-done)
+	is.True(strings.Contains(stdout.String(), "paykit listening on http://127.0.0.1:"))
+	is.True(!strings.Contains(stdout.String(), "demo merchant"))
+}
+
+func TestRunFailsCleanly(t *testing.T) {
+	is := is.New(t)
+	noEnv := func(string) string { return "" }
+	err := run(context.Background(), []string{"-db", "mysql://x"}, noEnv, io.Discard, io.Discard)
+	is.True(err != nil && strings.Contains(err.Error(), "-db"))
+	err = run(context.Background(), []string{"-db", "memory", "-addr", "256.0.0.1:99999"}, noEnv, io.Discard, io.Discard)
+	is.True(err != nil)
+	err = run(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard)
+	is.True(errors.Is(err, flag.ErrHelp))
+}
+
+// failingPing is a Store whose Ping fails.
+type failingPing struct{ paykit.Store }
+
+func (failingPing) Ping(context.Context) error { return errors.New("connection refused") }
+
+func TestHealthz(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		store  paykit.Store
+		status int
+		body   string
+	}{
+		{memory.New(), 200, `{"status":"ok"}`},
+		{failingPing{memory.New()}, 503, `{"status":"unavailable"}`},
+	} {
+		svc, err := paykit.New(paykit.Config{Store: c.store})
+		is.NoErr(err)
+		rec := httptest.NewRecorder()
+		healthz(svc, discardLogger()).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		is.Equal(rec.Code, c.status)
+		is.Equal(strings.TrimSpace(rec.Body.String()), c.body)
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
