@@ -1,0 +1,483 @@
+package paykit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/store/memory"
+)
+
+// fakeProvider is an in-process Provider that dedups attempts by key, like
+// a real one, and answers by the amount's last digits.
+type fakeProvider struct {
+	mu       sync.Mutex
+	attempts map[string]*fakeAttempt
+	creates  map[string]int // create calls per key
+	block    chan struct{}  // when set, CreatePayment waits on it (a hung request)
+}
+
+type fakeAttempt struct {
+	amount int64
+	state  paykit.Outcome
+}
+
+func newFakeProvider() *fakeProvider {
+	return &fakeProvider{attempts: map[string]*fakeAttempt{}, creates: map[string]int{}}
+}
+
+func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
+	f.mu.Lock()
+	f.creates[req.Key]++
+	block := f.block
+	a, seen := f.attempts[req.Key]
+	if !seen {
+		a = &fakeAttempt{amount: req.Amount, state: paykit.OutcomeRequiresAction}
+		switch req.Amount % 1000 {
+		case 901:
+			a.state = paykit.OutcomeFailed
+		case 902:
+			a.state = paykit.OutcomePending
+		}
+		f.attempts[req.Key] = a
+	}
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+	}
+	if req.Amount%1000 == 902 && !seen {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "timeout"}
+	}
+	return f.result(req.Key, a)
+}
+
+func (f *fakeProvider) result(key string, a *fakeAttempt) paykit.Result {
+	r := paykit.Result{Outcome: a.state, Reference: "fake_" + key}
+	switch a.state {
+	case paykit.OutcomeRequiresAction:
+		r.Action = &paykit.ProviderAction{Type: paykit.NextActionRedirectToURL, URL: "https://psp.invalid/pay/" + key}
+	case paykit.OutcomeFailed:
+		r.FailureCode, r.Detail = paykit.FailureProviderDeclined, "LOCAL_DECLINE_51"
+	}
+	return r
+}
+
+func (f *fakeProvider) InquirePayment(_ context.Context, key string) paykit.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.attempts[key]
+	if !ok {
+		return paykit.Result{Outcome: paykit.OutcomeNotFound}
+	}
+	if a.state == paykit.OutcomePending {
+		a.state = paykit.OutcomeSucceeded // settles by the next inquiry
+		return paykit.Result{Outcome: paykit.OutcomePending}
+	}
+	return f.result(key, a)
+}
+
+func (f *fakeProvider) CancelPayment(_ context.Context, key string) paykit.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.attempts[key]
+	if !ok {
+		return paykit.Result{Outcome: paykit.OutcomeNotFound}
+	}
+	if a.state == paykit.OutcomeRequiresAction || a.state == paykit.OutcomePending {
+		a.state = paykit.OutcomeCancelled
+	}
+	return f.result(key, a)
+}
+
+func (f *fakeProvider) approve(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attempts[key].state = paykit.OutcomeSucceeded
+}
+
+func (f *fakeProvider) createCalls(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.creates[key]
+}
+
+func (f *fakeProvider) ParseCallback(context.Context, *http.Request) ([]paykit.CallbackEvent, error) {
+	return nil, fmt.Errorf("no callbacks")
+}
+
+var fakeRouting = paykit.Routing{Payments: []paykit.PaymentRoute{
+	{Environment: paykit.Test, Method: "FPX", Country: "MY", Currency: "MYR", Provider: "fake", NextAction: paykit.NextActionRedirectToURL,
+		CustomerFields: []string{"name", "email"}, Options: []string{"bank"},
+		Banks: []paykit.Bank{{Code: "MAYBANK", Name: "Maybank2u", ProviderCode: "MBB0228", Available: true}, {Code: "BSN", Name: "BSN", ProviderCode: "BSN0601"}}},
+	{Environment: paykit.Test, Method: "TNG", Country: "MY", Currency: "MYR", Provider: "fake", NextAction: paykit.NextActionRedirectToURL,
+		CustomerFields: []string{"name"}, MaxAmount: 500_000},
+}}
+
+type flowEnv struct {
+	svc      *paykit.Service
+	clock    *paykit.ManualClock
+	provider *fakeProvider
+	test     paykit.Principal
+	live     paykit.Principal
+}
+
+func newFlowEnv(t *testing.T) *flowEnv {
+	t.Helper()
+	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	prov := newFakeProvider()
+	svc, err := paykit.New(paykit.Config{
+		Store: memory.New(), Now: clock.Now, Routing: fakeRouting,
+		Providers: map[string]paykit.Provider{"fake": prov}, PublicURL: "https://pay.example/",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &flowEnv{svc: svc, clock: clock, provider: prov,
+		test: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}},
+		live: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Live}},
+	}
+}
+
+func fpx(amount, ref string) paykit.CreatePaymentIntentRequest {
+	return paykit.CreatePaymentIntentRequest{
+		Amount: amount, Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "FPX",
+		Customer: map[string]string{"name": "Aisyah", "email": "aisyah@example.com"},
+	}
+}
+
+func decodeIntent(t *testing.T, r *paykit.Response) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// drain runs the worker until nothing is due.
+func (e *flowEnv) drain(t *testing.T) {
+	t.Helper()
+	for range 20 {
+		n, err := e.svc.ProcessDue(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	req := fpx("15000", "order-1")
+	req.PaymentMethodOptions = map[string]string{"bank": "MAYBANK"}
+	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req)
+	is.NoErr(err)
+	is.Equal(resp.Status, 201)
+	is.True(!resp.Replayed)
+	body := decodeIntent(t, resp)
+	is.Equal(body["status"], "requires_action")
+	is.Equal(body["amount"], "15000")
+	is.Equal(body["captured_amount"], "0")
+	is.Equal(body["environment"], "test")
+	na := body["next_action"].(map[string]any)
+	is.Equal(na["type"], "redirect_to_url")
+	is.True(strings.HasPrefix(na["url"].(string), "https://pay.example/pay/continue/"))
+	is.True(!strings.Contains(string(resp.Body), "psp.invalid")) // the Provider's URL stays inside
+	is.True(!strings.Contains(string(resp.Body), "MBB0228"))     // and so does its bank code
+	id := body["id"].(string)
+	is.Equal(e.provider.createCalls(id), 1)
+
+	again, err := e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req)
+	is.NoErr(err)
+	is.True(again.Replayed)
+	is.Equal(string(again.Body), string(resp.Body)) // byte for byte
+	is.Equal(e.provider.createCalls(id), 1)
+
+	// Key order and map order do not matter; any changed field does.
+	changed := req
+	changed.Amount = "15001"
+	_, err = e.svc.CreatePaymentIntent(ctx, e.test, "key-1", changed)
+	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyConflict)
+	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "key-1", id, paykit.CancelPaymentIntentRequest{})
+	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyConflict) // another endpoint
+
+	// The same key in the live environment is a different key.
+	_, err = e.svc.CreatePaymentIntent(ctx, e.live, "key-1", req)
+	is.Equal(paykit.ErrorCode(err), paykit.CodePaymentMethodUnavailable) // live has no routes
+
+	_, err = e.svc.CreatePaymentIntent(ctx, e.test, "key-2", req)
+	is.Equal(paykit.ErrorCode(err), paykit.CodeDuplicateMerchantReference)
+	is.Equal(paykit.AsError(err).Status, 409)
+}
+
+func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	mod := func(f func(*paykit.CreatePaymentIntentRequest)) paykit.CreatePaymentIntentRequest {
+		r := fpx("1000", "order-x")
+		f(&r)
+		return r
+	}
+	cases := []struct {
+		name  string
+		req   paykit.CreatePaymentIntentRequest
+		code  string
+		param string
+	}{
+		{"zero amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = "0" }), paykit.CodeInvalidRequest, "amount"},
+		{"decimal amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = "10.50" }), paykit.CodeInvalidRequest, "amount"},
+		{"lowercase currency", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Currency = "myr" }), paykit.CodeInvalidRequest, "currency"},
+		{"bad country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "MYS" }), paykit.CodeInvalidRequest, "country"},
+		{"no method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "" }), paykit.CodeInvalidRequest, "payment_method"},
+		{"unknown method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "BITCOIN" }), paykit.CodeInvalidRequest, "payment_method"},
+		{"no customer", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Customer = nil }), paykit.CodeInvalidRequest, "customer"},
+		{"long reference", mod(func(r *paykit.CreatePaymentIntentRequest) { r.MerchantReference = strings.Repeat("x", 257) }), paykit.CodeInvalidRequest, "merchant_reference"},
+		{"bad return url", mod(func(r *paykit.CreatePaymentIntentRequest) { r.ReturnURL = "javascript:alert(1)" }), paykit.CodeInvalidRequest, "return_url"},
+		{"bad email", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Customer["email"] = "not-an-email" }), paykit.CodeInvalidRequest, "customer.email"},
+		{"unknown option", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"issuer": "x"} }), paykit.CodeInvalidRequest, "payment_method_options.issuer"},
+		{"provider bank code", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"bank": "MBB0228"} }), paykit.CodeInvalidRequest, "payment_method_options.bank"},
+		{"unavailable bank", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"bank": "BSN"} }), paykit.CodePaymentMethodUnavailable, "payment_method_options.bank"},
+		{"no route for method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "PROMPTPAY" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
+		{"no route for country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "TH" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
+		{"over route maximum", mod(func(r *paykit.CreatePaymentIntentRequest) {
+			r.PaymentMethod, r.Amount = "TNG", "500001"
+		}), paykit.CodePaymentMethodUnavailable, "payment_method"},
+		{"missing email", mod(func(r *paykit.CreatePaymentIntentRequest) { delete(r.Customer, "email") }), paykit.CodeMissingRequiredField, "customer.email"},
+		{"empty name", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Customer["name"] = "" }), paykit.CodeMissingRequiredField, "customer.name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", c.req)
+			e := paykit.AsError(err)
+			is.Equal(e.Code, c.code)
+			is.Equal(e.Param, c.param)
+		})
+	}
+	is := is.New(t)
+	_, err := e.svc.CreatePaymentIntent(ctx, e.test, "bad key with spaces", fpx("1000", "order-x"))
+	is.Equal(paykit.AsError(err).Param, "Idempotency-Key")
+	// Nothing was stored, so the key works with a corrected request.
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 0)
+	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", fpx("1000", "order-x"))
+	is.NoErr(err)
+	is.Equal(resp.Status, 201)
+}
+
+func TestDeclinedAndUnknownOutcomes(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	declined, err := e.svc.CreatePaymentIntent(ctx, e.test, "k1", fpx("10901", "o1"))
+	is.NoErr(err)
+	body := decodeIntent(t, declined)
+	is.Equal(declined.Status, 201)
+	is.Equal(body["status"], "failed")
+	is.Equal(body["failure_code"], "provider_declined")
+	is.True(body["completed_at"] != nil)
+	is.True(!strings.Contains(string(declined.Body), "LOCAL_DECLINE")) // Provider codes stay inside
+
+	unknown, err := e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx("10902", "o2"))
+	is.NoErr(err)
+	body = decodeIntent(t, unknown)
+	is.Equal(body["status"], "processing")
+	is.Equal(body["next_action"], nil)
+	id := body["id"].(string)
+
+	// Reads never start Provider work.
+	for range 3 {
+		pi, err := e.svc.GetPaymentIntent(ctx, e.test, id)
+		is.NoErr(err)
+		is.Equal(pi.Status, paykit.PaymentProcessing)
+	}
+	e.clock.Advance(2 * time.Second)
+	e.drain(t) // first inquiry: still pending
+	pi, err := e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentProcessing)
+	e.clock.Advance(5 * time.Second)
+	e.drain(t)
+	pi, err = e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentSucceeded)
+	is.Equal(pi.CapturedAmount(), int64(10902))
+	is.Equal(pi.Receipt.Amount, int64(10902))
+	is.Equal(e.provider.createCalls(id), 1)
+
+	// The stored answer stays the first one.
+	replay, err := e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx("10902", "o2"))
+	is.NoErr(err)
+	is.Equal(string(replay.Body), string(unknown.Body))
+}
+
+func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	for _, via := range []string{"retry", "worker"} {
+		t.Run(via, func(t *testing.T) {
+			e := newFlowEnv(t)
+			e.provider.block = make(chan struct{})
+			hung, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { // a request that hangs in the Provider call, then dies
+				defer close(done)
+				_, _ = e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx("5000", "o-crash"))
+			}()
+			waitFor(t, func() bool {
+				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+				return len(page.Data) == 1
+			})
+			_, err := e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx("5000", "o-crash"))
+			is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
+			is.True(paykit.AsError(err).RetryAfter > 0)
+			stop()
+			<-done
+			e.provider.block = nil
+
+			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+			id := page.Data[0].ID
+			is.Equal(page.Data[0].Status, paykit.PaymentProcessing) // persisted, outcome unknown
+			e.clock.Advance(31 * time.Second)                         // the request's lock expires
+			if via == "worker" {
+				e.drain(t)
+			}
+			resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx("5000", "o-crash"))
+			is.NoErr(err)
+			is.Equal(resp.Replayed, via == "worker")
+			is.Equal(decodeIntent(t, resp)["status"], "requires_action")
+			is.Equal(decodeIntent(t, resp)["id"], id)
+			is.Equal(e.provider.createCalls(id), 2) // the same key twice: still one attempt at the Provider
+			is.Equal(len(e.provider.attempts), 1)
+		})
+	}
+}
+
+func TestConcurrentIdenticalCreates(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	const n = 50
+	var wg sync.WaitGroup
+	bodies := make([]string, n)
+	codes := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx("7000", "o-same"))
+			if err != nil {
+				codes[i] = paykit.ErrorCode(err)
+				return
+			}
+			bodies[i] = string(resp.Body)
+		}()
+	}
+	wg.Wait()
+	var first string
+	created := 0
+	for i := range n {
+		if codes[i] != "" {
+			is.Equal(codes[i], paykit.CodeIdempotencyInProgress)
+			continue
+		}
+		created++
+		if first == "" {
+			first = bodies[i]
+		}
+		is.Equal(bodies[i], first) // every 201 is the same body
+	}
+	is.True(created >= 1)
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 1)
+	is.Equal(len(e.provider.attempts), 1)
+	is.Equal(e.provider.createCalls(page.Data[0].ID), 1)
+}
+
+func TestCancelPaymentIntent(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "c1", fpx("3000", "o-cancel"))
+	is.NoErr(err)
+	id := decodeIntent(t, resp)["id"].(string)
+
+	cancel, err := e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"})
+	is.NoErr(err)
+	is.Equal(cancel.Status, 202)
+	is.Equal(decodeIntent(t, cancel)["status"], "requires_action") // waits for the Provider
+	e.drain(t)
+	pi, err := e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentCancelled)
+
+	replay, err := e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"})
+	is.NoErr(err)
+	is.True(replay.Replayed)
+	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-2", id, paykit.CancelPaymentIntentRequest{})
+	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
+	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-3", "pi_unknown", paykit.CancelPaymentIntentRequest{})
+	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound)
+	_, err = e.svc.CancelPaymentIntent(ctx, e.live, "cancel-4", id, paykit.CancelPaymentIntentRequest{})
+	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound) // another environment's intent
+
+	// A payer who paid before the cancel reached the Provider wins.
+	resp, err = e.svc.CreatePaymentIntent(ctx, e.test, "c2", fpx("3000", "o-paid"))
+	is.NoErr(err)
+	paid := decodeIntent(t, resp)["id"].(string)
+	e.provider.approve(paid)
+	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-5", paid, paykit.CancelPaymentIntentRequest{})
+	is.NoErr(err)
+	e.drain(t)
+	pi, err = e.svc.GetPaymentIntent(ctx, e.test, paid)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentSucceeded)
+}
+
+func TestAbandonedPaymentExpires(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "e1", fpx("3000", "o-expire"))
+	is.NoErr(err)
+	id := decodeIntent(t, resp)["id"].(string)
+	e.clock.Advance(29 * time.Minute)
+	e.drain(t)
+	pi, err := e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentRequiresAction)
+	e.clock.Advance(2 * time.Minute)
+	e.drain(t)
+	pi, err = e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentExpired)
+	is.Equal(pi.FailureCode, paykit.FailureExpired)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
