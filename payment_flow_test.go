@@ -250,7 +250,9 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 		{"bad return url", mod(func(r *paykit.CreatePaymentIntentRequest) { r.ReturnURL = "javascript:alert(1)" }), paykit.CodeInvalidRequest, "return_url"},
 		{"bad email", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Customer["email"] = "not-an-email" }), paykit.CodeInvalidRequest, "customer.email"},
 		{"unknown option", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"issuer": "x"} }), paykit.CodeInvalidRequest, "payment_method_options.issuer"},
-		{"provider bank code", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"bank": "MBB0228"} }), paykit.CodeInvalidRequest, "payment_method_options.bank"},
+		{"provider bank code", mod(func(r *paykit.CreatePaymentIntentRequest) {
+			r.PaymentMethodOptions = map[string]string{"bank": "MBB0228"}
+		}), paykit.CodeInvalidRequest, "payment_method_options.bank"},
 		{"unavailable bank", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethodOptions = map[string]string{"bank": "BSN"} }), paykit.CodePaymentMethodUnavailable, "payment_method_options.bank"},
 		{"no route for method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "PROMPTPAY" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
 		{"no route for country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "TH" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
@@ -354,7 +356,7 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 			id := page.Data[0].ID
 			is.Equal(page.Data[0].Status, paykit.PaymentProcessing) // persisted, outcome unknown
-			e.clock.Advance(31 * time.Second)                         // the request's lock expires
+			e.clock.Advance(31 * time.Second)                       // the request's lock expires
 			if via == "worker" {
 				e.drain(t)
 			}
