@@ -483,3 +483,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestListPaymentMethods(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	page, err := e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "600000", Currency: "MYR", Country: "MY"})
+	is.NoErr(err)
+	b, err := json.Marshal(page)
+	is.NoErr(err)
+	// TNG is over its maximum at this amount; the unavailable bank is listed as such.
+	is.Equal(string(b), `{"object":"list","data":[{"object":"payment_method","payment_method":"FPX","next_action_type":"redirect_to_url",`+
+		`"required_customer_fields":["name","email"],"banks":[{"code":"MAYBANK","name":"Maybank2u","available":true},`+
+		`{"code":"BSN","name":"BSN","available":false}]}],"has_more":false,"next_cursor":null}`)
+
+	page, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR", Country: "MY"})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 2)
+	is.Equal(page.Data[1].Method, "TNG")
+	b, _ = json.Marshal(page.Data[1])
+	is.True(!strings.Contains(string(b), "banks")) // no bank choice, no banks field
+
+	page, err = e.svc.ListPaymentMethods(ctx, e.live, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR", Country: "MY"})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 0) // live has no routes
+	_, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR"})
+	is.Equal(paykit.AsError(err).Param, "country")
+}

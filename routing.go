@@ -1,6 +1,10 @@
 package paykit
 
-import "slices"
+import (
+	"context"
+	"encoding/json"
+	"slices"
+)
 
 // Payment methods of the contract.
 var PaymentMethods = []string{
@@ -67,4 +71,69 @@ func (rt *Routing) PaymentRoute(env Environment, method, country, currency strin
 		}
 	}
 	return nil, false
+}
+
+// PaymentMethod is one eligible method of GET /payment_methods.
+type PaymentMethod struct {
+	Method                 string
+	NextActionType         string
+	RequiredCustomerFields []string
+	Banks                  []Bank // nil when the method takes no bank choice
+}
+
+// MarshalJSON renders the payment_method projection; Provider bank codes
+// never appear.
+func (m PaymentMethod) MarshalJSON() ([]byte, error) {
+	type bank struct {
+		Code      string `json:"code"`
+		Name      string `json:"name"`
+		Available bool   `json:"available"`
+	}
+	out := struct {
+		Object         string   `json:"object"`
+		Method         string   `json:"payment_method"`
+		NextActionType string   `json:"next_action_type"`
+		Required       []string `json:"required_customer_fields"`
+		Banks          []bank   `json:"banks,omitempty"`
+	}{Object: "payment_method", Method: m.Method, NextActionType: m.NextActionType, Required: m.RequiredCustomerFields}
+	if out.Required == nil {
+		out.Required = []string{}
+	}
+	for _, b := range m.Banks {
+		out.Banks = append(out.Banks, bank{b.Code, b.Name, b.Available})
+	}
+	return json.Marshal(out)
+}
+
+// PaymentMethodsRequest is the query of GET /payment_methods.
+type PaymentMethodsRequest struct {
+	Amount   string `json:"amount" validate:"required,amount"`
+	Currency string `json:"currency" validate:"required,currency"`
+	Country  string `json:"country" validate:"required,country"`
+}
+
+// ListPaymentMethods returns the methods (and bank choices) eligible for
+// direct payment creation by the caller's environment for that amount,
+// currency and country, in the contract's method order. It is empty when
+// nothing is eligible.
+func (s *Service) ListPaymentMethods(_ context.Context, p Principal, req PaymentMethodsRequest) (*Page[PaymentMethod], error) {
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	amount, err := ParseAmount(req.Amount)
+	if err != nil {
+		return nil, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
+	}
+	page := &Page[PaymentMethod]{Data: []PaymentMethod{}}
+	for _, m := range PaymentMethods {
+		r, ok := s.routing.PaymentRoute(p.Environment, m, req.Country, req.Currency, amount)
+		if !ok {
+			continue
+		}
+		page.Data = append(page.Data, PaymentMethod{
+			Method: m, NextActionType: r.NextAction,
+			RequiredCustomerFields: slices.Clone(r.CustomerFields), Banks: slices.Clone(r.Banks),
+		})
+	}
+	return page, nil
 }
