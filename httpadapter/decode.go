@@ -10,13 +10,10 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/go-playground/validator/v10"
 
 	"github.com/paykit/paykit"
 )
@@ -33,7 +30,8 @@ const MaxBodyBytes = 64 << 10
 //   - a member dst has no field for (names match exactly, case included):
 //     400 naming it by its dotted path, e.g. param "recipient.bank";
 //   - a value of the wrong JSON type: 400 naming it, e.g. "items.0.quantity";
-//   - a `validate` struct tag failing: 400 naming the field by its JSON path.
+//   - a `validate` struct tag failing (paykit.Validate, the one rule set the
+//     Service also uses): 400 naming the field by its JSON path.
 //
 // It returns the raw body (for idempotency fingerprints).
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error) {
@@ -47,7 +45,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error)
 	if err := decodeJSON(body, dst); err != nil {
 		return nil, err
 	}
-	return body, validateStruct(dst)
+	return body, paykit.Validate(dst)
 }
 
 func checkJSONContentType(r *http.Request) error {
@@ -285,100 +283,6 @@ func jsonTypeName(t reflect.Type) string {
 	default:
 		return "an object"
 	}
-}
-
-// validate checks `validate` struct tags. Field names in its errors are
-// JSON names, so a namespace is a JSON path.
-var validate = newValidator()
-
-var (
-	currencyRE = regexp.MustCompile(`^[A-Z]{3,6}$`)
-	countryRE  = regexp.MustCompile(`^[A-Z]{2}$`)
-)
-
-func newValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			return ""
-		case "":
-			return f.Name
-		}
-		return name
-	})
-	for tag, ok := range map[string]func(string) bool{
-		"amount":   func(s string) bool { _, err := paykit.ParseAmount(s); return err == nil },
-		"currency": currencyRE.MatchString,
-		"country":  countryRE.MatchString,
-	} {
-		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return ok(fl.Field().String()) }); err != nil {
-			panic(err)
-		}
-	}
-	return v
-}
-
-// validateStruct runs the validator on dst and turns its first failure
-// into a 400 naming the field.
-func validateStruct(dst any) error {
-	err := validate.Struct(dst)
-	if err == nil {
-		return nil
-	}
-	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) || len(verrs) == 0 {
-		return paykit.Internal(err)
-	}
-	fe := verrs[0]
-	param := fieldPath(fe.Namespace())
-	return paykit.InvalidRequest(param, "%s", validationMessage(param, fe))
-}
-
-// fieldPath turns a validator namespace ("request.customer[email]") into
-// the contract's dotted param ("customer.email").
-func fieldPath(ns string) string {
-	if _, rest, ok := strings.Cut(ns, "."); ok {
-		ns = rest // drop the top-level type name
-	}
-	ns = strings.ReplaceAll(ns, "[", ".")
-	return strings.ReplaceAll(ns, "]", "")
-}
-
-func validationMessage(param string, fe validator.FieldError) string {
-	isString := fe.Kind() == reflect.String
-	switch fe.Tag() {
-	case "required", "required_with", "required_without", "required_if", "required_unless":
-		return param + " is required."
-	case "min", "gte":
-		if isString {
-			return param + " must be at least " + fe.Param() + " characters."
-		}
-		return param + " must be at least " + fe.Param() + "."
-	case "max", "lte":
-		if isString {
-			return param + " must be at most " + fe.Param() + " characters."
-		}
-		return param + " must be at most " + fe.Param() + "."
-	case "len":
-		return param + " must be " + fe.Param() + " characters."
-	case "oneof":
-		return param + " must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ") + "."
-	case "email":
-		return param + " must be an email address."
-	case "url", "uri", "http_url":
-		return param + " must be an absolute URL."
-	case "amount":
-		return param + " must be a string of a positive integer in minor units."
-	case "currency":
-		return param + " must match ^[A-Z]{3,6}$."
-	case "country":
-		return param + " must match ^[A-Z]{2}$."
-	case "excluded_with", "excluded_without", "excluded_unless", "excluded_if":
-		return param + " is not allowed here."
-	}
-	return param + " is invalid."
 }
 
 // idempotencyKey returns the request's Idempotency-Key header, which create

@@ -289,7 +289,7 @@ func TestDecodeAndValidate(t *testing.T) {
 		is := is.New(t)
 		var req sampleRequest
 		is.NoErr(decodeJSON([]byte(validSample), &req))
-		is.NoErr(validateStruct(&req))
+		is.NoErr(paykit.Validate(&req))
 		is.Equal(req, sampleRequest{
 			Amount: "10000", Currency: "MYR", Country: "MY", MerchantReference: "order-1",
 			Customer:  sampleCustomer{Name: "Aisyah", Email: "a@example.com"},
