@@ -23,6 +23,7 @@ type fakeProvider struct {
 	attempts map[string]*fakeAttempt
 	creates  map[string]int // create calls per key
 	block    chan struct{}  // when set, CreatePayment waits on it (a hung request)
+	returns  []string       // return URLs received
 }
 
 type fakeAttempt struct {
@@ -37,6 +38,7 @@ func newFakeProvider() *fakeProvider {
 func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
 	f.mu.Lock()
 	f.creates[req.Key]++
+	f.returns = append(f.returns, req.ReturnURL)
 	block := f.block
 	a, seen := f.attempts[req.Key]
 	if !seen {
@@ -104,6 +106,17 @@ func (f *fakeProvider) approve(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.attempts[key].state = paykit.OutcomeSucceeded
+}
+
+func (f *fakeProvider) lastReturnToken(t *testing.T) string {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u := f.returns[len(f.returns)-1]
+	if !strings.HasPrefix(u, "https://pay.example/pay/return/") {
+		t.Fatalf("return URL %q is not a service URL", u)
+	}
+	return strings.TrimPrefix(u, "https://pay.example/pay/return/")
 }
 
 func (f *fakeProvider) createCalls(key string) int {
@@ -509,4 +522,50 @@ func TestListPaymentMethods(t *testing.T) {
 	is.Equal(len(page.Data), 0) // live has no routes
 	_, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR"})
 	is.Equal(paykit.AsError(err).Param, "country")
+}
+
+func TestPayerLinks(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	req := fpx("4000", "o-links")
+	req.ReturnURL = "https://shop.example/done?order=7"
+	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "l1", req)
+	is.NoErr(err)
+	body := decodeIntent(t, resp)
+	id := body["id"].(string)
+	link := body["next_action"].(map[string]any)["url"].(string)
+	token := strings.TrimPrefix(link, "https://pay.example/pay/continue/")
+
+	target, err := e.svc.ContinuePayment(ctx, token)
+	is.NoErr(err)
+	is.Equal(target, "https://psp.invalid/pay/"+id)
+	for _, bad := range []string{token[:len(token)-2] + "xx", "x" + token, "", strings.Replace(token, ".", "..", 1)} {
+		_, err := e.svc.ContinuePayment(ctx, bad)
+		is.Equal(err, paykit.ErrLinkInvalid)
+	}
+	_, _, err = e.svc.PaymentReturn(ctx, token) // a continuation token is no return token
+	is.Equal(err, paykit.ErrLinkInvalid)
+
+	// The Provider sends the payer back to the return link it was given.
+	e.provider.approve(id)
+	pi, _ := e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.Equal(pi.Status, paykit.PaymentRequiresAction)
+	returnToken := e.provider.lastReturnToken(t)
+	_, dest, err := e.svc.PaymentReturn(ctx, returnToken)
+	is.NoErr(err)
+	is.Equal(dest, "https://shop.example/done?order=7&payment_intent="+id)
+	e.drain(t) // the return scheduled an inquiry at once
+	pi, _ = e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.Equal(pi.Status, paykit.PaymentSucceeded)
+	_, err = e.svc.ContinuePayment(ctx, token)
+	is.Equal(err, paykit.ErrLinkInvalid) // nothing left to continue
+
+	// Links expire with the intent.
+	resp, err = e.svc.CreatePaymentIntent(ctx, e.test, "l2", fpx("4000", "o-links-2"))
+	is.NoErr(err)
+	link = decodeIntent(t, resp)["next_action"].(map[string]any)["url"].(string)
+	e.clock.Advance(31 * time.Minute)
+	_, err = e.svc.ContinuePayment(ctx, strings.TrimPrefix(link, "https://pay.example/pay/continue/"))
+	is.Equal(err, paykit.ErrLinkInvalid)
 }

@@ -129,3 +129,10 @@ type PayoutProvider interface {
 	InquirePayout(ctx context.Context, key string) Result
 	CancelPayout(ctx context.Context, key string) Result
 }
+
+// PayerSimulator is implemented by sandbox Providers: it acts as the payer
+// on the Provider's page. The test helpers of the merchant API use it.
+type PayerSimulator interface {
+	Approve(ctx context.Context, key string) error
+	Decline(ctx context.Context, key string) error
+}

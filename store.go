@@ -188,6 +188,9 @@ type JobStore interface {
 	// RetryJob releases the owner's lease and reschedules the job at runAt,
 	// recording lastError; ErrNotFound when the owner no longer leases it.
 	RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
+	// ExpediteJob moves the job with dedupKey to run no later than runAt
+	// (a later RunAt is left alone); ErrNotFound when no such job exists.
+	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
 	// GetJob returns a job by id or ErrNotFound.
 	GetJob(ctx context.Context, id string) (*Job, error)
 }

@@ -30,6 +30,22 @@ func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 	return err
 }
 
+// enqueueSoon is enqueue for work that should run at j.RunAt even when the
+// same deduplicated job is already scheduled later.
+func (s *Service) enqueueSoon(ctx context.Context, tx Tx, j *Job) error {
+	if err := s.enqueue(ctx, tx, j); err != nil {
+		return err
+	}
+	if j.DedupKey == "" {
+		return nil
+	}
+	err := tx.ExpediteJob(ctx, j.DedupKey, j.RunAt)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // Run performs background work until ctx ends: every WorkerInterval it runs
 // ProcessDue until nothing is due. It returns nil when ctx is cancelled.
 // Several instances may run against one shared Store; leases keep them from

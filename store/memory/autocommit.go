@@ -132,3 +132,8 @@ func (s *Store) RetryJob(ctx context.Context, id string, owner string, runAt tim
 func (s *Store) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 	return call(s, ctx, func(t *txn) (*paykit.Job, error) { return t.GetJob(ctx, id) })
 }
+
+// ExpediteJob implements paykit.Tx in its own transaction.
+func (s *Store) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
+	return s.run(ctx, func(t *txn) error { return t.ExpediteJob(ctx, dedupKey, runAt) })
+}

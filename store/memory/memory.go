@@ -490,6 +490,20 @@ func (t *txn) RetryJob(_ context.Context, id, owner string, runAt time.Time, las
 	return nil
 }
 
+// ExpediteJob implements paykit.JobStore.
+func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) error {
+	id, ok := t.d.jobByDedup[dedupKey]
+	if !ok {
+		return paykit.ErrNotFound
+	}
+	j := t.d.jobs[id]
+	if j.RunAt.After(runAt) {
+		j.RunAt = runAt
+		put(t, t.d.jobs, id, j)
+	}
+	return nil
+}
+
 // GetJob implements paykit.JobStore.
 func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
 	j, ok := t.d.jobs[id]

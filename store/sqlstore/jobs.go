@@ -112,6 +112,26 @@ func (t tx) RetryJob(ctx context.Context, id, owner string, runAt time.Time, las
 	return checkUpdated(ctx, "retry job", res, nil)
 }
 
+// ExpediteJob implements paykit.JobStore.
+func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
+	runAt = runAt.UTC()
+	_, err := t.db.NewUpdate().Table("jobs").
+		Set("run_at = ?", runAt).Set("version = version + 1").
+		Where("dedup_key = ?", dedupKey).Where("run_at > ?", runAt).
+		Exec(ctx)
+	if err != nil {
+		return mapError("expedite job", err)
+	}
+	exists, err := t.db.NewSelect().Table("jobs").Where("dedup_key = ?", dedupKey).Exists(ctx)
+	if err != nil {
+		return mapError("expedite job", err)
+	}
+	if !exists {
+		return paykit.ErrNotFound
+	}
+	return nil
+}
+
 // GetJob implements paykit.JobStore.
 func (t tx) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 	var row jobRow

@@ -648,6 +648,13 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.True(errors.Is(err, paykit.ErrNotFound))
 	// A completed job frees its dedup key.
 	is.NoErr(s.EnqueueJob(ctx, job("job_5", at(time.Hour), "recover:pi_1")))
+	// Expediting moves a job earlier, never later.
+	is.NoErr(s.ExpediteJob(ctx, "recover:pi_1", at(20*time.Minute)))
+	is.NoErr(s.ExpediteJob(ctx, "recover:pi_1", at(2*time.Hour)))
+	j5, err := s.GetJob(ctx, "job_5")
+	is.NoErr(err)
+	is.Equal(j5.RunAt, at(20*time.Minute))
+	is.True(errors.Is(s.ExpediteJob(ctx, "recover:nothing", base), paykit.ErrNotFound))
 
 	is.NoErr(s.RetryJob(ctx, "job_2", "w1", now.Add(5*time.Second), "provider timeout"))
 	is.True(errors.Is(s.RetryJob(ctx, "job_2", "w1", now, "again"), paykit.ErrNotFound)) // lease released
