@@ -228,7 +228,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 	res := prov.CreatePayment(ctx, PaymentRequest{
 		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
 		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
-		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
+		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
 		ExpiresAt: pi.ExpiresAt,
 	})
 	s.log.InfoContext(ctx, "provider create payment", "payment_intent", pi.ID, "provider", pi.Provider, "outcome", res.Outcome, "detail", res.Detail)
@@ -322,10 +322,10 @@ func (s *Service) nextAction(pi *PaymentIntent, a *ProviderAction) *NextAction {
 	na := &NextAction{Type: a.Type, ExpiresAt: exp}
 	switch a.Type {
 	case NextActionRedirectToURL:
-		na.URL = s.payURL("continue", s.linkToken(tokenContinue, pi.ID, exp))
+		na.URL = s.payURL("continue", s.linkToken(tokenContinue, pi.Scope(), pi.ID, exp))
 	case NextActionDisplayQRCode:
 		na.QRData = a.QRData
-		na.ImageURL = s.payURL("qr", s.linkToken(tokenQR, pi.ID, exp)+".png")
+		na.ImageURL = s.payURL("qr", s.linkToken(tokenQR, pi.Scope(), pi.ID, exp)+".png")
 	case NextActionBankTransferInstructions:
 		na.BankName, na.Account, na.Holder, na.Reference = a.BankName, a.AccountNumber, a.AccountHolder, a.Reference
 		na.Amount, na.Currency = pi.Amount, pi.Currency

@@ -45,24 +45,25 @@ const (
 	tokenQR       = "pay.qr"       // QR code image
 )
 
-// linkToken seals a resource id with an expiry for a payer-facing URL.
-func (s *Service) linkToken(purpose, id string, exp time.Time) string {
-	return s.seal(purpose, strconv.FormatInt(exp.Unix(), 10)+"."+id)
+// linkToken seals a resource's scope and id with an expiry for a
+// payer-facing URL.
+func (s *Service) linkToken(purpose string, scope Scope, id string, exp time.Time) string {
+	return s.seal(purpose, strings.Join([]string{strconv.FormatInt(exp.Unix(), 10), string(scope.Environment), scope.MerchantID, id}, "\n"))
 }
 
-// openLinkToken returns the id of a valid, unexpired link token.
-func (s *Service) openLinkToken(purpose, token string) (string, bool) {
+// openLinkToken returns the scope and id of a valid, unexpired link token.
+func (s *Service) openLinkToken(purpose, token string) (Scope, string, bool) {
 	payload, ok := s.unseal(purpose, token)
 	if !ok {
-		return "", false
+		return Scope{}, "", false
 	}
-	exp, id, ok := strings.Cut(payload, ".")
-	if !ok || id == "" {
-		return "", false
+	f := strings.Split(payload, "\n")
+	if len(f) != 4 || f[3] == "" {
+		return Scope{}, "", false
 	}
-	unix, err := strconv.ParseInt(exp, 10, 64)
+	unix, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil || !s.Now().Before(time.Unix(unix, 0)) {
-		return "", false
+		return Scope{}, "", false
 	}
-	return id, true
+	return Scope{MerchantID: f[2], Environment: Environment(f[1])}, f[3], true
 }
