@@ -60,16 +60,18 @@ func checkJSONContentType(r *http.Request) error {
 	return nil
 }
 
-var errTooLarge = paykit.Errorf(paykit.CodeRequestTooLarge, "", "The request body must not exceed %d bytes.", MaxBodyBytes)
+func errTooLarge() error {
+	return paykit.Errorf(paykit.CodeRequestTooLarge, "", "The request body must not exceed %d bytes.", MaxBodyBytes)
+}
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
-		return nil, errTooLarge
+		return nil, errTooLarge()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, errTooLarge
+		return nil, errTooLarge()
 	}
 	if err != nil {
 		return nil, paykit.InvalidRequest("", "The request body could not be read.")
@@ -77,7 +79,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-var errNotObject = paykit.InvalidRequest("", "The request body must be a JSON object.")
+func errNotObject() error {
+	return paykit.InvalidRequest("", "The request body must be a JSON object.")
+}
 
 // decodeJSON decodes body into dst in two passes: a generic one that finds
 // syntax errors, unknown members and wrong types with their full path
@@ -89,7 +93,7 @@ func decodeJSON(body []byte, dst any) error {
 	dec.UseNumber()
 	if err := dec.Decode(&generic); err != nil {
 		if len(bytes.TrimSpace(body)) == 0 {
-			return errNotObject
+			return errNotObject()
 		}
 		return paykit.InvalidRequest("", "The request body is not valid JSON.")
 	}
@@ -97,7 +101,7 @@ func decodeJSON(body []byte, dst any) error {
 		return paykit.InvalidRequest("", "The request body must hold a single JSON object.")
 	}
 	if _, ok := generic.(map[string]any); !ok {
-		return errNotObject
+		return errNotObject()
 	}
 	if err := checkShape(generic, reflect.TypeOf(dst), ""); err != nil {
 		return err
@@ -135,7 +139,7 @@ func checkShape(v any, t reflect.Type, path string) error {
 	}
 	mismatch := func() error {
 		if path == "" {
-			return errNotObject
+			return errNotObject()
 		}
 		return paykit.InvalidRequest(path, "%s must be %s.", path, jsonTypeName(t))
 	}
