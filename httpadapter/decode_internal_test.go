@@ -13,7 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/httpadapter/internal/oapitest"
+	"github.com/paykit/paykit/internal/oapitest"
 	"github.com/paykit/paykit/store/memory"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
-	"github.com/paykit/paykit/httpadapter/internal/oapitest"
+	"github.com/paykit/paykit/internal/oapitest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit/httpadapter"
-	"github.com/paykit/paykit/httpadapter/internal/oapitest"
+	"github.com/paykit/paykit/internal/oapitest"
 )
 
 // The validator must reject responses that drift from the document, or it
