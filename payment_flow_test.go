@@ -215,6 +215,18 @@ func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
 	id := body["id"].(string)
 	is.Equal(e.provider.createCalls(id), 1)
 
+	var typed paykit.PaymentIntent
+	is.NoErr(resp.Decode(&typed)) // the Go API reads the same answer typed
+	stored, err := e.svc.GetPaymentIntent(ctx, e.test, id)
+	is.NoErr(err)
+	is.Equal(typed.Status, stored.Status)
+	is.Equal(typed.Amount, int64(15000))
+	is.Equal(*typed.NextAction, *stored.NextAction)
+	is.Equal(typed.ExpiresAt, stored.ExpiresAt)
+	reencoded, err := json.Marshal(typed)
+	is.NoErr(err)
+	is.Equal(string(reencoded), string(resp.Body)) // the projection round-trips exactly
+
 	again, err := e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req)
 	is.NoErr(err)
 	is.True(again.Replayed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -286,4 +287,50 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Pa
 		return nil, Internal(err)
 	}
 	return makePage(s, "payment_intent", rows, limit, func(pi *PaymentIntent) Position { return Position{pi.CreatedAt, pi.ID} }), nil
+}
+
+// UnmarshalJSON reads the projection MarshalJSON writes (for example a
+// Response body), so Go callers get typed intents back. Internal fields
+// stay empty.
+func (p *PaymentIntent) UnmarshalJSON(b []byte) error {
+	var in struct {
+		ID                string        `json:"id"`
+		Status            PaymentStatus `json:"status"`
+		Amount            string        `json:"amount"`
+		Currency          string        `json:"currency"`
+		Country           string        `json:"country"`
+		MerchantReference string        `json:"merchant_reference"`
+		PaymentMethod     *string       `json:"payment_method"`
+		Environment       Environment   `json:"environment"`
+		NextAction        *NextAction   `json:"next_action"`
+		FailureCode       *string       `json:"failure_code"`
+		Receipt           *Receipt      `json:"receipt"`
+		ExpiresAt         time.Time     `json:"expires_at"`
+		CompletedAt       *time.Time    `json:"completed_at"`
+		CreatedAt         time.Time     `json:"created_at"`
+		UpdatedAt         time.Time     `json:"updated_at"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	amount, err := ParseAmount(in.Amount)
+	if err != nil {
+		return fmt.Errorf("payment_intent amount: %w", err)
+	}
+	*p = PaymentIntent{
+		ID: in.ID, Status: in.Status, Amount: amount, Currency: in.Currency, Country: in.Country,
+		MerchantReference: in.MerchantReference, Environment: in.Environment, NextAction: in.NextAction,
+		Receipt: in.Receipt, ExpiresAt: in.ExpiresAt.UTC(), CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
+	}
+	if in.PaymentMethod != nil {
+		p.PaymentMethod = *in.PaymentMethod
+	}
+	if in.FailureCode != nil {
+		p.FailureCode = *in.FailureCode
+	}
+	if in.CompletedAt != nil {
+		t := in.CompletedAt.UTC()
+		p.CompletedAt = &t
+	}
+	return nil
 }

@@ -1,0 +1,86 @@
+package paykit_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/store/sqlstore"
+)
+
+// Several Service instances on one PostgreSQL database share the work:
+// every job runs exactly once, and all instances take part.
+func TestWorkersShareJobsOnPostgres(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store, err := sqlstore.Open(ctx, pgtest.Database(t))
+	is.NoErr(err)
+	t.Cleanup(func() { store.Close() })
+	is.NoErr(store.Migrate(ctx))
+
+	clock := paykit.NewManualClock(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
+	const instances, jobs = 4, 200
+	var mu sync.Mutex
+	runs := map[string]int{}
+	perInstance := make([]atomic.Int32, instances)
+	svcs := make([]*paykit.Service, instances)
+	for i := range svcs {
+		svcs[i] = newWorkerService(t, store, clock, fmt.Sprintf("instance-%d", i))
+		paykit.HandleJob(svcs[i], "work", func(_ context.Context, j *paykit.Job) error {
+			mu.Lock()
+			runs[j.ID]++
+			mu.Unlock()
+			perInstance[i].Add(1)
+			time.Sleep(time.Millisecond) // hold the lease a moment so others must skip it
+			return nil
+		})
+	}
+	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
+		for range jobs {
+			if err := paykit.EnqueueJob(ctx, svcs[0], tx, &paykit.Job{Kind: "work"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	var wg sync.WaitGroup
+	for _, svc := range svcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := svc.ProcessDue(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n == 0 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	is.Equal(len(runs), jobs)
+	for id, n := range runs {
+		if n != 1 {
+			t.Errorf("job %s ran %d times", id, n)
+		}
+	}
+	busy := 0
+	for i := range perInstance {
+		if perInstance[i].Load() > 0 {
+			busy++
+		}
+	}
+	is.True(busy >= 2) // the work was shared
+	t.Logf("jobs per instance: %d %d %d %d", perInstance[0].Load(), perInstance[1].Load(), perInstance[2].Load(), perInstance[3].Load())
+}
