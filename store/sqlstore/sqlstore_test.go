@@ -2,19 +2,18 @@ package sqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/store/sqlstore"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -35,27 +34,11 @@ func TestSQLiteMemory(t *testing.T) {
 // server at $PAYKIT_TEST_POSTGRES_URL, one schema per Store. It fails, never
 // skips, when the server is unreachable.
 func TestPostgres(t *testing.T) {
-	base := os.Getenv("PAYKIT_TEST_POSTGRES_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
 	ctx := context.Background()
-	admin := open(t, base)
-	name := "paykit_test_" + strings.ToLower(rand.Text()[:12])
-	_, err := admin.DB().ExecContext(ctx, "CREATE DATABASE "+name)
+	u, err := url.Parse(pgtest.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if _, err := admin.DB().ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Error(err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
 	db := open(t, u.String())
 
 	schemas := 0
