@@ -129,10 +129,9 @@ func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 	return err
 }
 
-// ListPaymentIntents implements paykit.PaymentIntentStore.
-func (t tx) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
-	var rows []paymentIntentRow
-	sel := t.db.NewSelect().Model(&rows).
+// listPaymentIntentsQuery selects one keyset page of q into rows.
+func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.PaymentIntentQuery) *bun.SelectQuery {
+	sel := t.db.NewSelect().Model(rows).
 		Where("merchant_id = ?", q.Scope.MerchantID).Where("environment = ?", q.Scope.Environment)
 	if len(q.Statuses) > 0 {
 		sel = sel.Where("status IN (?)", bun.In(q.Statuses))
@@ -152,7 +151,13 @@ func (t tx) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery)
 	if q.CreatedBefore != nil {
 		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
 	}
-	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+	return newestFirst(sel, q.After, q.Limit)
+}
+
+// ListPaymentIntents implements paykit.PaymentIntentStore.
+func (t tx) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+	var rows []paymentIntentRow
+	if err := t.listPaymentIntentsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list payment intents", err)
 	}
 	out := make([]paykit.PaymentIntent, len(rows))

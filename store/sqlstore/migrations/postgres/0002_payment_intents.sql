@@ -34,3 +34,5 @@ CREATE UNIQUE INDEX payment_intents_merchant_reference_key
     ON payment_intents (merchant_id, environment, merchant_reference);
 CREATE INDEX payment_intents_list_idx
     ON payment_intents (merchant_id, environment, created_at DESC, id DESC);
+CREATE INDEX payment_intents_status_list_idx
+    ON payment_intents (merchant_id, environment, status, created_at DESC, id DESC);
