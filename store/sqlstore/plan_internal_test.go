@@ -64,7 +64,7 @@ func TestListPlanUsesIndex(t *testing.T) {
 		var rows []paymentIntentRow
 		sql := s.tx.listPaymentIntentsQuery(&rows, q).String()
 		var plan []string
-		if err := s.db.NewRaw("EXPLAIN " + sql).Scan(context.Background(), &plan); err != nil {
+		if err := s.db.NewRaw("EXPLAIN "+sql).Scan(context.Background(), &plan); err != nil {
 			t.Fatal(err)
 		}
 		text := strings.Join(plan, "\n")
