@@ -194,3 +194,55 @@ type JobStore interface {
 	// GetJob returns a job by id or ErrNotFound.
 	GetJob(ctx context.Context, id string) (*Job, error)
 }
+
+// PayoutQuery selects payout intents; empty fields do not filter.
+// CreatedAfter is inclusive, CreatedBefore exclusive.
+type PayoutQuery struct {
+	// Scope is the tenant. AllTenants lists across every merchant and
+	// environment instead: for the operator API only.
+	Scope             Scope
+	AllTenants        bool
+	Statuses          []PayoutStatus
+	ApprovalPending   bool // only payouts waiting for operator approval
+	Currency          string
+	Country           string
+	MerchantReference string
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	After             *Position
+	Limit             int
+}
+
+// PayoutStore persists payout intents. The account number reaches it only
+// encrypted (AccountCiphertext).
+type PayoutStore interface {
+	// CreatePayoutIntent inserts p; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreatePayoutIntent(ctx context.Context, p *PayoutIntent) error
+	// GetPayoutIntent returns the payout of that scope or ErrNotFound.
+	GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error)
+	// FindPayoutIntent returns a payout by id in any scope, for operators.
+	FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error)
+	// UpdatePayoutIntent writes p under the Version rule.
+	UpdatePayoutIntent(ctx context.Context, p *PayoutIntent) error
+	// ListPayoutIntents returns at most q.Limit payouts, newest first.
+	ListPayoutIntents(ctx context.Context, q PayoutQuery) ([]PayoutIntent, error)
+}
+
+// LedgerStore keeps the double-entry ledger and the balances it implies.
+type LedgerStore interface {
+	// PostLedger appends t's postings as immutable entries and applies the
+	// postings to merchant accounts (IsMerchantAccount) to the balance of
+	// t.Scope and t.Currency, atomically. An unbalanced t is an error; a
+	// merchant account that would go negative is ErrInsufficientFunds and
+	// nothing is written. Entries get ids t.ID + "." + index.
+	PostLedger(ctx context.Context, t *LedgerTxn) error
+	// GetBalance returns the balance of a scope and currency; a zero
+	// Balance (not ErrNotFound) when nothing was ever posted.
+	GetBalance(ctx context.Context, scope Scope, currency string) (*Balance, error)
+	// ListBalances returns every balance of a scope, by currency.
+	ListBalances(ctx context.Context, scope Scope) ([]Balance, error)
+	// ListLedgerEntries returns entries oldest first (CreatedAt, ID).
+	ListLedgerEntries(ctx context.Context, q LedgerQuery) ([]LedgerEntry, error)
+}
