@@ -59,6 +59,75 @@ func (r *PaymentRoute) Bank(code string) (Bank, bool) {
 // matching route wins. An environment with no routes offers nothing.
 type Routing struct {
 	Payments []PaymentRoute
+	Payouts  []PayoutRoute
+}
+
+// ThaiBankCodes are the service's canonical Thai payout bank codes.
+var ThaiBankCodes = []string{
+	"BAAC", "BAY", "BBL", "CIMB", "CLICX", "EXIM", "GHB", "GSB", "ISLAMIC", "KBANK",
+	"KKP", "KTB", "LHBANK", "SCB", "SCBT", "SME", "TCR", "TISCO", "TTB", "UOB",
+}
+
+// PromptPayBankCode is the bank code of a PromptPay destination; the
+// PromptPay id (phone number or national id) is the account number.
+const PromptPayBankCode = "promptpay"
+
+// PayoutBank is a bank a payout route reaches: the canonical Code, the
+// Provider's code for it, and whether the recipient's Thai-language name is
+// required.
+type PayoutBank struct {
+	Code                 string
+	ProviderCode         string
+	RequiresHolderNameTH bool
+}
+
+// PayoutRoute sends payouts of one environment, country and currency to the
+// listed banks through a Provider.
+type PayoutRoute struct {
+	Environment Environment
+	Country     string
+	Currency    string
+	MinAmount   int64 // 0: no minimum
+	MaxAmount   int64 // 0: no maximum
+	Provider    string
+	Banks       []PayoutBank
+}
+
+// PayoutRoute resolves a payout to its route and bank.
+func (rt *Routing) PayoutRoute(env Environment, country, currency, bankCode string, amount int64) (*PayoutRoute, PayoutBank, bool) {
+	for i := range rt.Payouts {
+		r := &rt.Payouts[i]
+		if r.Environment != env || r.Country != country || r.Currency != currency ||
+			amount < r.MinAmount || (r.MaxAmount != 0 && amount > r.MaxAmount) {
+			continue
+		}
+		for _, b := range r.Banks {
+			if b.Code == bankCode {
+				return r, b, true
+			}
+		}
+	}
+	return nil, PayoutBank{}, false
+}
+
+// RecognisedBankCode reports whether code is a canonical payout bank code
+// of country: the Thai list and promptpay for TH, elsewhere any bank a
+// configured route of that country names. Provider-local codes are not.
+func (rt *Routing) RecognisedBankCode(country, code string) bool {
+	if country == "TH" && (code == PromptPayBankCode || slices.Contains(ThaiBankCodes, code)) {
+		return true
+	}
+	for _, r := range rt.Payouts {
+		if r.Country != country {
+			continue
+		}
+		for _, b := range r.Banks {
+			if b.Code == code {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // PaymentRoute resolves (environment, method, country, currency, amount)
