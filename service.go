@@ -49,6 +49,20 @@ type Config struct {
 	PublicURL string
 	// PaymentTTL is how long a payment intent waits for its payer; default 30m.
 	PaymentTTL time.Duration
+	// ApprovalThreshold: payouts of at least this many minor units wait for
+	// an operator's approval; 0 never holds. ApprovalPolicy, when set,
+	// decides instead.
+	ApprovalThreshold int64
+	// ApprovalPolicy reports whether a new payout must wait for approval.
+	ApprovalPolicy func(*PayoutIntent) bool
+	// ApprovalTTL is how long an approval hold lasts before the payout
+	// expires; default 72h.
+	ApprovalTTL time.Duration
+	// AccountKeys encrypts recipient account numbers at rest. Default: a
+	// random key that dies with the process (fine for store/memory; a
+	// persistent Store needs a configured key, or payouts stored before a
+	// restart cannot be dispatched).
+	AccountKeys *Keyring
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -70,6 +84,11 @@ type Service struct {
 	providers  map[string]Provider
 	publicURL  string
 	paymentTTL time.Duration
+
+	approvalThreshold int64
+	approvalPolicy    func(*PayoutIntent) bool
+	approvalTTL       time.Duration
+	accountKeys       *Keyring
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error
@@ -97,6 +116,11 @@ func New(cfg Config) (*Service, error) {
 		providers:  cfg.Providers,
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		paymentTTL: cfg.PaymentTTL,
+
+		approvalThreshold: cfg.ApprovalThreshold,
+		approvalPolicy:    cfg.ApprovalPolicy,
+		approvalTTL:       cfg.ApprovalTTL,
+		accountKeys:       cfg.AccountKeys,
 	}
 	for _, r := range cfg.Routing.Payments {
 		if _, ok := cfg.Providers[r.Provider]; !ok {
@@ -135,6 +159,12 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.paymentTTL <= 0 {
 		s.paymentTTL = 30 * time.Minute
+	}
+	if s.approvalTTL <= 0 {
+		s.approvalTTL = 72 * time.Hour
+	}
+	if s.accountKeys == nil {
+		s.accountKeys = RandomKeyring()
 	}
 	s.registerPaymentJobs()
 	return s, nil
