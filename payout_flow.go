@@ -1,0 +1,586 @@
+//go:build payouts_wip
+
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// CreatePayoutIntentRequest is the body of POST /payout_intents.
+type CreatePayoutIntentRequest struct {
+	Amount            string    `json:"amount" validate:"required,amount"`
+	Currency          string    `json:"currency" validate:"required,currency"`
+	Country           string    `json:"country" validate:"required,country"`
+	MerchantReference string    `json:"merchant_reference" validate:"required,max=256"`
+	Recipient         Recipient `json:"recipient" validate:"required"`
+}
+
+// CancelPayoutIntentRequest is the optional body of a payout cancel.
+type CancelPayoutIntentRequest struct {
+	Reason string `json:"reason,omitempty" validate:"omitempty,min=1,max=512"`
+}
+
+// Job kinds of payouts.
+const (
+	jobPayoutDispatch = "payout.dispatch" // send (or re-send, same key) the transfer
+	jobPayoutInquire  = "payout.inquire"  // resolve an in-flight or uncertain transfer
+	jobPayoutCancel   = "payout.cancel"   // cancel an in-flight transfer at the Provider
+	jobPayoutExpire   = "payout.expire"   // end an approval hold that nobody resolved
+)
+
+func (s *Service) registerPayoutJobs() {
+	s.handle(jobPayoutDispatch, s.dispatchPayoutJob)
+	s.handle(jobPayoutInquire, s.inquirePayoutJob)
+	s.handle(jobPayoutCancel, s.cancelPayoutJob)
+	s.handle(jobPayoutExpire, s.expirePayoutJob)
+}
+
+// validatePayout checks a create request against the routing; nothing is
+// persisted.
+func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest) (int64, *PayoutRoute, PayoutBank, error) {
+	if err := Validate(req); err != nil {
+		return 0, nil, PayoutBank{}, err
+	}
+	amount, err := ParseAmount(req.Amount)
+	if err != nil {
+		return 0, nil, PayoutBank{}, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
+	}
+	code := req.Recipient.BankCode
+	if !s.routing.RecognisedBankCode(req.Country, code) {
+		return 0, nil, PayoutBank{}, InvalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
+	}
+	route, bank, ok := s.routing.PayoutRoute(env, req.Country, req.Currency, code, amount)
+	if !ok {
+		return 0, nil, PayoutBank{}, Errorf(CodePayoutRouteUnavailable, "recipient.bank_code", "Payouts to %s in %s %s are not available for this amount in %s.", code, req.Country, req.Currency, env)
+	}
+	if bank.RequiresHolderNameTH && req.Recipient.HolderNameTH == "" {
+		return 0, nil, PayoutBank{}, Errorf(CodeMissingRequiredField, "recipient.holder_name_th", "recipient.holder_name_th is required for payouts to %s.", code)
+	}
+	return amount, route, bank, nil
+}
+
+// needsApproval applies the approval policy.
+func (s *Service) needsApproval(p *PayoutIntent) bool {
+	if s.approvalPolicy != nil {
+		return s.approvalPolicy(p)
+	}
+	return s.approvalThreshold > 0 && p.Amount >= s.approvalThreshold
+}
+
+// CreatePayoutIntent creates a payout, reserves its amount on the merchant's
+// balance and dispatches it (or holds it for operator approval). The answer
+// is 201 once the Provider acknowledged the transfer, or when its outcome is
+// uncertain (processing). When the dispatch is not acknowledged it is a 503
+// dispatch_unavailable: the payout and its Provider idempotency key stay, and
+// a retry with the same key and body (or the worker) resumes the same
+// dispatch, so a second payout or transfer cannot exist.
+func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*Response, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "POST /payout_intents", req)
+	if err != nil {
+		return nil, err
+	}
+	var amount int64
+	var route *PayoutRoute
+	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+		if amount, route, _, err = s.validatePayout(p.Environment, &req); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, Internal(err)
+	}
+	now := s.Now()
+	var c *claim
+	var po *PayoutIntent
+	err = s.inTx(ctx, func(tx Tx) error {
+		var err error
+		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
+			return err
+		}
+		if c.resumed {
+			po, err = tx.GetPayoutIntent(ctx, p.Scope, c.record.ResourceID)
+			return err
+		}
+		if route == nil {
+			return ErrVersionConflict // the record we saw was purged meanwhile
+		}
+		po = &PayoutIntent{
+			ID: s.newID("po"), MerchantID: p.MerchantID, Environment: p.Environment,
+			Status: PayoutProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
+			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
+			BankCode: req.Recipient.BankCode, HolderName: req.Recipient.HolderName,
+			HolderNameTH: req.Recipient.HolderNameTH, AccountLast4: last4(req.Recipient.AccountNumber),
+			Provider: route.Provider, CreatedAt: now, UpdatedAt: now,
+		}
+		if po.AccountKeyID, po.AccountCiphertext, err = s.accountKeys.Seal(req.Recipient.AccountNumber, po.ID); err != nil {
+			return err
+		}
+		if s.needsApproval(po) {
+			exp := now.Add(s.approvalTTL)
+			po.Status, po.ApprovalPending, po.ApprovalExpiresAt = PayoutRequiresApproval, true, &exp
+		} else {
+			po.Dispatch = DispatchSending
+		}
+		if err := tx.CreatePayoutIntent(ctx, po); err != nil {
+			return err
+		}
+		if err := s.reserve(ctx, tx, po, now); err != nil {
+			return err
+		}
+		if po.ApprovalPending {
+			if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutExpire, Scope: p.Scope, TargetID: po.ID, RunAt: *po.ApprovalExpiresAt, DedupKey: jobPayoutExpire + ":" + po.ID}); err != nil {
+				return err
+			}
+			_, err := finish(ctx, tx, c.record, http.StatusCreated, po, now)
+			return err
+		}
+		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
+			return err
+		}
+		return s.scheduleDispatch(ctx, tx, po, now.Add(idempotencyLock), idempotencyKey)
+	})
+	switch {
+	case errors.Is(err, ErrInsufficientFunds):
+		return nil, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
+	case errors.Is(err, ErrAlreadyExists):
+		return nil, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
+	case err != nil:
+		return nil, asServiceError(err)
+	}
+	if c.replay != nil {
+		return c.replay, nil
+	}
+	if po.ApprovalPending || po.Dispatch != DispatchSending {
+		return s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+	}
+	return s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
+}
+
+func last4(account string) string {
+	if len(account) <= 4 {
+		return account
+	}
+	return account[len(account)-4:]
+}
+
+// reserve moves the payout's amount from available to reserved.
+func (s *Service) reserve(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+	po.ReservedAmount = po.Amount
+	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.reserved", po.ID, now,
+		Posting{AccountAvailable, -po.Amount}, Posting{AccountReserved, po.Amount}); err != nil {
+		return err
+	}
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// post writes one balanced ledger transaction.
+func (s *Service) post(ctx context.Context, tx Tx, scope Scope, currency, kind, ref string, at time.Time, postings ...Posting) error {
+	return tx.PostLedger(ctx, &LedgerTxn{ID: s.newID("ltx"), Scope: scope, Currency: currency, Kind: kind, RefID: ref, Postings: postings, At: at})
+}
+
+// scheduleDispatch makes the worker (re)send po's transfer at the latest at
+// at; idemKey names the merchant's idempotency record it completes, if any.
+func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent, at time.Time, idemKey string) error {
+	var payload []byte
+	if idemKey != "" {
+		payload, _ = json.Marshal(resumePayload{IdempotencyKey: idemKey})
+	}
+	return s.enqueueSoon(ctx, tx, &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID})
+}
+
+// dispatch sends the transfer of a payout whose dispatch is sending (the
+// Provider key is the payout id, so a repeat never makes a second
+// transfer), applies the answer, and completes the idempotency record under
+// idemKey, if any. An unacknowledged dispatch answers 503 and leaves the
+// record open for the retry.
+func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+	po, err := s.store.GetPayoutIntent(ctx, scope, id)
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	if po.Dispatch == DispatchSending {
+		r, err := s.callCreatePayout(ctx, po)
+		if err != nil {
+			return nil, err
+		}
+		if r.Outcome == OutcomeUnacknowledged {
+			// Let the merchant's retry take over at once; the worker retries too.
+			err := s.inTx(ctx, func(tx Tx) error {
+				if idemKey != "" {
+					rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+					if err != nil {
+						return err
+					}
+					if rec.State != IdempotencyComplete {
+						now := s.Now()
+						rec.LockedUntil, rec.UpdatedAt = &now, now
+						if err := tx.UpdateIdempotencyRecord(ctx, rec); err != nil {
+							return err
+						}
+					}
+				}
+				cur, err := tx.GetPayoutIntent(ctx, scope, id)
+				if err != nil {
+					return err
+				}
+				return s.scheduleDispatch(ctx, tx, cur, s.Now().Add(2*time.Second), idemKey)
+			})
+			if err != nil {
+				return nil, asServiceError(err)
+			}
+			return nil, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
+		}
+		err = s.inTx(ctx, func(tx Tx) error {
+			cur, err := tx.GetPayoutIntent(ctx, scope, id)
+			if err != nil || cur.Dispatch != DispatchSending {
+				return err
+			}
+			return s.applyPayoutCreate(ctx, tx, cur, r)
+		})
+		if err != nil {
+			return nil, asServiceError(err)
+		}
+	}
+	if idemKey == "" {
+		return nil, nil
+	}
+	return s.finishPayoutRequest(ctx, scope, id, idemKey)
+}
+
+// finishPayoutRequest completes the idempotency record with the payout's
+// current projection (201), unless someone finished it first.
+func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+	var resp *Response
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete {
+			resp = &Response{Status: rec.ResponseStatus, Body: rec.ResponseBody}
+			return nil
+		}
+		resp, err = finish(ctx, tx, rec, http.StatusCreated, po, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return resp, nil
+}
+
+func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
+	pp, ok := s.providers[po.Provider].(PayoutProvider)
+	if !ok {
+		return nil, Internal(fmt.Errorf("payout %s routed to %q, which cannot pay out", po.ID, po.Provider))
+	}
+	return pp, nil
+}
+
+// callCreatePayout decrypts the account number and sends the transfer.
+func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Result, error) {
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return Result{}, err
+	}
+	account, err := s.accountKeys.Open(po.AccountKeyID, po.AccountCiphertext, po.ID)
+	if err != nil {
+		return Result{}, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
+	}
+	_, bank, _ := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+	r := pp.CreatePayout(ctx, PayoutRequest{
+		Key: po.ID, Amount: po.Amount, Currency: po.Currency, Country: po.Country,
+		BankCode: bank.ProviderCode, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
+	})
+	s.log.InfoContext(ctx, "provider create payout", "payout_intent", po.ID, "provider", po.Provider, "outcome", r.Outcome, "detail", r.Detail)
+	return r, nil
+}
+
+// applyPayoutCreate applies the answer to a dispatch, in tx.
+func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent, r Result) error {
+	now := s.Now()
+	if r.Reference != "" {
+		po.ProviderRef = r.Reference
+	}
+	switch {
+	case r.Outcome == OutcomeUnknown:
+		po.Dispatch = DispatchUncertain
+	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
+		po.Dispatch = DispatchAccepted
+	default:
+		return s.applyPayoutFinal(ctx, tx, po, r, now)
+	}
+	po.UpdatedAt = now
+	if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutInquire, Scope: po.Scope(), TargetID: po.ID, RunAt: now.Add(time.Second), DedupKey: jobPayoutInquire + ":" + po.ID}); err != nil {
+		return err
+	}
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// applyPayoutFinal applies a final Provider result to po in tx with its
+// ledger movement. Non-final results change nothing.
+func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent, r Result, now time.Time) error {
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		if po.Status == PayoutSucceeded {
+			return nil
+		}
+		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.succeeded", po.ID, now,
+			Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountPayouts, po.ReservedAmount}); err != nil {
+			return err
+		}
+		po.Status, po.CompletedAmount, po.ReservedAmount = PayoutSucceeded, po.ReservedAmount, 0
+	case OutcomeFailed:
+		code := r.FailureCode
+		if code == "" {
+			code = FailureProviderDeclined
+		}
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status, po.FailureCode, po.FailureMessage = PayoutFailed, code, failureMessages[code]
+	case OutcomeCancelled:
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status = PayoutCancelled
+	case OutcomeReturned:
+		if po.Status != PayoutSucceeded {
+			if err := s.applyPayoutFinal(ctx, tx, po, Result{Outcome: OutcomeSucceeded}, now); err != nil {
+				return err
+			}
+		}
+		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.returned", po.ID, now,
+			Posting{AccountPayouts, -po.CompletedAmount}, Posting{AccountAvailable, po.CompletedAmount}); err != nil {
+			return err
+		}
+		po.Status, po.ReturnedAmount = PayoutFailed, po.CompletedAmount
+		po.FailureCode, po.FailureMessage = FailureFundsReturned, failureMessages[FailureFundsReturned]
+	default:
+		return nil
+	}
+	po.Dispatch, po.UpdatedAt = DispatchClosed, now
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// release gives a reservation back to the available balance.
+func (s *Service) release(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+	if po.ReservedAmount == 0 {
+		return nil
+	}
+	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.released", po.ID, now,
+		Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountAvailable, po.ReservedAmount}); err != nil {
+		return err
+	}
+	po.ReservedAmount = 0
+	return nil
+}
+
+var failureMessages = map[string]string{
+	FailureProviderDeclined: "The provider declined the transfer.",
+	FailureProviderError:    "The provider could not process the transfer.",
+	FailureAccountInvalid:   "The recipient account is invalid or closed.",
+	FailureFundsReturned:    "The transfer was paid out and the funds came back.",
+	FailureApprovalRejected: "An operator rejected the payout.",
+	FailureExpired:          "The payout was not approved in time.",
+}
+
+// dispatchPayoutJob (re)sends a transfer that is still sending: after a
+// crash, an unacknowledged dispatch, or an approval.
+func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch != DispatchSending {
+		return nil
+	}
+	var p resumePayload
+	if len(j.Payload) > 0 {
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return err
+		}
+	}
+	if _, err := s.dispatch(ctx, j.Scope, po.ID, p.IdempotencyKey); err != nil {
+		return err
+	}
+	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+		return errNotYet
+	}
+	return nil
+}
+
+// inquirePayoutJob asks the Provider about an in-flight or uncertain
+// transfer. A transfer the Provider confirms it never received is sent
+// again with the same key; nothing is failed without the Provider's word.
+func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch == DispatchClosed || po.Dispatch == DispatchNone {
+		return nil
+	}
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return err
+	}
+	r := pp.InquirePayout(ctx, po.ID)
+	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
+	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
+}
+
+func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string, r Result) error {
+	final := false
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if po.Dispatch == DispatchClosed && r.Outcome != OutcomeReturned {
+			final = true
+			return nil
+		}
+		now := s.Now()
+		switch r.Outcome {
+		case OutcomeNotFound:
+			if po.Dispatch == DispatchUncertain || po.Dispatch == DispatchSending {
+				po.Dispatch, po.UpdatedAt = DispatchSending, now
+				if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+					return err
+				}
+				final = true // this job is done; the dispatch job takes over
+				return s.scheduleDispatch(ctx, tx, po, now, "")
+			}
+			return nil
+		case OutcomePending, OutcomeRequiresAction:
+			if po.Dispatch == DispatchUncertain {
+				po.Dispatch, po.UpdatedAt = DispatchAccepted, now
+				return tx.UpdatePayoutIntent(ctx, po)
+			}
+			return nil
+		}
+		before := po.Status
+		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
+			return err
+		}
+		final = po.Status != before || po.Dispatch == DispatchClosed
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !final {
+		return errNotYet
+	}
+	return nil
+}
+
+// CancelPayoutIntent cancels a payout (202 with the projection). Before
+// execution (an approval hold) it is cancelled at once; in flight it stays
+// processing until the Provider confirms the cancellation or another final
+// outcome. A terminal payout is invalid_state. The reason is stored.
+func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPayoutIntentRequest) (*Response, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "POST /payout_intents/"+id+"/cancel", req)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	var resp *Response
+	err = s.inTx(ctx, func(tx Tx) error {
+		c, err := s.begin(ctx, tx, op, now)
+		if err != nil {
+			return err
+		}
+		if c.replay != nil {
+			resp = c.replay
+			return nil
+		}
+		po, err := tx.GetPayoutIntent(ctx, p.Scope, id)
+		if errors.Is(err, ErrNotFound) {
+			return notFound("payout_intent")
+		}
+		if err != nil {
+			return err
+		}
+		if po.Status.Terminal() {
+			return Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
+		}
+		if po.CancelRequestedAt == nil {
+			po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
+			if po.Dispatch == DispatchNone {
+				if err := s.release(ctx, tx, po, now); err != nil {
+					return err
+				}
+				po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
+				return err
+			}
+			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+				return err
+			}
+		}
+		resp, err = finish(ctx, tx, c.record, http.StatusAccepted, po, now)
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return resp, nil
+}
+
+// cancelPayoutJob asks the Provider to cancel an in-flight transfer and
+// applies its answer; a transfer still in flight is asked again later.
+func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch == DispatchClosed {
+		return nil
+	}
+	if po.Dispatch == DispatchSending {
+		return errNotYet // the dispatch settles first, then the cancel
+	}
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return err
+	}
+	r := pp.CancelPayout(ctx, po.ID)
+	s.log.InfoContext(ctx, "provider cancel payout", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound && po.Dispatch == DispatchUncertain {
+		r.Outcome = OutcomeCancelled // the Provider confirms it never had it
+	}
+	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
+}
+
+// expirePayoutJob ends an approval hold older than the approval TTL.
+func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+		if err != nil || !po.ApprovalPending {
+			return err
+		}
+		now := s.Now()
+		if po.ApprovalExpiresAt != nil && po.ApprovalExpiresAt.After(now) {
+			return errNotYet
+		}
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
+		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
+		return tx.UpdatePayoutIntent(ctx, po)
+	})
+}
