@@ -1,0 +1,29 @@
+// Package sandbox is paykit's built-in test Provider, in two parts that
+// talk to each other only over HTTP, as a real integration does:
+//
+//   - PSP (NewPSP) is a simulated payment service provider: an
+//     http.Handler with its own in-memory state, serving a JSON
+//     server-to-server API under /api/ (payments, payouts, cancels, payer
+//     simulation, returns; bearer API key; Idempotency-Key on creates) and
+//     payer pages under /pay/ where a payer approves or declines. Outcomes
+//     are chosen by magic amounts and account numbers (see the contract
+//     addendum's "Sandbox Provider" section); asynchronous outcomes settle
+//     lazily from its clock, so tests with a manual clock are
+//     deterministic. Test hooks (InjectFault, CreateCalls, Transfers) let
+//     tests break the network on purpose and see what the PSP recorded.
+//
+//   - Provider (New) is the adapter: it implements paykit.Provider,
+//     paykit.PayoutProvider and paykit.PayerSimulator by calling the PSP.
+//     It is the template for real adapters. The PSP's wire shapes (wire.go)
+//     and vocabulary (codes.go) stay in this package; the adapter maps them
+//     to paykit's Outcome and failure codes, keeps local codes in
+//     Result.Detail only, and classifies every way a call can end: nothing
+//     sent or the connection dropped is Unacknowledged, sent without an
+//     answer in time is Unknown, and no answer but the PSP's explicit state
+//     is ever a failure.
+//
+// DefaultRouting returns the routes of the contract's sandbox (test
+// environment only). A host mounts the PSP somewhere (the example server
+// uses /sandbox), points the adapter at it, and registers the adapter
+// under Name.
+package sandbox

@@ -1,0 +1,68 @@
+package sandbox_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/provider/sandbox"
+)
+
+const (
+	testAPIKey  = "psp-test-secret"
+	testDelay   = 2 * time.Second
+	testTimeout = 300 * time.Millisecond
+)
+
+// env is a PSP on a real HTTP server (mounted under /sandbox, as the
+// example server does) and an adapter talking to it.
+type env struct {
+	psp   *sandbox.PSP
+	srv   *httptest.Server
+	prov  *sandbox.Provider
+	clock *paykit.ManualClock
+	base  string // the PSP's base URL, http://host:port/sandbox
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String() + "/sandbox"
+	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: base, APIKey: testAPIKey, Delay: testDelay, Hold: 5 * time.Second, Now: clock.Now})
+	mux := http.NewServeMux()
+	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &env{
+		psp: psp, srv: srv, clock: clock, base: base,
+		prov: sandbox.New(sandbox.Config{BaseURL: base, APIKey: testAPIKey, Timeout: testTimeout}),
+	}
+}
+
+var currency = map[string]string{"MY": "MYR", "TH": "THB"}
+
+// payment is a create request of method in country, expiring in 30 min.
+func (e *env) payment(key, method, country string, amount int64) paykit.PaymentRequest {
+	return paykit.PaymentRequest{
+		Key: key, Amount: amount, Currency: currency[country], Country: country, Method: method,
+		Customer:  map[string]string{"name": "Aisyah Rahman", "email": "aisyah@example.com", "phone": "+60123456789"},
+		Options:   map[string]string{},
+		ReturnURL: "https://shop.example/return?order=1",
+		ExpiresAt: e.clock.Now().Add(30 * time.Minute),
+	}
+}
+
+// payout is a TH payout to KBANK of the account.
+func payout(key, account string) paykit.PayoutRequest {
+	return paykit.PayoutRequest{
+		Key: key, Amount: 250000, Currency: "THB", Country: "TH", BankCode: "TH-004",
+		AccountNumber: account, HolderName: "Somchai Jaidee", HolderNameTH: "สมชาย ใจดี",
+	}
+}
+
+// noRedirects is a client that shows redirects instead of following them.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

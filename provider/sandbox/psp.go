@@ -1,0 +1,442 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PSPConfig configures the simulated PSP.
+type PSPConfig struct {
+	// BaseURL is the external base URL where the PSP is mounted (for
+	// example "http://127.0.0.1:8080/sandbox"); payer page URLs are built
+	// from it.
+	BaseURL string
+	// APIKey is the bearer secret the adapter must send; empty means no
+	// authentication check. It also signs callbacks.
+	APIKey string
+	// Delay is how long asynchronous outcomes take to settle; 0 means the
+	// default of 2s, a negative value settles them at once.
+	Delay time.Duration
+	// Hold is how long a request of a "timeout" magic value (or a
+	// FaultTimeout) is held before the PSP answers 504; default 30s. The
+	// PSP records the attempt first, and stops holding as soon as the
+	// client goes away. Hold runs on real time, not on Now.
+	Hold time.Duration
+	// Now is the PSP's clock; default time.Now. Settlement is computed
+	// lazily from Now whenever an attempt is looked at (no background
+	// goroutines), so tests with a manual clock are deterministic.
+	Now func() time.Time
+}
+
+// Fault operations: which API call a Fault hits.
+const (
+	OpCreatePayment  = "create_payment"
+	OpInquirePayment = "inquire_payment"
+	OpCancelPayment  = "cancel_payment"
+	OpCreatePayout   = "create_payout"
+	OpInquirePayout  = "inquire_payout"
+	OpCancelPayout   = "cancel_payout"
+)
+
+// FaultKind is how an injected fault breaks a request.
+type FaultKind int
+
+// Fault kinds.
+const (
+	// FaultTimeout holds the request until the client goes away (or Hold
+	// passes, then 504).
+	FaultTimeout FaultKind = iota + 1
+	// FaultReset hijacks the connection and closes it without an answer.
+	FaultReset
+	// FaultStatus500 answers 500 ERR_INTERNAL.
+	FaultStatus500
+)
+
+// Fault is a test hook that breaks the next requests of one operation.
+type Fault struct {
+	Op   string // one of the Op constants
+	Kind FaultKind
+	// AfterRecord applies the fault after the PSP recorded the request's
+	// effect (the attempt exists, the cancel is recorded); otherwise the
+	// request breaks before the PSP did anything.
+	AfterRecord bool
+	// Times is how many requests it hits, then it is spent; 0 means 1.
+	Times int
+}
+
+// Transfer is the PSP's record of one payout transfer, as tests see it.
+// It carries the last four characters of the account number only.
+type Transfer struct {
+	Key             string // the idempotency key it was created under
+	ID              string // the PSP's id
+	State           string // the PSP's local state (PROCESSING, SUCCESS, ...)
+	AmountMinor     int64
+	Ccy             string
+	Country         string
+	Bank            string // the PSP's local bank code
+	AccountLast4    string
+	ErrorCode       string
+	CancelRequested bool
+}
+
+// PSP is the simulated payment service provider: an http.Handler serving
+// its server-to-server JSON API under /api/ and payer pages under /pay/,
+// with its own in-memory state. It is safe for concurrent use.
+type PSP struct {
+	baseURL string
+	apiKey  string
+	delay   time.Duration
+	hold    time.Duration
+	now     func() time.Time
+	mux     *http.ServeMux
+
+	mu        sync.Mutex
+	payments  map[string]*payment  // by idempotency key
+	paymentID map[string]*payment  // by PSP id, for payer pages
+	transfers map[string]*transfer // by idempotency key
+	order     []*transfer          // transfers in creation order
+	creates   map[string]int       // create requests per idempotency key
+	faults    []*Fault             // injected, not yet spent
+}
+
+// Magic values that choose outcomes, as test cards do elsewhere.
+const (
+	amountDeclined    = 901 // payment amount ends in 901: declined at creation
+	amountTimeoutOK   = 902 // held request, then SUCCESS after Delay
+	amountTimeoutFail = 903 // held request, then FAILED after Delay
+
+	acctInvalid = "000111111116" // FAILED, ERR_ACCOUNT
+	acctTimeout = "000222222227" // held request, then SUCCESS
+	acctDropped = "000333333335" // first create recorded, connection closed unanswered
+	acctSlow    = "000444444440" // PROCESSING for a minute; cancel wins within it
+)
+
+// slowTransfer is how long an acctSlow transfer stays in flight.
+const slowTransfer = time.Minute
+
+// defaultPaymentTTL is how long a payment waits for its payer when the
+// request names no expiry.
+const defaultPaymentTTL = 30 * time.Minute
+
+// maxBody bounds request bodies of the API.
+const maxBody = 64 << 10
+
+// NewPSP returns a PSP with empty state.
+func NewPSP(cfg PSPConfig) *PSP {
+	p := &PSP{
+		baseURL:   strings.TrimRight(cfg.BaseURL, "/"),
+		apiKey:    cfg.APIKey,
+		delay:     cfg.Delay,
+		hold:      cfg.Hold,
+		now:       cfg.Now,
+		payments:  map[string]*payment{},
+		paymentID: map[string]*payment{},
+		transfers: map[string]*transfer{},
+		creates:   map[string]int{},
+	}
+	switch {
+	case p.delay == 0:
+		p.delay = 2 * time.Second
+	case p.delay < 0:
+		p.delay = 0
+	}
+	if p.hold <= 0 {
+		p.hold = 30 * time.Second
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	m := http.NewServeMux()
+	m.HandleFunc("POST /api/payments", p.api(p.createPayment))
+	m.HandleFunc("GET /api/payments/{key}", p.api(p.inquirePayment))
+	m.HandleFunc("POST /api/payments/{key}/cancel", p.api(p.cancelPayment))
+	m.HandleFunc("POST /api/payments/{key}/approve", p.api(p.payerAPI(true)))
+	m.HandleFunc("POST /api/payments/{key}/decline", p.api(p.payerAPI(false)))
+	m.HandleFunc("POST /api/payouts", p.api(p.createPayout))
+	m.HandleFunc("GET /api/payouts/{key}", p.api(p.inquirePayout))
+	m.HandleFunc("POST /api/payouts/{key}/cancel", p.api(p.cancelPayout))
+	m.HandleFunc("POST /api/payouts/{key}/return", p.api(p.returnPayout))
+	m.HandleFunc("/api/", p.api(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, errNoRoute, "No such API path: "+r.Method+" "+r.URL.Path)
+	}))
+	m.HandleFunc("GET /pay/{id}", p.payerPage)
+	m.HandleFunc("POST /pay/{id}/approve", p.payerChoice(true))
+	m.HandleFunc("POST /pay/{id}/decline", p.payerChoice(false))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.renderNotFound(w) })
+	p.mux = m
+	return p
+}
+
+// ServeHTTP serves the API under /api/ and payer pages under /pay/. Mount
+// it under a prefix with http.StripPrefix.
+func (p *PSP) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
+
+// CreateCalls returns how many create requests (payments and payouts) the
+// PSP received under the idempotency key, whatever became of them.
+func (p *PSP) CreateCalls(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.creates[key]
+}
+
+// PaymentCount returns how many distinct payment attempts the PSP recorded.
+func (p *PSP) PaymentCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.payments)
+}
+
+// Transfers returns every distinct payout transfer the PSP recorded, in
+// creation order, settled to the PSP's current time.
+func (p *PSP) Transfers() []Transfer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	out := make([]Transfer, 0, len(p.order))
+	for _, t := range p.order {
+		t.settle(now)
+		out = append(out, Transfer{
+			Key: t.key, ID: t.id, State: t.state, AmountMinor: t.in.AmountMinor, Ccy: t.in.Ccy,
+			Country: t.in.Country, Bank: t.in.Bank, AccountLast4: last4(t.in.BeneficiaryAcct),
+			ErrorCode: t.errCode, CancelRequested: t.cancelRequestedAt != nil,
+		})
+	}
+	return out
+}
+
+// InjectFault makes the next f.Times requests of f.Op break as f.Kind says.
+// Faults of the same operation apply in the order injected.
+func (p *PSP) InjectFault(f Fault) {
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults = append(p.faults, &f)
+}
+
+// takeFault spends one hit of the first matching fault, if any.
+func (p *PSP) takeFault(op string, afterRecord bool) (FaultKind, bool) {
+	if op == "" { // an operation faults cannot name
+		return 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, f := range p.faults {
+		if f.Op != op || f.AfterRecord != afterRecord {
+			continue
+		}
+		if f.Times--; f.Times == 0 {
+			p.faults = slices.Delete(p.faults, i, i+1)
+		}
+		return f.Kind, true
+	}
+	return 0, false
+}
+
+// api wraps an API handler with the bearer check and JSON answers.
+func (p *PSP) api(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if p.apiKey != "" {
+			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(p.apiKey)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="sandbox-psp"`)
+				writeError(w, http.StatusUnauthorized, errAuth, "Missing or wrong API key.")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+// answer is what an API operation replies.
+type answer struct {
+	status int
+	body   any
+	hold   bool // hold the request instead of answering (timeout magic)
+	drop   bool // close the connection instead of answering (unacknowledged magic)
+}
+
+func errAnswer(status int, code, msg string) answer {
+	return answer{status: status, body: errorView{Code: code, Message: msg}}
+}
+
+// serveOp runs one API operation between its injected faults: a fault
+// before the effect leaves no trace, one after it leaves the effect
+// recorded and the answer lost.
+func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, effect func() answer) {
+	if p.fault(w, r, op, false) {
+		return
+	}
+	a := effect()
+	if p.fault(w, r, op, true) {
+		return
+	}
+	switch {
+	case a.hold:
+		p.holdRequest(w, r)
+	case a.drop:
+		dropConnection(w, r)
+	default:
+		writeJSON(w, a.status, a.body)
+	}
+}
+
+// keyedOp serves an operation on the attempt or transfer named by the
+// path's key.
+func (p *PSP) keyedOp(w http.ResponseWriter, r *http.Request, op string, effect func(key string, now time.Time) answer) {
+	key := r.PathValue("key")
+	p.serveOp(w, r, op, func() answer {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return effect(key, p.now())
+	})
+}
+
+// notFound is the answer about a key the PSP never recorded.
+func notFound(kind string) answer {
+	return errAnswer(http.StatusNotFound, errNotFound, "No "+kind+" under this idempotency key.")
+}
+
+// create serves a create operation: the idempotency key is required and
+// counted, then the body decoded and recorded under the lock.
+func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(key string, now time.Time) answer) {
+	key, ok := p.countCreate(r)
+	if !ok {
+		writeError(w, http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
+		return
+	}
+	p.serveOp(w, r, op, func() answer {
+		if err := decode(r, body); err != nil {
+			return errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return record(key, p.now())
+	})
+}
+
+// fault applies an injected fault of op, if one is due, and reports
+// whether it did (then the request is answered or dropped).
+func (p *PSP) fault(w http.ResponseWriter, r *http.Request, op string, afterRecord bool) bool {
+	kind, ok := p.takeFault(op, afterRecord)
+	if !ok {
+		return false
+	}
+	switch kind {
+	case FaultTimeout:
+		p.holdRequest(w, r)
+	case FaultReset:
+		dropConnection(w, r)
+	default:
+		writeError(w, http.StatusInternalServerError, errInternal, "Injected fault.")
+	}
+	return true
+}
+
+// holdRequest keeps the request unanswered until the client goes away or
+// Hold passes (then 504 ERR_TIMEOUT).
+func (p *PSP) holdRequest(w http.ResponseWriter, r *http.Request) {
+	// The server notices a client going away only once the body is read.
+	_, _ = io.Copy(io.Discard, r.Body)
+	t := time.NewTimer(p.hold)
+	defer t.Stop()
+	select {
+	case <-r.Context().Done():
+	case <-t.C:
+		writeError(w, http.StatusGatewayTimeout, errTimeout, "The PSP gave up on the request; inquire for its outcome.")
+	}
+}
+
+// dropConnection closes the connection without an answer: the client sees
+// the connection end (or reset) before any response byte.
+func dropConnection(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// Not hijackable (HTTP/2): abort the stream instead.
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(interface{ SetLinger(int) error }); ok {
+		_ = tc.SetLinger(0) // a reset rather than an orderly close
+	}
+	_ = conn.Close()
+}
+
+// countCreate reads the idempotency key of a create and counts the call.
+func (p *PSP) countCreate(r *http.Request) (string, bool) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || len(key) > 255 {
+		return "", false
+	}
+	p.mu.Lock()
+	p.creates[key]++
+	p.mu.Unlock()
+	return key, true
+}
+
+// decode reads a JSON body strictly: bounded, no unknown fields, one value.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody+1))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// fingerprint identifies a request body for the idempotency check. It is
+// a hash, so a transfer's fingerprint does not keep the account number.
+func fingerprint(v any) string {
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorView{Code: code, Message: msg})
+}
+
+// newID returns prefix + "_" + 16 random hex digits.
+func newID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// last4 is the last four characters of an account number.
+func last4(acct string) string {
+	if len(acct) <= 4 {
+		return acct
+	}
+	return acct[len(acct)-4:]
+}
+
+// settleTime is when an asynchronous outcome started at now settles.
+func (p *PSP) settleTime(now time.Time) time.Time { return now.Add(p.delay) }
+
+// formatAmount renders minor units of a two-decimal currency for people.
+func formatAmount(ccy string, minor int64) string {
+	return fmt.Sprintf("%s %s", ccy, emvAmount(minor))
+}

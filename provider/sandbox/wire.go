@@ -1,0 +1,89 @@
+package sandbox
+
+import "time"
+
+// The PSP's JSON API, in its own words. The PSP writes these and the
+// adapter reads them; a real adapter would declare its Provider's shapes
+// the same way, beside the code that maps them.
+
+// paymentCreate is the body of POST /api/payments.
+type paymentCreate struct {
+	AmountMinor int64             `json:"amount_minor"`
+	Ccy         string            `json:"ccy"`
+	Country     string            `json:"country"`
+	Channel     string            `json:"channel"`
+	Bank        string            `json:"bank,omitempty"` // local FPX bank id
+	Payer       map[string]string `json:"payer,omitempty"`
+	ReturnURL   string            `json:"return_url,omitempty"`
+	ExpiresAt   *time.Time        `json:"expires_at,omitempty"`
+}
+
+// paymentView is the PSP's answer about a payment attempt.
+type paymentView struct {
+	ID                string           `json:"id"`
+	Key               string           `json:"idempotency_key"`
+	State             string           `json:"state"`
+	AmountMinor       int64            `json:"amount_minor"`
+	Ccy               string           `json:"ccy"`
+	Country           string           `json:"country"`
+	Channel           string           `json:"channel"`
+	Bank              string           `json:"bank,omitempty"`
+	ErrorCode         string           `json:"error_code,omitempty"`
+	ErrorMessage      string           `json:"error_message,omitempty"`
+	PayerAction       *payerActionView `json:"payer_action,omitempty"` // while PAYER_ACTION
+	CreatedAt         time.Time        `json:"created_at"`
+	UpdatedAt         time.Time        `json:"updated_at"`
+	ExpiresAt         time.Time        `json:"expires_at"`
+	CancelRequestedAt *time.Time       `json:"cancel_requested_at,omitempty"`
+}
+
+// payerActionView says what the payer must do.
+type payerActionView struct {
+	Kind     string  `json:"kind"`                // REDIRECT, QR or VA
+	URL      string  `json:"url,omitempty"`       // REDIRECT: the payer page
+	QRString string  `json:"qr_string,omitempty"` // QR: EMVCo payload
+	VA       *vaView `json:"va,omitempty"`        // VA: where to transfer to
+}
+
+// vaView is a virtual account to transfer into.
+type vaView struct {
+	BankName  string `json:"bank_name"`
+	Number    string `json:"number"`
+	Holder    string `json:"holder"`
+	Reference string `json:"reference"`
+}
+
+// payoutCreate is the body of POST /api/payouts.
+type payoutCreate struct {
+	AmountMinor       int64  `json:"amount_minor"`
+	Ccy               string `json:"ccy"`
+	Country           string `json:"country"`
+	Bank              string `json:"bank"` // local bank code
+	BeneficiaryAcct   string `json:"beneficiary_account"`
+	BeneficiaryName   string `json:"beneficiary_name"`
+	BeneficiaryNameTH string `json:"beneficiary_name_th,omitempty"`
+}
+
+// transferView is the PSP's answer about a transfer. It never carries the
+// full account number.
+type transferView struct {
+	ID                string     `json:"id"`
+	Key               string     `json:"idempotency_key"`
+	State             string     `json:"state"`
+	AmountMinor       int64      `json:"amount_minor"`
+	Ccy               string     `json:"ccy"`
+	Country           string     `json:"country"`
+	Bank              string     `json:"bank"`
+	AccountLast4      string     `json:"account_last4"`
+	ErrorCode         string     `json:"error_code,omitempty"`
+	ErrorMessage      string     `json:"error_message,omitempty"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+	CancelRequestedAt *time.Time `json:"cancel_requested_at,omitempty"`
+}
+
+// errorView is the body of every PSP error answer.
+type errorView struct {
+	Code    string `json:"error_code"`
+	Message string `json:"error_message"`
+}
