@@ -137,3 +137,48 @@ func (s *Store) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 func (s *Store) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
 	return s.run(ctx, func(t *txn) error { return t.ExpediteJob(ctx, dedupKey, runAt) })
 }
+
+// CreatePayoutIntent implements paykit.Tx in its own transaction.
+func (s *Store) CreatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) error {
+	return s.run(ctx, func(t *txn) error { return t.CreatePayoutIntent(ctx, p) })
+}
+
+// GetPayoutIntent implements paykit.Tx in its own transaction.
+func (s *Store) GetPayoutIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PayoutIntent, error) {
+	return call(s, ctx, func(t *txn) (*paykit.PayoutIntent, error) { return t.GetPayoutIntent(ctx, scope, id) })
+}
+
+// FindPayoutIntent implements paykit.Tx in its own transaction.
+func (s *Store) FindPayoutIntent(ctx context.Context, id string) (*paykit.PayoutIntent, error) {
+	return call(s, ctx, func(t *txn) (*paykit.PayoutIntent, error) { return t.FindPayoutIntent(ctx, id) })
+}
+
+// UpdatePayoutIntent implements paykit.Tx in its own transaction.
+func (s *Store) UpdatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) error {
+	return s.run(ctx, func(t *txn) error { return t.UpdatePayoutIntent(ctx, p) })
+}
+
+// ListPayoutIntents implements paykit.Tx in its own transaction.
+func (s *Store) ListPayoutIntents(ctx context.Context, q paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.PayoutIntent, error) { return t.ListPayoutIntents(ctx, q) })
+}
+
+// PostLedger implements paykit.Tx in its own transaction.
+func (s *Store) PostLedger(ctx context.Context, lt *paykit.LedgerTxn) error {
+	return s.run(ctx, func(t *txn) error { return t.PostLedger(ctx, lt) })
+}
+
+// GetBalance implements paykit.Tx in its own transaction.
+func (s *Store) GetBalance(ctx context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
+	return call(s, ctx, func(t *txn) (*paykit.Balance, error) { return t.GetBalance(ctx, scope, currency) })
+}
+
+// ListBalances implements paykit.Tx in its own transaction.
+func (s *Store) ListBalances(ctx context.Context, scope paykit.Scope) ([]paykit.Balance, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.Balance, error) { return t.ListBalances(ctx, scope) })
+}
+
+// ListLedgerEntries implements paykit.Tx in its own transaction.
+func (s *Store) ListLedgerEntries(ctx context.Context, q paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.LedgerEntry, error) { return t.ListLedgerEntries(ctx, q) })
+}

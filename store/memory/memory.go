@@ -18,15 +18,17 @@ type Store struct {
 }
 
 type data struct {
-	merchants    map[string]paykit.Merchant
-	apiKeys      map[string]paykit.APIKey
-	keyByPublic  map[string]string
-	audit        map[string]paykit.AuditEvent
-	payments     map[string]paykit.PaymentIntent
-	paymentByRef map[refKey]string
-	idempotency  map[refKey]paykit.IdempotencyRecord
-	jobs         map[string]paykit.Job
-	jobByDedup   map[string]string
+	merchants   map[string]paykit.Merchant
+	apiKeys     map[string]paykit.APIKey
+	keyByPublic map[string]string
+	audit       map[string]paykit.AuditEvent
+	payments    intents[paykit.PaymentIntent]
+	payouts     intents[paykit.PayoutIntent]
+	ledger      map[string]paykit.LedgerEntry // by entry id
+	balances    map[balanceKey]paykit.Balance
+	idempotency map[refKey]paykit.IdempotencyRecord
+	jobs        map[string]paykit.Job
+	jobByDedup  map[string]string
 }
 
 // refKey is a value unique within a scope (merchant reference, idempotency key).
@@ -38,15 +40,17 @@ type refKey struct {
 // New returns an empty Store.
 func New() *Store {
 	return &Store{d: data{
-		merchants:    map[string]paykit.Merchant{},
-		apiKeys:      map[string]paykit.APIKey{},
-		keyByPublic:  map[string]string{},
-		audit:        map[string]paykit.AuditEvent{},
-		payments:     map[string]paykit.PaymentIntent{},
-		paymentByRef: map[refKey]string{},
-		idempotency:  map[refKey]paykit.IdempotencyRecord{},
-		jobs:         map[string]paykit.Job{},
-		jobByDedup:   map[string]string{},
+		merchants:   map[string]paykit.Merchant{},
+		apiKeys:     map[string]paykit.APIKey{},
+		keyByPublic: map[string]string{},
+		audit:       map[string]paykit.AuditEvent{},
+		payments:    newIntents("payment_intent", paymentKey, copyPayment),
+		payouts:     newIntents("payout_intent", payoutKey, copyPayout),
+		ledger:      map[string]paykit.LedgerEntry{},
+		balances:    map[balanceKey]paykit.Balance{},
+		idempotency: map[refKey]paykit.IdempotencyRecord{},
+		jobs:        map[string]paykit.Job{},
+		jobByDedup:  map[string]string{},
 	}}
 }
 
@@ -267,68 +271,31 @@ func (t *txn) ListAuditEvents(_ context.Context, q paykit.AuditQuery) ([]paykit.
 
 // --- payment intents ---
 
+func paymentKey(p *paykit.PaymentIntent) intentKey {
+	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version}
+}
+
 // CreatePaymentIntent implements paykit.PaymentIntentStore.
 func (t *txn) CreatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
-	if _, ok := t.d.payments[p.ID]; ok {
-		return conflict("payment_intent", "id")
-	}
-	ref := refKey{p.Scope(), p.MerchantReference}
-	if _, ok := t.d.paymentByRef[ref]; ok {
-		return conflict("payment_intent", "merchant_reference")
-	}
-	put(t, t.d.payments, p.ID, copyPayment(*p))
-	put(t, t.d.paymentByRef, ref, p.ID)
-	return nil
+	return t.d.payments.create(t, p)
 }
 
 // GetPaymentIntent implements paykit.PaymentIntentStore.
 func (t *txn) GetPaymentIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
-	p, ok := t.d.payments[id]
-	if !ok || p.Scope() != scope {
-		return nil, paykit.ErrNotFound
-	}
-	p = copyPayment(p)
-	return &p, nil
+	return t.d.payments.get(&scope, id)
 }
 
 // UpdatePaymentIntent implements paykit.PaymentIntentStore.
 func (t *txn) UpdatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
-	old, ok := t.d.payments[p.ID]
-	if !ok || old.Scope() != p.Scope() {
-		return paykit.ErrNotFound
-	}
-	if old.Version != p.Version {
-		return paykit.ErrVersionConflict
-	}
-	if old.MerchantReference != p.MerchantReference {
-		ref := refKey{p.Scope(), p.MerchantReference}
-		if _, taken := t.d.paymentByRef[ref]; taken {
-			return conflict("payment_intent", "merchant_reference")
-		}
-		del(t, t.d.paymentByRef, refKey{old.Scope(), old.MerchantReference})
-		put(t, t.d.paymentByRef, ref, p.ID)
-	}
-	p.Version++
-	put(t, t.d.payments, p.ID, copyPayment(*p))
-	return nil
+	return t.d.payments.update(t, p)
 }
 
 // ListPaymentIntents implements paykit.PaymentIntentStore.
 func (t *txn) ListPaymentIntents(_ context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
-	var out []paykit.PaymentIntent
-	for _, p := range t.d.payments {
-		if p.Scope() != q.Scope ||
-			(len(q.Statuses) > 0 && !slices.Contains(q.Statuses, p.Status)) ||
-			(q.Currency != "" && p.Currency != q.Currency) ||
-			(q.Country != "" && p.Country != q.Country) ||
-			(q.MerchantReference != "" && p.MerchantReference != q.MerchantReference) ||
-			(q.CreatedAfter != nil && p.CreatedAt.Before(*q.CreatedAfter)) ||
-			(q.CreatedBefore != nil && !p.CreatedAt.Before(*q.CreatedBefore)) {
-			continue
-		}
-		out = append(out, copyPayment(p))
-	}
-	return page(out, func(p *paykit.PaymentIntent) (time.Time, string) { return p.CreatedAt, p.ID }, q.After, q.Limit), nil
+	f := listFilter[paykit.PaymentStatus]{q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
+	return t.d.payments.list(func(p *paykit.PaymentIntent) bool {
+		return p.Scope() == q.Scope && f.match(p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
+	}, q.After, q.Limit), nil
 }
 
 func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
@@ -520,4 +487,10 @@ func copyJob(j paykit.Job) paykit.Job {
 	return j
 }
 
-var _ paykit.Store = (*Store)(nil)
+var (
+	_ paykit.Store       = (*Store)(nil)
+	_ paykit.PayoutStore = (*Store)(nil)
+	_ paykit.LedgerStore = (*Store)(nil)
+	_ paykit.PayoutStore = (*txn)(nil)
+	_ paykit.LedgerStore = (*txn)(nil)
+)

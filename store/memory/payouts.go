@@ -1,0 +1,50 @@
+package memory
+
+import (
+	"context"
+	"slices"
+
+	"github.com/paykit/paykit"
+)
+
+// --- payout intents ---
+
+func payoutKey(p *paykit.PayoutIntent) intentKey {
+	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version}
+}
+
+func copyPayout(p paykit.PayoutIntent) paykit.PayoutIntent {
+	p.AccountCiphertext = slices.Clone(p.AccountCiphertext)
+	p.CancelRequestedAt = copyTime(p.CancelRequestedAt)
+	p.ApprovalExpiresAt = copyTime(p.ApprovalExpiresAt)
+	return p
+}
+
+// CreatePayoutIntent implements paykit.PayoutStore.
+func (t *txn) CreatePayoutIntent(_ context.Context, p *paykit.PayoutIntent) error {
+	return t.d.payouts.create(t, p)
+}
+
+// GetPayoutIntent implements paykit.PayoutStore.
+func (t *txn) GetPayoutIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PayoutIntent, error) {
+	return t.d.payouts.get(&scope, id)
+}
+
+// FindPayoutIntent implements paykit.PayoutStore.
+func (t *txn) FindPayoutIntent(_ context.Context, id string) (*paykit.PayoutIntent, error) {
+	return t.d.payouts.get(nil, id)
+}
+
+// UpdatePayoutIntent implements paykit.PayoutStore.
+func (t *txn) UpdatePayoutIntent(_ context.Context, p *paykit.PayoutIntent) error {
+	return t.d.payouts.update(t, p)
+}
+
+// ListPayoutIntents implements paykit.PayoutStore.
+func (t *txn) ListPayoutIntents(_ context.Context, q paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
+	f := listFilter[paykit.PayoutStatus]{q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
+	return t.d.payouts.list(func(p *paykit.PayoutIntent) bool {
+		return (q.AllTenants || p.Scope() == q.Scope) && (!q.ApprovalPending || p.ApprovalPending) &&
+			f.match(p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
+	}, q.After, q.Limit), nil
+}
