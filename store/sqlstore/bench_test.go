@@ -2,12 +2,15 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/pgtest"
 )
 
 // BenchmarkListPaymentIntents reads one page 90% deep into a merchant's
@@ -53,6 +56,40 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 					b.Fatalf("got %d rows, %v", len(page), err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkPostLedger reserves from one hot balance, as concurrent payouts
+// of one merchant do: every post is a conditional UPDATE of the same row
+// plus the insert of two entries, serialized on that row.
+func BenchmarkPostLedger(b *testing.B) {
+	ctx := context.Background()
+	scope := paykit.Scope{MerchantID: "mch_a", Environment: paykit.Live}
+	for name, dsn := range map[string]func() string{
+		"sqlite":   func() string { return "sqlite:" + filepath.Join(b.TempDir(), "bench.db") },
+		"postgres": func() string { return pgtest.Database(b) },
+	} {
+		s := open(b, dsn())
+		err := s.PostLedger(ctx, &paykit.LedgerTxn{ID: "ltx_fund", Scope: scope, Currency: "THB", Kind: "fund", At: time.Now().UTC(),
+			Postings: []paykit.Posting{{Account: paykit.AccountAdjustments, Amount: -1e15}, {Account: paykit.AccountAvailable, Amount: 1e15}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n atomic.Int64
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism(4) // 4 goroutines per core
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := fmt.Sprintf("ltx_%d", n.Add(1))
+					err := s.PostLedger(ctx, &paykit.LedgerTxn{ID: id, Scope: scope, Currency: "THB", Kind: "payout.reserved", RefID: id, At: time.Now().UTC(),
+						Postings: []paykit.Posting{{Account: paykit.AccountAvailable, Amount: -1}, {Account: paykit.AccountReserved, Amount: 1}}})
+					if err != nil && !errors.Is(err, paykit.ErrVersionConflict) {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

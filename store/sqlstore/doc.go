@@ -35,6 +35,21 @@
 // given, never the Store (with sqlite::memory:, which has a single
 // connection, calling the Store inside fn blocks forever).
 //
+// # Ledger
+//
+// PostLedger writes a transaction's entries (ledger_entries, immutable:
+// triggers refuse UPDATE and DELETE) and applies it to one row of balances,
+// the merchant's available and reserved money of its scope and currency,
+// in one database transaction. The balance change is a single statement:
+// an upsert for a credit, and for anything that takes money out a
+// conditional UPDATE ... WHERE available + ? >= 0 AND reserved + ? >= 0,
+// where no row changed is ErrInsufficientFunds with nothing written. On
+// PostgreSQL concurrent posts queue on that row lock and each re-checks the
+// condition against the committed balance, so none can overdraw; since a
+// transaction touches one balance row there is no lock order to get wrong.
+// CHECK constraints keep balances non-negative, and on SQLite also refuse
+// the REAL an overflowing sum would become.
+//
 // # Durability
 //
 // SQLite runs with synchronous(FULL): every commit is fsynced to the WAL

@@ -18,6 +18,7 @@ var entities = map[string]string{
 	"api_keys":            "api_key",
 	"audit_events":        "audit_event",
 	"payment_intents":     "payment_intent",
+	"payout_intents":      "payout_intent",
 	"idempotency_records": "idempotency_record",
 	"jobs":                "job",
 }
@@ -32,6 +33,8 @@ var pgUniqueKeys = map[string]string{
 	"audit_events_pkey":                      "id",
 	"payment_intents_pkey":                   "id",
 	"payment_intents_merchant_reference_key": "merchant_reference",
+	"payout_intents_pkey":                    "id",
+	"payout_intents_merchant_reference_key":  "merchant_reference",
 	"idempotency_records_pkey":               "key",
 	"jobs_pkey":                              "id",
 	"jobs_dedup_key_key":                     "dedup_key",

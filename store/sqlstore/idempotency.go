@@ -42,7 +42,7 @@ func toIdempotencyRow(r *paykit.IdempotencyRecord) *idempotencyRow {
 func scoped[Q interface {
 	Where(string, ...any) Q
 }](q Q, scope paykit.Scope, key string) Q {
-	return q.Where("merchant_id = ?", scope.MerchantID).Where("environment = ?", scope.Environment).Where("? = ?", bun.Ident("key"), key)
+	return inScope(q, scope).Where("? = ?", bun.Ident("key"), key)
 }
 
 // CreateIdempotencyRecord implements paykit.IdempotencyStore.

@@ -85,19 +85,13 @@ func (t tx) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 	if err != nil {
 		return mapError("create payment intent", err)
 	}
-	return t.insert(ctx, "payment_intents", row,
-		uniqueKey{"id", "id = ?", []any{p.ID}},
-		uniqueKey{"merchant_reference", "merchant_id = ? AND environment = ? AND merchant_reference = ?",
-			[]any{p.MerchantID, p.Environment, p.MerchantReference}})
+	return t.insert(ctx, "payment_intents", row, intentKeys(p.ID, p.Scope(), p.MerchantReference)...)
 }
 
 // GetPaymentIntent implements paykit.PaymentIntentStore.
 func (t tx) GetPaymentIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
 	var row paymentIntentRow
-	err := t.db.NewSelect().Model(&row).
-		Where("id = ?", id).Where("merchant_id = ?", scope.MerchantID).Where("environment = ?", scope.Environment).
-		Scan(ctx)
-	if err != nil {
+	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
 		return nil, mapError("get payment intent", err)
 	}
 	p, err := row.paymentIntent()
@@ -114,15 +108,7 @@ func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 		return mapError("update payment intent", err)
 	}
 	row.Version++
-	res, err := t.db.NewUpdate().Model(row).
-		Where("id = ?", p.ID).Where("merchant_id = ?", p.MerchantID).Where("environment = ?", p.Environment).
-		Where("version = ?", p.Version).
-		Exec(ctx)
-	if err != nil {
-		return mapError("update payment intent", err)
-	}
-	err = checkUpdated(ctx, "update payment intent", res, t.db.NewSelect().Table("payment_intents").
-		Where("id = ?", p.ID).Where("merchant_id = ?", p.MerchantID).Where("environment = ?", p.Environment))
+	err = t.updateIntent(ctx, "update payment intent", "payment_intents", row, p.ID, p.Scope(), p.Version)
 	if err == nil {
 		p.Version = row.Version
 	}
@@ -131,26 +117,8 @@ func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 
 // listPaymentIntentsQuery selects one keyset page of q into rows.
 func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.PaymentIntentQuery) *bun.SelectQuery {
-	sel := t.db.NewSelect().Model(rows).
-		Where("merchant_id = ?", q.Scope.MerchantID).Where("environment = ?", q.Scope.Environment)
-	if len(q.Statuses) > 0 {
-		sel = sel.Where("status IN (?)", bun.In(q.Statuses))
-	}
-	if q.Currency != "" {
-		sel = sel.Where("currency = ?", q.Currency)
-	}
-	if q.Country != "" {
-		sel = sel.Where("country = ?", q.Country)
-	}
-	if q.MerchantReference != "" {
-		sel = sel.Where("merchant_reference = ?", q.MerchantReference)
-	}
-	if q.CreatedAfter != nil {
-		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
-	}
-	if q.CreatedBefore != nil {
-		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
-	}
+	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
+	sel = filterIntents(sel, q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
 	return newestFirst(sel, q.After, q.Limit)
 }
 

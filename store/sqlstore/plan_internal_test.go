@@ -62,15 +62,57 @@ func TestListPlanUsesIndex(t *testing.T) {
 		"status filter": {Scope: scope, Statuses: []paykit.PaymentStatus{paykit.PaymentFailed}, After: deep, Limit: 26},
 	} {
 		var rows []paymentIntentRow
-		sql := s.tx.listPaymentIntentsQuery(&rows, q).String()
-		var plan []string
-		if err := s.db.NewRaw("EXPLAIN "+sql).Scan(context.Background(), &plan); err != nil {
-			t.Fatal(err)
-		}
-		text := strings.Join(plan, "\n")
-		if !strings.Contains(text, "Index Scan using payment_intents_") || strings.Contains(text, "Seq Scan") || strings.Contains(text, "Sort") {
-			t.Errorf("%s: plan is not an ordered index scan:\n%s", name, text)
-		}
+		checkIndexScan(t, s, name, s.tx.listPaymentIntentsQuery(&rows, q).String(), "payment_intents_")
+	}
+}
+
+// TestPayoutListPlanUsesIndex checks the same of payout lists: a tenant's,
+// and the approval queue across tenants, which reads its partial index.
+func TestPayoutListPlanUsesIndex(t *testing.T) {
+	s := openPostgres(t)
+	ctx := context.Background()
+	// 20,000 payouts of 10 merchants, one in 50 waiting for approval.
+	_, err := s.db.ExecContext(ctx, `INSERT INTO payout_intents (id, merchant_id, environment, status, approval_pending,
+		amount, currency, country, merchant_reference, recipient_type, bank_code, holder_name, holder_name_th,
+		account_last4, account_key_id, reserved_amount, completed_amount, returned_amount, failure_code,
+		failure_message, cancel_reason, provider, provider_ref, dispatch, created_at, updated_at, version)
+		SELECT 'po_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live',
+		CASE WHEN i % 50 = 0 THEN 'requires_approval' ELSE 'succeeded' END, i % 50 = 0,
+		1000, 'THB', 'TH', 'ref_' || i, 'bank_account', 'KBANK', 'S', '', '6789', 'k', 0, 1000, 0, '', '', '',
+		'sandbox', '', 'closed', t, t, 0
+		FROM generate_series(1, 20000) AS i, LATERAL (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond' AS t) x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, "ANALYZE payout_intents"); err != nil {
+		t.Fatal(err)
+	}
+	deep := &paykit.Position{CreatedAt: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC), ID: "po_00002000"}
+	for name, c := range map[string]struct {
+		q     paykit.PayoutQuery
+		index string
+	}{
+		"tenant deep page":     {paykit.PayoutQuery{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, After: deep, Limit: 26}, "payout_intents_list_idx"},
+		"tenant status filter": {paykit.PayoutQuery{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, Statuses: []paykit.PayoutStatus{paykit.PayoutSucceeded}, After: deep, Limit: 26}, "payout_intents_"},
+		"approval queue":       {paykit.PayoutQuery{AllTenants: true, ApprovalPending: true, After: deep, Limit: 26}, "payout_intents_approval_list_idx"},
+		"all tenants":          {paykit.PayoutQuery{AllTenants: true, After: deep, Limit: 26}, "payout_intents_all_list_idx"},
+	} {
+		var rows []payoutIntentRow
+		checkIndexScan(t, s, name, s.tx.listPayoutIntentsQuery(&rows, c.q).String(), c.index)
+	}
+}
+
+// checkIndexScan fails t unless PostgreSQL plans query as a scan of an
+// index whose name starts with index, with no sort and no sequential scan.
+func checkIndexScan(t *testing.T, s *Store, name, query, index string) {
+	t.Helper()
+	var plan []string
+	if err := s.db.NewRaw("EXPLAIN "+query).Scan(context.Background(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "Index Scan using "+index) || strings.Contains(text, "Seq Scan") || strings.Contains(text, "Sort") {
+		t.Errorf("%s: plan is not an ordered scan of %s*:\n%s", name, index, text)
 	}
 }
 

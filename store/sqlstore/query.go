@@ -74,6 +74,58 @@ func checkUpdated(ctx context.Context, op string, res interface{ RowsAffected() 
 	return paykit.ErrNotFound
 }
 
+// intentKeys are the unique keys of payment and payout intents: the id,
+// and the merchant reference within the scope.
+func intentKeys(id string, scope paykit.Scope, ref string) []uniqueKey {
+	return []uniqueKey{
+		{"id", "id = ?", []any{id}},
+		{"merchant_reference", "merchant_id = ? AND environment = ? AND merchant_reference = ?",
+			[]any{scope.MerchantID, scope.Environment, ref}},
+	}
+}
+
+// inScope keeps q to the rows of scope.
+func inScope[Q interface {
+	Where(string, ...any) Q
+}](q Q, scope paykit.Scope) Q {
+	return q.Where("merchant_id = ?", scope.MerchantID).Where("environment = ?", scope.Environment)
+}
+
+// updateIntent writes row, whose Version is already the next one, over the
+// intent id of scope under the Version rule: only while the stored version
+// is still version.
+func (t tx) updateIntent(ctx context.Context, op, table string, row any, id string, scope paykit.Scope, version int64) error {
+	res, err := inScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version).Exec(ctx)
+	if err != nil {
+		return mapError(op, err)
+	}
+	return checkUpdated(ctx, op, res, inScope(t.db.NewSelect().Table(table).Where("id = ?", id), scope))
+}
+
+// filterIntents adds the filters payment and payout lists share; empty
+// ones do not filter. after is inclusive, before exclusive.
+func filterIntents[S ~string](q *bun.SelectQuery, statuses []S, currency, country, ref string, after, before *time.Time) *bun.SelectQuery {
+	if len(statuses) > 0 {
+		q = q.Where("status IN (?)", bun.In(statuses))
+	}
+	if currency != "" {
+		q = q.Where("currency = ?", currency)
+	}
+	if country != "" {
+		q = q.Where("country = ?", country)
+	}
+	if ref != "" {
+		q = q.Where("merchant_reference = ?", ref)
+	}
+	if after != nil {
+		q = q.Where("created_at >= ?", after.UTC())
+	}
+	if before != nil {
+		q = q.Where("created_at < ?", before.UTC())
+	}
+	return q
+}
+
 // newestFirst orders q by (created_at, id) descending and keeps the rows
 // strictly after pos, at most limit (0: all). The row-value comparison is
 // served by the (..., created_at DESC, id DESC) indexes on both backends.

@@ -131,7 +131,12 @@ func (s *Store) DB() *bun.DB { return s.db }
 // When fn returns an error or panics, the transaction is rolled back and the
 // error (unchanged) or the panic is passed on.
 func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
-	btx, err := s.db.BeginTx(ctx, nil)
+	return runTx(ctx, s.db, s.pg, func(t tx) error { return fn(t) })
+}
+
+// runTx runs fn in a new transaction on db; see InTx.
+func runTx(ctx context.Context, db *bun.DB, pg bool, fn func(t tx) error) error {
+	btx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return mapError("begin", err)
 	}
@@ -141,7 +146,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 			_ = btx.Rollback()
 		}
 	}()
-	if err := fn(tx{db: btx, pg: s.pg}); err != nil {
+	if err := fn(tx{db: btx, pg: pg}); err != nil {
 		return err
 	}
 	done = true
@@ -149,6 +154,15 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 		return mapError("commit", err)
 	}
 	return nil
+}
+
+// atomic runs fn as one transaction: in t's own inside InTx, else in a
+// new one, for the methods that need more than one statement.
+func (t tx) atomic(ctx context.Context, fn func(t tx) error) error {
+	if db, ok := t.db.(*bun.DB); ok {
+		return runTx(ctx, db, t.pg, fn)
+	}
+	return fn(t)
 }
 
 // Ping reports whether the database answers.
