@@ -73,6 +73,8 @@ type Tx interface {
 	PaymentIntentStore
 	IdempotencyStore
 	JobStore
+	PayoutStore
+	LedgerStore
 }
 
 // Position is a keyset pagination position: the (CreatedAt, ID) of the last
@@ -234,9 +236,12 @@ type PayoutStore interface {
 type LedgerStore interface {
 	// PostLedger appends t's postings as immutable entries and applies the
 	// postings to merchant accounts (IsMerchantAccount) to the balance of
-	// t.Scope and t.Currency, atomically. An unbalanced t is an error; a
+	// t.Scope and t.Currency, atomically. An unbalanced t, or one posting to
+	// an account neither a merchant's nor "external:...", is a plain error; a
 	// merchant account that would go negative is ErrInsufficientFunds and
-	// nothing is written. Entries get ids t.ID + "." + index.
+	// nothing is written. Entries get ids t.ID + "." + index; a t.ID that
+	// was posted before is ErrAlreadyExists (Entity "ledger_txn", Key "id").
+	// Concurrent posts never overdraw an account.
 	PostLedger(ctx context.Context, t *LedgerTxn) error
 	// GetBalance returns the balance of a scope and currency; a zero
 	// Balance (not ErrNotFound) when nothing was ever posted.

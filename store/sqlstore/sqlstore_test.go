@@ -24,6 +24,7 @@ func TestSQLite(t *testing.T) {
 	}
 	storetest.Run(t, newStore)
 	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
+	t.Run("LedgerRowsGuarded", func(t *testing.T) { testLedgerRowsGuarded(t, newStore(t).(*sqlstore.Store)) })
 }
 
 func TestSQLiteMemory(t *testing.T) {
@@ -56,6 +57,7 @@ func TestPostgres(t *testing.T) {
 	}
 	storetest.Run(t, newStore)
 	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
+	t.Run("LedgerRowsGuarded", func(t *testing.T) { testLedgerRowsGuarded(t, newStore(t).(*sqlstore.Store)) })
 }
 
 // TestReopen checks that Migrate is idempotent and that data survives Close.
@@ -112,4 +114,29 @@ func testUpdateUniqueViolation(t *testing.T, s paykit.Store) {
 	is.True(errors.As(s.UpdatePaymentIntent(ctx, p), &c))
 	is.Equal(*c, paykit.ConflictError{Entity: "payment_intent", Key: "merchant_reference"})
 	is.Equal(p.Version, int64(0))
+}
+
+// testLedgerRowsGuarded checks the schema's own guards, for writers that go
+// around the Store: ledger entries cannot be changed or deleted, and a
+// balance cannot go negative.
+func testLedgerRowsGuarded(t *testing.T, s *sqlstore.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	scope := paykit.Scope{MerchantID: "mch_a", Environment: paykit.Test}
+	is.NoErr(s.PostLedger(ctx, &paykit.LedgerTxn{ID: "ltx_1", Scope: scope, Currency: "THB", Kind: "k", At: time.UnixMilli(1e12).UTC(),
+		Postings: []paykit.Posting{{Account: paykit.AccountAdjustments, Amount: -5}, {Account: paykit.AccountAvailable, Amount: 5}}}))
+	for _, stmt := range []string{
+		"UPDATE ledger_entries SET amount = 7 WHERE id = 'ltx_1.1'",
+		"DELETE FROM ledger_entries WHERE id = 'ltx_1.0'",
+		"UPDATE balances SET available = -1",
+		"UPDATE balances SET reserved = reserved - 1",
+	} {
+		_, err := s.DB().ExecContext(ctx, stmt)
+		is.True(err != nil) // refused
+	}
+	entries, err := s.ListLedgerEntries(ctx, paykit.LedgerQuery{Scope: scope})
+	is.NoErr(err)
+	is.Equal(len(entries), 2)
+	is.Equal(entries[1].Amount, int64(5))
+	storetest.CheckLedger(t, s, scope)
 }

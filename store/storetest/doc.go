@@ -7,4 +7,8 @@
 //	}
 //
 // newStore must return an empty Store for every call; the suite closes it.
+//
+// CheckLedger asserts the ledger's invariants (every currency sums to zero,
+// no balance is negative, each balance equals its entries) through any
+// Store; tests of code that posts to the ledger can call it too.
 package storetest

@@ -35,6 +35,18 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"IdempotencyRecords", testIdempotency},
 		{"Jobs", testJobs},
 		{"ConcurrentJobClaims", testConcurrentClaims},
+		{"PayoutRoundTrip", testPayoutRoundTrip},
+		{"PayoutTenantScoping", testPayoutScoping},
+		{"PayoutUniqueReference", testPayoutUniqueReference},
+		{"PayoutVersioning", testPayoutVersioning},
+		{"PayoutListFilters", testPayoutListFilters},
+		{"PayoutPagination", testPayoutPagination},
+		{"LedgerPostAndBalances", testLedgerPostAndBalances},
+		{"LedgerInsufficientFundsWritesNothing", testLedgerInsufficientFunds},
+		{"LedgerRejectsInvalidTxns", testLedgerRejectsInvalid},
+		{"LedgerEntriesImmutable", testLedgerEntriesImmutable},
+		{"LedgerBalanceOverflow", testLedgerOverflow},
+		{"ConcurrentPostsNeverOverdraw", testConcurrentPosts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,20 +189,9 @@ func testAuditLog(t *testing.T, s paykit.Store) {
 	is.Equal(all[0].Environment, paykit.Live)
 
 	// Keyset pages concatenate to the full list.
-	var paged []string
-	var after *paykit.Position
-	for {
-		page, err := s.ListAuditEvents(ctx, paykit.AuditQuery{After: after, Limit: 3})
-		is.NoErr(err)
-		for _, e := range page {
-			paged = append(paged, e.ID)
-		}
-		if len(page) < 3 {
-			break
-		}
-		last := page[len(page)-1]
-		after = &paykit.Position{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	paged := walkPages(t, 3, func(after *paykit.Position, limit int) ([]paykit.AuditEvent, error) {
+		return s.ListAuditEvents(ctx, paykit.AuditQuery{After: after, Limit: limit})
+	}, func(e paykit.AuditEvent) paykit.Position { return paykit.Position{CreatedAt: e.CreatedAt, ID: e.ID} })
 	is.Equal(paged, ids(all, func(e paykit.AuditEvent) string { return e.ID }))
 
 	byMerchant, err := s.ListAuditEvents(ctx, paykit.AuditQuery{MerchantID: "mch_b", Limit: 100})
@@ -249,28 +250,13 @@ func testPaymentScoping(t *testing.T, s paykit.Store) {
 	mustCreatePayment(t, s, payment(scopeALive, "pi_a_live", "ref", base))
 	mustCreatePayment(t, s, payment(scopeB, "pi_b", "ref", base))
 
-	for _, c := range []struct {
-		scope paykit.Scope
-		id    string
-		found bool
-	}{
-		{scopeA, "pi_a", true}, {scopeALive, "pi_a", false}, {scopeB, "pi_a", false},
-		{scopeALive, "pi_a_live", true}, {scopeA, "pi_a_live", false},
-		{scopeB, "pi_b", true}, {scopeA, "pi_b", false},
-	} {
-		_, err := s.GetPaymentIntent(ctx, c.scope, c.id)
-		if c.found {
-			is.NoErr(err)
-		} else {
-			is.True(errors.Is(err, paykit.ErrNotFound)) // another tenant's row is not found
-		}
-	}
-	for scope, want := range map[paykit.Scope]string{scopeA: "pi_a", scopeALive: "pi_a_live", scopeB: "pi_b"} {
+	checkTenantIsolation(t, "pi", func(scope paykit.Scope, id string) error {
+		_, err := s.GetPaymentIntent(ctx, scope, id)
+		return err
+	}, func(scope paykit.Scope) ([]string, error) {
 		list, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scope, Limit: 10})
-		is.NoErr(err)
-		is.Equal(len(list), 1)
-		is.Equal(list[0].ID, want)
-	}
+		return ids(list, func(p paykit.PaymentIntent) string { return p.ID }), err
+	})
 	// An update naming another scope does not touch the row.
 	p, err := s.GetPaymentIntent(ctx, scopeA, "pi_a")
 	is.NoErr(err)
@@ -377,21 +363,9 @@ func testKeysetPagination(t *testing.T, s paykit.Store) {
 		want = append(want, fmt.Sprintf("pi_%03d", i))
 	}
 	for _, limit := range []int{1, 2, 3, 5, 7, 23, 50} {
-		var got []string
-		var after *paykit.Position
-		for range 30 {
-			rows, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, After: after, Limit: limit})
-			is.NoErr(err)
-			is.True(len(rows) <= limit)
-			for _, r := range rows {
-				got = append(got, r.ID)
-			}
-			if len(rows) < limit {
-				break
-			}
-			last := rows[len(rows)-1]
-			after = &paykit.Position{CreatedAt: last.CreatedAt, ID: last.ID}
-		}
+		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.PaymentIntent, error) {
+			return s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, After: after, Limit: limit})
+		}, func(p paykit.PaymentIntent) paykit.Position { return paykit.Position{CreatedAt: p.CreatedAt, ID: p.ID} })
 		is.Equal(got, want) // every row exactly once, newest first
 	}
 	// A row inserted ahead of the cursor does not shift later pages.
@@ -737,6 +711,55 @@ func normalized(p paykit.PaymentIntent) paykit.PaymentIntent {
 		p.PaymentMethodOptions = nil
 	}
 	return p
+}
+
+// checkTenantIsolation checks the reads of three rows, prefix_a of scopeA,
+// prefix_a_live of scopeALive and prefix_b of scopeB: get finds each in its
+// own scope only (ErrNotFound elsewhere), list of a scope returns its row only.
+func checkTenantIsolation(t *testing.T, prefix string, get func(paykit.Scope, string) error, list func(paykit.Scope) ([]string, error)) {
+	t.Helper()
+	is := is.New(t)
+	own := map[string]paykit.Scope{prefix + "_a": scopeA, prefix + "_a_live": scopeALive, prefix + "_b": scopeB}
+	for id, home := range own {
+		for _, scope := range []paykit.Scope{scopeA, scopeALive, scopeB} {
+			err := get(scope, id)
+			if scope == home {
+				is.NoErr(err)
+			} else {
+				is.True(errors.Is(err, paykit.ErrNotFound)) // another tenant's row is not found
+			}
+		}
+		rows, err := list(home)
+		is.NoErr(err)
+		is.Equal(rows, []string{id})
+	}
+}
+
+// walkPages reads a list page by page, limit rows a page, each page after
+// the position of the previous page's last row, and returns the ids of all.
+func walkPages[T any](t *testing.T, limit int, list func(after *paykit.Position, limit int) ([]T, error), pos func(T) paykit.Position) []string {
+	t.Helper()
+	var got []string
+	var after *paykit.Position
+	for range 100 {
+		rows, err := list(after, limit)
+		if err != nil {
+			t.Fatalf("list a page of %d: %v", limit, err)
+		}
+		if len(rows) > limit {
+			t.Fatalf("a page of %d rows, limit %d", len(rows), limit)
+		}
+		for _, r := range rows {
+			got = append(got, pos(r).ID)
+		}
+		if len(rows) < limit {
+			return got
+		}
+		last := pos(rows[len(rows)-1])
+		after = &last
+	}
+	t.Fatalf("more than 100 pages of %d", limit)
+	return nil
 }
 
 func ids[T any](rows []T, id func(T) string) []string {

@@ -1,0 +1,108 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// fakeLedger is a LedgerStore that returns whatever it is given, to show
+// that CheckLedger finds broken ledgers.
+type fakeLedger struct {
+	entries  []paykit.LedgerEntry
+	balances []paykit.Balance
+}
+
+func (f *fakeLedger) PostLedger(context.Context, *paykit.LedgerTxn) error { return nil }
+
+func (f *fakeLedger) GetBalance(_ context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
+	for _, b := range f.balances {
+		if b.Scope == scope && b.Currency == currency {
+			return &b, nil
+		}
+	}
+	return &paykit.Balance{Scope: scope, Currency: currency}, nil
+}
+
+func (f *fakeLedger) ListBalances(context.Context, paykit.Scope) ([]paykit.Balance, error) {
+	return f.balances, nil
+}
+
+func (f *fakeLedger) ListLedgerEntries(context.Context, paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
+	return f.entries, nil
+}
+
+// recorder is a testing.TB that keeps what Errorf reports.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+func TestCheckLedgerFindsBrokenLedgers(t *testing.T) {
+	scope := scopeA
+	entry := func(txn string, i int, account string, amount int64) paykit.LedgerEntry {
+		return paykit.LedgerEntry{ID: fmt.Sprintf("%s.%d", txn, i), TxnID: txn, Scope: scope, Currency: "THB",
+			Account: account, Amount: amount, Kind: "k", RefID: "r", CreatedAt: base}
+	}
+	good := func() *fakeLedger {
+		return &fakeLedger{
+			entries: []paykit.LedgerEntry{
+				entry("ltx_1", 0, paykit.AccountPayments, -100), entry("ltx_1", 1, paykit.AccountAvailable, 100),
+				entry("ltx_2", 0, paykit.AccountAvailable, -40), entry("ltx_2", 1, paykit.AccountReserved, 40),
+			},
+			balances: []paykit.Balance{{Scope: scope, Currency: "THB", Available: 60, Reserved: 40, UpdatedAt: base}},
+		}
+	}
+	for name, c := range map[string]struct {
+		breakIt func(*fakeLedger)
+		want    string // in one of the reported errors; "" for none
+	}{
+		"consistent": {func(*fakeLedger) {}, ""},
+		"unbalanced transaction": {func(f *fakeLedger) {
+			f.entries[0].Amount = -101
+		}, "transaction ltx_1 sums to -1"},
+		"money made": {func(f *fakeLedger) {
+			f.entries = append(f.entries, entry("ltx_3", 0, paykit.AccountAdjustments, 5))
+		}, "THB entries sum to 5"},
+		"balance off its entries": {func(f *fakeLedger) {
+			f.balances[0].Available = 61
+		}, "its entries sum to available 60, reserved 40"},
+		"negative balance": {func(f *fakeLedger) {
+			f.entries = append(f.entries, entry("ltx_3", 0, paykit.AccountReserved, -50), entry("ltx_3", 1, paykit.AccountPayouts, 50))
+			f.balances[0].Reserved = -10
+		}, "balance is negative"},
+		"balance missing": {func(f *fakeLedger) {
+			f.balances = nil
+		}, "the THB balance is available 0, reserved 0"},
+		"balance without entries": {func(f *fakeLedger) {
+			f.balances = append(f.balances, paykit.Balance{Scope: scope, Currency: "MYR", Available: 1})
+		}, "the MYR balance is available 1"},
+		"entry of another scope": {func(f *fakeLedger) {
+			f.entries[3].Scope = scopeB
+		}, "entry ltx_2.1 belongs to"},
+		"transaction split in time": {func(f *fakeLedger) {
+			f.entries[1].CreatedAt = base.Add(time.Second)
+		}, "differ in currency, kind, reference or time"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := good()
+			c.breakIt(f)
+			r := &recorder{TB: t}
+			CheckLedger(r, f, scope)
+			switch {
+			case c.want == "" && len(r.errs) > 0:
+				t.Errorf("reported %q", r.errs)
+			case c.want != "" && !strings.Contains(strings.Join(r.errs, "\n"), c.want):
+				t.Errorf("reported %q, want %q among them", r.errs, c.want)
+			}
+		})
+	}
+}
