@@ -3,7 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/base64"
+	"encoding/hex"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -159,7 +159,7 @@ func (p *PSP) payerChoice(approve bool) http.HandlerFunc {
 func render(w http.ResponseWriter, status int, d pageData, formOrigin string) {
 	nonce := make([]byte, 16)
 	_, _ = rand.Read(nonce)
-	d.Nonce = base64.StdEncoding.EncodeToString(nonce)
+	d.Nonce = hex.EncodeToString(nonce) // hex: nothing for the template to escape
 	var buf bytes.Buffer
 	if err := payerTemplate.Execute(&buf, d); err != nil {
 		http.Error(w, "page error", http.StatusInternalServerError)

@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -64,7 +63,7 @@ func TestMagicAmounts(t *testing.T) {
 			is.Equal(r.Outcome, paykit.OutcomeUnknown)
 			is.True(strings.Contains(r.Detail, "no answer within 300ms"))
 			is.True(time.Since(start) < 3*time.Second) // the held request ended with the client
-			is.Equal(e.psp.PaymentCount(), 1)             // recorded before holding
+			is.Equal(e.psp.PaymentCount(), 1)          // recorded before holding
 
 			p := e.prov.InquirePayment(ctx, "pi_t")
 			is.Equal(p.Outcome, paykit.OutcomePending)
@@ -333,7 +332,11 @@ func TestRequestsThePSPDoesNotServeAreNotSent(t *testing.T) {
 	for _, req := range []paykit.PaymentRequest{
 		e.payment("pi_pp_my", "PROMPTPAY", "MY", 1000),
 		e.payment("pi_sg", "CARD", "SG", 1000),
-		func() paykit.PaymentRequest { r := e.payment("pi_usd", "CARD", "MY", 1000); r.Currency = "USD"; return r }(),
+		func() paykit.PaymentRequest {
+			r := e.payment("pi_usd", "CARD", "MY", 1000)
+			r.Currency = "USD"
+			return r
+		}(),
 	} {
 		r := e.prov.CreatePayment(ctx, req)
 		is.Equal(r.Outcome, paykit.OutcomeFailed)
@@ -370,18 +373,7 @@ func TestRefusedConnectionIsUnacknowledged(t *testing.T) {
 func TestAPIRejectsBadRequests(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	post := func(path, key, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, e.base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testAPIKey)
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		is.NoErr(err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	post := func(path, key, body string) (int, string) { return e.raw(t, http.MethodPost, path, key, body) }
 	status, body := post("/api/payments", "", `{}`)
 	is.Equal(status, 400)
 	is.True(strings.Contains(body, "Idempotency-Key"))

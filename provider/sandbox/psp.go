@@ -294,21 +294,26 @@ func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, effect 
 	}
 }
 
-// keyedOp serves an operation on the attempt or transfer named by the
-// path's key.
-func (p *PSP) keyedOp(w http.ResponseWriter, r *http.Request, op string, effect func(key string, now time.Time) answer) {
+// keyedOp serves an operation on the record (payment or transfer) under
+// the path's key, settled to the PSP's time; a key the PSP never recorded
+// is 404 ERR_NOT_FOUND, its word that no such attempt exists.
+func keyedOp[T interface{ settle(time.Time) }](p *PSP, w http.ResponseWriter, r *http.Request, op string, records map[string]T, effect func(rec T, now time.Time) answer) {
 	key := r.PathValue("key")
 	p.serveOp(w, r, op, func() answer {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return effect(key, p.now())
+		rec, ok := records[key]
+		if !ok {
+			return errAnswer(http.StatusNotFound, errNotFound, "Nothing under this idempotency key.")
+		}
+		now := p.now()
+		rec.settle(now)
+		return effect(rec, now)
 	})
 }
 
-// notFound is the answer about a key the PSP never recorded.
-func notFound(kind string) answer {
-	return errAnswer(http.StatusNotFound, errNotFound, "No "+kind+" under this idempotency key.")
-}
+// okAnswer is a 200 with body.
+func okAnswer(body any) answer { return answer{status: http.StatusOK, body: body} }
 
 // create serves a create operation: the idempotency key is required and
 // counted, then the body decoded and recorded under the lock.

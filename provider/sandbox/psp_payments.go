@@ -101,7 +101,7 @@ func (p *PSP) recordPayment(key string, in paymentCreate, now time.Time) answer 
 			return errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
 		}
 		pm.settle(now)
-		return answer{status: http.StatusOK, body: pm.view(p.baseURL)}
+		return okAnswer(pm.view(p.baseURL))
 	}
 	ch, msg := validatePayment(&in, now)
 	if msg != "" {
@@ -214,13 +214,8 @@ func virtualAccount(id, ref, country string) *vaView {
 }
 
 func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
-	p.keyedOp(w, r, OpInquirePayment, func(key string, now time.Time) answer {
-		pm, ok := p.payments[key]
-		if !ok {
-			return notFound("payment")
-		}
-		pm.settle(now)
-		return answer{status: http.StatusOK, body: pm.view(p.baseURL)}
+	keyedOp(p, w, r, OpInquirePayment, p.payments, func(pm *payment, _ time.Time) answer {
+		return okAnswer(pm.view(p.baseURL))
 	})
 }
 
@@ -228,36 +223,26 @@ func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
 // one is already at the bank: the cancel is recorded, and it settles as it
 // would have. A final one is answered as it is.
 func (p *PSP) cancelPayment(w http.ResponseWriter, r *http.Request) {
-	p.keyedOp(w, r, OpCancelPayment, func(key string, now time.Time) answer {
-		pm, ok := p.payments[key]
-		if !ok {
-			return notFound("payment")
-		}
-		pm.settle(now)
+	keyedOp(p, w, r, OpCancelPayment, p.payments, func(pm *payment, now time.Time) answer {
 		if !final(pm.state) && pm.cancelRequestedAt == nil {
 			pm.cancelRequestedAt = &now
 			if pm.state == statePayerAction {
 				pm.state, pm.updated = stateCancelled, now
 			}
 		}
-		return answer{status: http.StatusOK, body: pm.view(p.baseURL)}
+		return okAnswer(pm.view(p.baseURL))
 	})
 }
 
 // payerAPI acts as the payer over the API (paykit's test helpers use it
-// through the adapter's Approve and Decline).
+// through the adapter's Approve and Decline). No fault reaches it.
 func (p *PSP) payerAPI(approve bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p.keyedOp(w, r, "", func(key string, now time.Time) answer {
-			pm, ok := p.payments[key]
-			if !ok {
-				return notFound("payment")
-			}
-			pm.settle(now)
+		keyedOp(p, w, r, "", p.payments, func(pm *payment, now time.Time) answer {
 			if err := pm.decide(approve, now); err != nil {
 				return errAnswer(http.StatusConflict, errState, err.Error())
 			}
-			return answer{status: http.StatusOK, body: pm.view(p.baseURL)}
+			return okAnswer(pm.view(p.baseURL))
 		})
 	}
 }

@@ -59,7 +59,7 @@ func (p *PSP) recordTransfer(key string, in payoutCreate, now time.Time) answer 
 			return errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
 		}
 		t.settle(now)
-		return answer{status: http.StatusOK, body: t.view()}
+		return okAnswer(t.view())
 	}
 	if msg := validatePayout(&in); msg != "" {
 		return errAnswer(http.StatusBadRequest, errValidation, msg)
@@ -119,13 +119,8 @@ func alphanumeric(s string) bool {
 }
 
 func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
-	p.keyedOp(w, r, OpInquirePayout, func(key string, now time.Time) answer {
-		t, ok := p.transfers[key]
-		if !ok {
-			return notFound("payout")
-		}
-		t.settle(now)
-		return answer{status: http.StatusOK, body: t.view()}
+	keyedOp(p, w, r, OpInquirePayout, p.transfers, func(t *transfer, _ time.Time) answer {
+		return okAnswer(t.view())
 	})
 }
 
@@ -134,12 +129,7 @@ func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
 // transfer becomes CANCELLED after Delay, or when it would have settled
 // if that is sooner. A final transfer is answered as it is.
 func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
-	p.keyedOp(w, r, OpCancelPayout, func(key string, now time.Time) answer {
-		t, ok := p.transfers[key]
-		if !ok {
-			return notFound("payout")
-		}
-		t.settle(now)
+	keyedOp(p, w, r, OpCancelPayout, p.transfers, func(t *transfer, now time.Time) answer {
 		if t.state == stateProcessing && t.cancelRequestedAt == nil {
 			t.cancelRequestedAt, t.updated, t.settleTo = &now, now, stateCancelled
 			if at := p.settleTime(now); at.Before(t.settleAt) {
@@ -147,19 +137,15 @@ func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
 			}
 			t.settle(now) // with no Delay the cancel is done at once
 		}
-		return answer{status: http.StatusOK, body: t.view()}
+		return okAnswer(t.view())
 	})
 }
 
 // returnPayout makes a successful transfer's funds come back (the
-// beneficiary bank returned them): SUCCESS becomes REVERSED.
+// beneficiary bank returned them): SUCCESS becomes REVERSED. No fault
+// reaches it.
 func (p *PSP) returnPayout(w http.ResponseWriter, r *http.Request) {
-	p.keyedOp(w, r, "", func(key string, now time.Time) answer {
-		t, ok := p.transfers[key]
-		if !ok {
-			return notFound("payout")
-		}
-		t.settle(now)
+	keyedOp(p, w, r, "", p.transfers, func(t *transfer, now time.Time) answer {
 		switch t.state {
 		case stateSuccess:
 			t.state, t.updated = stateReversed, now
@@ -167,6 +153,6 @@ func (p *PSP) returnPayout(w http.ResponseWriter, r *http.Request) {
 		default:
 			return errAnswer(http.StatusConflict, errState, fmt.Sprintf("Only a SUCCESS transfer can be returned; this one is %s.", t.state))
 		}
-		return answer{status: http.StatusOK, body: t.view()}
+		return okAnswer(t.view())
 	})
 }
