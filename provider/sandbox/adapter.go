@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -261,7 +262,9 @@ func transportFailure(ctx context.Context, err error, wrote bool, timeout time.D
 	switch {
 	case !wrote:
 		return failed(paykit.OutcomeUnacknowledged, "not sent: "+cause)
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || isTimeout(err):
+		// Our deadline, the caller giving up, or a client or transport
+		// timeout of the host's own: the PSP may be working on it.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			cause = fmt.Sprintf("no answer within %s", timeout)
 		}
@@ -269,6 +272,11 @@ func transportFailure(ctx context.Context, err error, wrote bool, timeout time.D
 	default:
 		return failed(paykit.OutcomeUnacknowledged, "sent, connection ended before an answer: "+cause)
 	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func failed(o paykit.Outcome, detail string) reply {

@@ -2,8 +2,10 @@ package sandbox_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -119,4 +121,17 @@ func TestFaultsOfOtherOperations(t *testing.T) {
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpInquirePayout, Kind: sandbox.FaultTimeout})
 	is.Equal(e.prov.InquirePayout(ctx, "po_o").Outcome, paykit.OutcomeUnknown)
 	is.Equal(e.prov.InquirePayout(ctx, "po_o").Outcome, paykit.OutcomePending)
+}
+
+// A timeout of the host's own HTTP client after the request left is as
+// uncertain as the adapter's.
+func TestHostClientTimeoutIsUnknown(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newEnv(t)
+	prov := sandbox.New(sandbox.Config{BaseURL: e.base, APIKey: testAPIKey, Client: &http.Client{Timeout: 200 * time.Millisecond}})
+	r := prov.CreatePayout(ctx, payout("po_host", "000222222227"))
+	is.Equal(r.Outcome, paykit.OutcomeUnknown)
+	is.True(strings.HasPrefix(r.Detail, "sent, "))
+	is.Equal(prov.InquirePayout(ctx, "po_host").Outcome, paykit.OutcomePending)
 }
