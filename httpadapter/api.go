@@ -36,9 +36,14 @@ func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *me
 	// Every request no route takes, including a known path with another
 	// method, is a JSON 404.
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		a.writeError(w, r, paykit.Errorf(paykit.CodeNotFound, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+		a.writeError(w, r, errUnknownRoute(r))
 	})
 	return a
+}
+
+// errUnknownRoute is the 404 of a request no route takes.
+func errUnknownRoute(r *http.Request) error {
+	return paykit.Errorf(paykit.CodeNotFound, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path)
 }
 
 // handlerFunc is a route handler; a returned error is rendered as the
@@ -161,6 +166,17 @@ func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v an
 		return
 	}
 	writeBody(w, status, body)
+}
+
+// writeStored writes the answer of an idempotent operation as the Service
+// stored it: its status and its body bytes, never re-marshalled, so that a
+// replay is byte for byte the first answer; a replay also carries
+// Idempotent-Replayed: true.
+func writeStored(w http.ResponseWriter, resp *paykit.Response) {
+	if resp.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeBody(w, resp.Status, resp.Body)
 }
 
 // writeBody writes a JSON body followed by a newline.

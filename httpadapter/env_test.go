@@ -24,6 +24,7 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
 	"github.com/paykit/paykit/internal/oapitest"
+	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -149,6 +150,8 @@ type envConfig struct {
 	rateLimit float64
 	now       func() time.Time
 	extra     func(mux *http.ServeMux)
+	routing   paykit.Routing             // default: no routes
+	providers map[string]paykit.Provider // by the names routing uses
 }
 
 const operatorToken = "op-token-alice-0123456789"
@@ -158,8 +161,15 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	store := open(t)
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	svc, err := paykit.New(paykit.Config{Store: store, Now: cfg.now, Logger: logger})
+	// The listener exists before the server starts, so the Service knows
+	// its public URL (the base of next_action URLs).
+	srv := httptest.NewUnstartedServer(nil)
+	svc, err := paykit.New(paykit.Config{
+		Store: store, Now: cfg.now, Logger: logger, Routing: cfg.routing, Providers: cfg.providers,
+		PublicURL: "http://" + srv.Listener.Addr().String(),
+	})
 	if err != nil {
+		srv.Close()
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
@@ -173,12 +183,63 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	if cfg.extra != nil {
 		cfg.extra(mux)
 	}
-	srv := httptest.NewServer(mux)
+	srv.Config.Handler = mux
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{
 		t: t, ctx: context.Background(), svc: svc, store: store, srv: srv,
 		client: spec().Client(t), logs: logs, registry: reg, opToken: operatorToken,
 	}
+}
+
+// sandboxEnv is an env whose Service routes payments to the real sandbox
+// PSP (on its own server, as a Provider's own host) through the sandbox
+// adapter. The Service and the PSP share a manual clock.
+type sandboxEnv struct {
+	*env
+	clock  *paykit.ManualClock
+	psp    *sandbox.PSP
+	pspURL string // the PSP's base URL: it must never reach a merchant
+}
+
+// Sandbox timings: the adapter gives up on a call after sandboxTimeout;
+// the PSP holds a "timeout" request (amounts ending in 902 and 903) for 5s
+// and settles asynchronous outcomes sandboxDelay after creation.
+const (
+	sandboxTimeout = 300 * time.Millisecond
+	sandboxDelay   = 2 * time.Second
+	sandboxAPIKey  = "psp-secret-for-tests"
+)
+
+func newSandboxEnv(t *testing.T, open func(t *testing.T) paykit.Store) *sandboxEnv {
+	t.Helper()
+	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	pspSrv := httptest.NewUnstartedServer(nil)
+	pspURL := "http://" + pspSrv.Listener.Addr().String()
+	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: pspURL, APIKey: sandboxAPIKey, Delay: sandboxDelay, Hold: 5 * time.Second, Now: clock.Now})
+	pspSrv.Config.Handler = psp
+	pspSrv.Start()
+	t.Cleanup(pspSrv.Close)
+	prov := sandbox.New(sandbox.Config{BaseURL: pspURL, APIKey: sandboxAPIKey, Timeout: sandboxTimeout})
+	e := newEnv(t, open, envConfig{
+		now: clock.Now, routing: sandbox.DefaultRouting(), providers: map[string]paykit.Provider{sandbox.Name: prov},
+	})
+	return &sandboxEnv{env: e, clock: clock, psp: psp, pspURL: pspURL}
+}
+
+// drain runs the worker until nothing is due.
+func (e *sandboxEnv) drain() {
+	e.t.Helper()
+	for range 20 {
+		n, err := e.svc.ProcessDue(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+	e.t.Fatal("the worker keeps finding due jobs")
 }
 
 // keys is an API key pair.
@@ -254,6 +315,15 @@ func basicValue(user, pass string) string {
 // sent as JSON unless a header sets another Content-Type.
 func (e *env) do(method, path string, body any, headers ...header) response {
 	e.t.Helper()
+	r, err := e.send(method, path, body, headers...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// send is do for any goroutine: it returns the error instead of failing.
+func (e *env) send(method, path string, body any, headers ...header) (response, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -264,13 +334,13 @@ func (e *env) do(method, path string, body any, headers ...header) response {
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			e.t.Fatal(err)
+			return response{}, err
 		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, e.srv.URL+path, rd)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -280,14 +350,14 @@ func (e *env) do(method, path string, body any, headers ...header) response {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
-	return response{resp.StatusCode, resp.Header, raw}
+	return response{resp.StatusCode, resp.Header, raw}, nil
 }
 
 // syncBuffer is a goroutine-safe log sink.

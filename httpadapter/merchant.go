@@ -43,8 +43,13 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 		limiter: newKeyLimiter(opts.RateLimit, svc.Now),
 	}
 	m.handle("GET /openapi.json", serveOpenAPI)
+	m.handle("POST /payment_intents", m.auth(m.createPaymentIntent))
 	m.handle("GET /payment_intents", m.auth(m.listPaymentIntents))
 	m.handle("GET /payment_intents/{id}", m.auth(m.getPaymentIntent))
+	m.handle("POST /payment_intents/{id}/cancel", m.auth(m.cancelPaymentIntent))
+	m.handle("GET /payment_methods", m.auth(m.listPaymentMethods))
+	m.handle("POST /test_helpers/payment_intents/{id}/approve", m.auth(m.simulatePayer(true)))
+	m.handle("POST /test_helpers/payment_intents/{id}/decline", m.auth(m.simulatePayer(false)))
 	return m
 }
 
@@ -81,37 +86,76 @@ func (m *merchantAPI) getPaymentIntent(w http.ResponseWriter, r *http.Request, p
 	return nil
 }
 
-func (m *merchantAPI) listPaymentIntents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	q := r.URL.Query()
-	if err := allowQuery(q, "limit", "cursor", "status", "currency", "country", "merchant_reference", "created_after", "created_before"); err != nil {
+// createPaymentIntent serves POST /payment_intents: the Service validates,
+// persists and starts the Provider attempt under the Idempotency-Key; the
+// answer (201, or the stored one on a replay) is written as stored.
+func (m *merchantAPI) createPaymentIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
 		return err
 	}
-	var params paykit.PaymentIntentListParams
-	var err error
-	if params.PageParams, err = pageParams(q); err != nil {
-		return err
-	}
-	statuses, err := listValues(q, "status")
+	key, err := idempotencyKey(r)
 	if err != nil {
 		return err
 	}
-	for _, s := range statuses {
+	var req paykit.CreatePaymentIntentRequest
+	if _, err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	resp, err := m.svc.CreatePaymentIntent(r.Context(), p, key, req)
+	if err != nil {
+		return err
+	}
+	writeStored(w, resp)
+	return nil
+}
+
+// cancelRequest is the optional body of a cancel. Reason is a pointer so
+// that an explicit "" is refused (1 to 512 characters) instead of being
+// read as no reason.
+type cancelRequest struct {
+	Reason *string `json:"reason" validate:"omitempty,min=1,max=512"`
+}
+
+func (c *cancelRequest) reason() string {
+	if c.Reason == nil {
+		return ""
+	}
+	return *c.Reason
+}
+
+// cancelPaymentIntent serves POST /payment_intents/{id}/cancel: an empty
+// body or {"reason": ...}; 202 with the projection.
+func (m *merchantAPI) cancelPaymentIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	var req cancelRequest
+	if err := decodeOptionalBody(w, r, &req); err != nil {
+		return err
+	}
+	resp, err := m.svc.CancelPaymentIntent(r.Context(), p, key, r.PathValue("id"), paykit.CancelPaymentIntentRequest{Reason: req.reason()})
+	if err != nil {
+		return err
+	}
+	writeStored(w, resp)
+	return nil
+}
+
+func (m *merchantAPI) listPaymentIntents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	f, err := listFilters(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	params := paykit.PaymentIntentListParams{
+		PageParams: f.page, Currency: f.currency, Country: f.country, MerchantReference: f.reference,
+		CreatedAfter: f.after, CreatedBefore: f.before,
+	}
+	for _, s := range f.statuses {
 		params.Statuses = append(params.Statuses, paykit.PaymentStatus(s))
-	}
-	if params.Currency, err = singleValue(q, "currency"); err != nil {
-		return err
-	}
-	if params.Country, err = singleValue(q, "country"); err != nil {
-		return err
-	}
-	if params.MerchantReference, err = singleValue(q, "merchant_reference"); err != nil {
-		return err
-	}
-	if params.CreatedAfter, err = timeValue(q, "created_after"); err != nil {
-		return err
-	}
-	if params.CreatedBefore, err = timeValue(q, "created_before"); err != nil {
-		return err
 	}
 	page, err := m.svc.ListPaymentIntents(r.Context(), p, params)
 	if err != nil {
@@ -119,6 +163,60 @@ func (m *merchantAPI) listPaymentIntents(w http.ResponseWriter, r *http.Request,
 	}
 	m.writeJSON(w, r, http.StatusOK, page)
 	return nil
+}
+
+// listPaymentMethods serves GET /payment_methods?amount=&currency=&country=
+// (all three required).
+func (m *merchantAPI) listPaymentMethods(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	q := r.URL.Query()
+	if err := allowQuery(q, "amount", "currency", "country"); err != nil {
+		return err
+	}
+	var req paykit.PaymentMethodsRequest
+	var err error
+	if req.Amount, err = singleValue(q, "amount"); err != nil {
+		return err
+	}
+	if req.Currency, err = singleValue(q, "currency"); err != nil {
+		return err
+	}
+	if req.Country, err = singleValue(q, "country"); err != nil {
+		return err
+	}
+	page, err := m.svc.ListPaymentMethods(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	m.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// testHelperRequest is the body of a test helper: nothing, or {}.
+type testHelperRequest struct{}
+
+// simulatePayer serves the test helpers POST
+// /test_helpers/payment_intents/{id}/approve and .../decline: they act as
+// the payer on the sandbox Provider's page and answer 200 with the
+// projection. For a live key the routes do not exist: the 404 is the one of
+// an unknown route.
+func (m *merchantAPI) simulatePayer(approve bool) func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+		if p.Environment != paykit.Test {
+			return errUnknownRoute(r)
+		}
+		if err := allowQuery(r.URL.Query()); err != nil {
+			return err
+		}
+		if err := decodeOptionalBody(w, r, &testHelperRequest{}); err != nil {
+			return err
+		}
+		pi, err := m.svc.SimulatePayer(r.Context(), p, r.PathValue("id"), approve)
+		if err != nil {
+			return err
+		}
+		m.writeJSON(w, r, http.StatusOK, pi)
+		return nil
+	}
 }
 
 // Query parameter helpers shared by the list routes. A parameter that is
@@ -133,6 +231,45 @@ func allowQuery(q url.Values, known ...string) error {
 		}
 	}
 	return nil
+}
+
+// listFilter holds the query parameters every resource list shares.
+type listFilter struct {
+	page                         paykit.PageParams
+	statuses                     []string // unchecked: the Service knows the kind's statuses
+	currency, country, reference string
+	after, before                *time.Time
+}
+
+// listFilters reads the shared list parameters (4.2): limit, cursor,
+// status, currency, country, merchant_reference, created_after and
+// created_before, refusing any other.
+func listFilters(q url.Values) (listFilter, error) {
+	var f listFilter
+	if err := allowQuery(q, "limit", "cursor", "status", "currency", "country", "merchant_reference", "created_after", "created_before"); err != nil {
+		return f, err
+	}
+	var err error
+	if f.page, err = pageParams(q); err != nil {
+		return f, err
+	}
+	if f.statuses, err = listValues(q, "status"); err != nil {
+		return f, err
+	}
+	if f.currency, err = singleValue(q, "currency"); err != nil {
+		return f, err
+	}
+	if f.country, err = singleValue(q, "country"); err != nil {
+		return f, err
+	}
+	if f.reference, err = singleValue(q, "merchant_reference"); err != nil {
+		return f, err
+	}
+	if f.after, err = timeValue(q, "created_after"); err != nil {
+		return f, err
+	}
+	f.before, err = timeValue(q, "created_before")
+	return f, err
 }
 
 // singleValue returns the one value of name ("" when absent).
