@@ -20,7 +20,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 		return nil, err
 	}
 	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
-		return nil, Errorf(CodeInvalidState, "", "This payment intent is %s; only one awaiting its payer (requires_action) can be approved or declined.", pi.Status)
+		return nil, errNotAwaitingPayer(pi.Status)
 	}
 	prov, ok := s.providers[pi.Provider].(PayerSimulator)
 	if !ok {
@@ -30,12 +30,25 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	if approve {
 		act = prov.Approve
 	}
-	if err := act(ctx, attemptKey(pi)); err != nil {
-		return nil, Internal(fmt.Errorf("simulate payer: %w", err))
-	}
+	actErr := act(ctx, attemptKey(pi))
+	// Whether or not the Provider took the payer's action, its current
+	// answer decides the intent.
 	r := s.providers[pi.Provider].InquirePayment(ctx, attemptKey(pi))
 	if err := s.applyInquiry(ctx, p.Scope, pi.ID, r); err != nil && !errors.Is(err, errNotYet) {
 		return nil, Internal(err)
 	}
-	return s.GetPaymentIntent(ctx, p, id)
+	cur, err := s.GetPaymentIntent(ctx, p, id)
+	if err != nil || actErr == nil {
+		return cur, err
+	}
+	if cur.Status != PaymentRequiresAction {
+		// The attempt stopped waiting before the worker noticed (the payer
+		// ran out of time, or it settled): nothing left to act on.
+		return nil, errNotAwaitingPayer(cur.Status)
+	}
+	return nil, Internal(fmt.Errorf("simulate payer: %w", actErr))
+}
+
+func errNotAwaitingPayer(status PaymentStatus) error {
+	return Errorf(CodeInvalidState, "", "This payment intent is %s; only one awaiting its payer (requires_action) can be approved or declined.", status)
 }

@@ -78,6 +78,30 @@ func (e *sandboxEnv) created(k keys, key string, body any) map[string]any {
 	return r.json(e.t)
 }
 
+// concurrently runs n requests at once (request i sent by send(i)) and
+// returns their answers in order.
+func (e *sandboxEnv) concurrently(n int, send func(i int) (response, error)) []response {
+	e.t.Helper()
+	answers := make([]response, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			answers[i], errs[i] = send(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return answers
+}
+
 // get reads an intent, which must exist.
 func (e *sandboxEnv) get(k keys, id string) map[string]any {
 	e.t.Helper()
@@ -366,24 +390,12 @@ func TestCreatePaymentIntentConflicts(t *testing.T) {
 func TestConcurrentIdenticalCreates(t *testing.T) {
 	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
 		is := is.New(t)
-		const n = 50
-		answers := make([]response, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				answers[i], errs[i] = e.send("POST", "/v1/payment_intents", fpxBody("7000", "order-same"), basic(k), idem("same-key"))
-			})
-		}
-		close(start)
-		wg.Wait()
-
+		answers := e.concurrently(50, func(int) (response, error) {
+			return e.send("POST", "/v1/payment_intents", fpxBody("7000", "order-same"), basic(k), idem("same-key"))
+		})
 		var first string
 		created, fresh, inProgress := 0, 0, 0
 		for i, r := range answers {
-			is.NoErr(errs[i])
 			switch r.status {
 			case http.StatusCreated:
 				created++
@@ -412,6 +424,64 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		r := e.create(k, "same-key", fpxBody("7000", "order-same"))
 		is.Equal(r.header.Get("Idempotent-Replayed"), "true")
 		is.Equal(string(r.body), first)
+	})
+}
+
+func TestCreateWhileTheFirstRequestRuns(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		// An amount ending in 902 holds the Provider call until the
+		// adapter gives up: the first request is persisted and waits.
+		body := fpxBody("10902", "order-1")
+		first := make(chan response, 1)
+		go func() {
+			r, err := e.send("POST", "/v1/payment_intents", body, basic(k), idem("slow-key"))
+			if err != nil {
+				t.Error(err)
+			}
+			first <- r
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for e.psp.PaymentCount() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the Provider never saw the create call")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		r := e.create(k, "slow-key", body)
+		assertError(t, r, http.StatusConflict, paykit.CodeIdempotencyInProgress, "Idempotency-Key")
+		is.Equal(r.header.Get("Retry-After"), "30") // the first request's claim, on the frozen clock
+		// A changed request is a conflict, in progress or not.
+		assertError(t, e.create(k, "slow-key", fpxBody("10903", "order-1")), http.StatusConflict, paykit.CodeIdempotencyConflict, "Idempotency-Key")
+
+		done := <-first
+		is.Equal(done.status, http.StatusCreated)
+		is.Equal(done.json(t)["status"], "processing")
+		r = e.create(k, "slow-key", body)
+		is.Equal(r.status, http.StatusCreated)
+		is.Equal(r.header.Get("Idempotent-Replayed"), "true")
+		is.Equal(string(r.body), string(done.body))
+		is.Equal(e.psp.CreateCalls(done.json(t)["id"].(string)), 1)
+	})
+}
+
+func TestConcurrentCreatesOfOneReference(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		answers := e.concurrently(20, func(i int) (response, error) {
+			return e.send("POST", "/v1/payment_intents", fpxBody("5000", "order-once"), basic(k), idem(fmt.Sprintf("key-%d", i)))
+		})
+		created := 0
+		for _, r := range answers {
+			if r.status == http.StatusCreated {
+				created++
+				continue
+			}
+			assertError(t, r, http.StatusConflict, paykit.CodeDuplicateMerchantReference, "merchant_reference")
+		}
+		is.Equal(created, 1) // merchant_reference is one business identity, whatever the keys
+		is.Equal(len(e.listIDs(k, "")), 1)
+		is.Equal(e.psp.PaymentCount(), 1)
 	})
 }
 
@@ -601,6 +671,15 @@ func TestPaymentTestHelpers(t *testing.T) {
 		// A processing payment does not wait for its payer.
 		slow := e.created(k, "h-3", fpxBody("1902", "order-3"))["id"].(string)
 		assertError(t, e.do("POST", "/v1/test_helpers/payment_intents/"+slow+"/approve", nil, basic(k)), 422, paykit.CodeInvalidState, "")
+
+		// Nor does one whose payer ran out of time, even before the worker
+		// noticed: the helper finds out from the Provider.
+		late := e.created(k, "h-4", fpxBody("1000", "order-4"))["id"].(string)
+		e.clock.Advance(31 * time.Minute)
+		assertError(t, e.do("POST", "/v1/test_helpers/payment_intents/"+late+"/approve", nil, basic(k)), 422, paykit.CodeInvalidState, "")
+		pi = e.get(k, late)
+		is.Equal(pi["status"], "expired")
+		is.Equal(pi["failure_code"], "expired")
 	})
 }
 
