@@ -26,6 +26,13 @@ type api struct {
 	metrics   *metrics // nil: no metrics
 	mux       *http.ServeMux
 	patterns  []string // registered route patterns, in order
+
+	// errorPage, when set, renders errors instead of the JSON error body
+	// (the payer pages answer in HTML).
+	errorPage func(w http.ResponseWriter, r *http.Request, status int, e *paykit.Error)
+	// logPath, when set, is the path the access log shows instead of the
+	// requested one (the payer pages mask the tokens in their paths).
+	logPath func(path string) string
 }
 
 func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *metrics) *api {
@@ -117,13 +124,17 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 	if route == "" {
 		route = "unmatched"
 	}
+	path := requestPath(r)
+	if a.logPath != nil {
+		path = a.logPath(path)
+	}
 	if a.metrics != nil {
 		a.metrics.observe(a.name, route, status, d)
 	}
 	attrs := []slog.Attr{
 		slog.String("api", a.name),
 		slog.String("method", r.Method),
-		slog.String("path", requestPath(r)),
+		slog.String("path", path),
 		slog.String("route", route),
 		slog.Int("status", status),
 		slog.Duration("duration", d),
@@ -212,6 +223,10 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := e.Status
 	if status == 0 {
 		status = paykit.StatusForCode(e.Code)
+	}
+	if a.errorPage != nil {
+		a.errorPage(w, r, status, e)
+		return
 	}
 	detail := errorDetail{Code: e.Code, Message: e.Message, Param: e.Param, RequestID: info.id}
 	if status == http.StatusInternalServerError {

@@ -1,8 +1,11 @@
 // Package httpadapter serves paykit over net/http: the merchant API
-// (NewMerchantAPI, HTTP Basic with API keys) and the operator API
-// (NewOperatorAPI, bearer tokens). Each constructor returns an http.Handler
-// whose paths are relative to where the host mounts it; examples/server
-// mounts them under /v1 and /operator with http.StripPrefix.
+// (NewMerchantAPI, HTTP Basic with API keys), the operator API
+// (NewOperatorAPI, bearer tokens) and the payer-facing pages
+// (NewPayHandler: continuation links, return pages and QR images, which
+// take a signed token in the path instead of credentials). Each
+// constructor returns an http.Handler whose paths are relative to where the
+// host mounts it; examples/server mounts them under /v1, /operator and /pay
+// with http.StripPrefix.
 //
 // Every response carries a Request-Id header. Errors are the contract's
 // shape, rendered from *paykit.Error in one place:
@@ -12,7 +15,8 @@
 // Each request is logged once through log/slog (method, path, status,
 // duration, request id and the caller's ids; never credentials, bodies or
 // query strings) and, when a prometheus.Registerer is given, counted and
-// timed by route pattern and status. Panics become 500 internal_error.
+// timed by route pattern and status. Panics become 500 internal_error (an
+// HTML error page on the payer pages).
 //
 // The OpenAPI 3.1 document of both APIs is embedded (OpenAPIDocument) and
 // served by the merchant API at GET /openapi.json; the tests check every
