@@ -1,14 +1,19 @@
 // Command server is paykit's runnable example: it wires a Store, the
-// Service and the HTTP handlers together and serves
+// Service, the sandbox Provider and the HTTP handlers together and serves
 //
 //	/v1        merchant API (OpenAPI document at /v1/openapi.json)
+//	/pay       payer pages: continuation links, return pages, QR images
+//	/sandbox   the sandbox PSP (its API and payer pages), standing in for a
+//	           Provider's own host
 //	/operator  operator API (bearer token)
 //	/healthz   200 when the store answers, 503 otherwise
 //	/metrics   Prometheus metrics
 //
 // go run ./examples/server starts on an embedded SQLite file, creates the
 // demo merchant mch_demo on first start and prints the operator token and a
-// fresh test key pair for the demo merchant on every start. See
+// fresh test key pair for the demo merchant on every start. Test-environment
+// payments and payouts go to the sandbox, whose outcomes are chosen by
+// magic amounts and account numbers (see the contract addendum). See
 // `go run ./examples/server -h` for the flags.
 package main
 
@@ -35,6 +40,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -69,12 +75,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
+	// Listen first: the sandbox adapter calls the PSP on this server, and
+	// payer links need the address when -public-url is not set.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // when returning before Serve; harmless after
+	baseURL := listenURL(ln.Addr())
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = baseURL
+	}
+
 	store, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc, err := paykit.New(paykit.Config{Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval})
+	psp, adapter, err := newSandbox(cfg, baseURL)
+	if err != nil {
+		return err
+	}
+	svc, err := paykit.New(paykit.Config{
+		Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval,
+		Routing:   sandbox.DefaultRouting(),
+		Providers: map[string]paykit.Provider{sandbox.Name: adapter},
+		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL,
+		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
+	})
 	if err != nil {
 		return err
 	}
@@ -101,16 +129,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{
 		Logger: logger, RateLimit: cfg.RateLimit, Registerer: registry,
 	})))
+	mux.Handle("/pay/", http.StripPrefix("/pay", httpadapter.NewPayHandler(svc, httpadapter.PayOptions{
+		Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
 	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
 		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
 	})))
 	mux.Handle("GET /healthz", healthz(svc, logger))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -120,10 +148,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
-	baseURL := listenURL(ln.Addr())
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = baseURL // for the features that will build links
-	}
 	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
 	fmt.Fprintf(stdout, "operator token:  %s\n", token)
 	if demoKey != nil {
@@ -149,6 +173,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	err = g.Wait()
 	logger.Info("paykit stopped")
 	return err
+}
+
+// Sandbox timings. The adapter gives up on a PSP call after
+// sandboxTimeout, so a payment of a "timeout" magic amount (ending in 902
+// or 903) answers 201 processing after about that long; the PSP holds such
+// a request for sandboxHold (or until the adapter goes away).
+const (
+	sandboxTimeout = 3 * time.Second
+	sandboxHold    = 10 * time.Second
+)
+
+// newSandbox builds the sandbox PSP, mounted at /sandbox, and its adapter.
+// Payers reach the PSP's pages through the public URL; the adapter calls
+// its API on this server's own listen address (baseURL). Both share an API
+// key drawn at start, as the PSP's state lives only as long as the process.
+func newSandbox(cfg config, baseURL string) (*sandbox.PSP, *sandbox.Provider, error) {
+	key, err := randomToken()
+	if err != nil {
+		return nil, nil, err
+	}
+	delay := cfg.SandboxDelay
+	if delay == 0 {
+		delay = -1 // the PSP reads 0 as its default; -sandbox-delay 0 means at once
+	}
+	psp := sandbox.NewPSP(sandbox.PSPConfig{
+		BaseURL: cfg.PublicURL + "/sandbox", APIKey: key, Delay: delay, Hold: sandboxHold,
+	})
+	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout})
+	return psp, adapter, nil
 }
 
 // openStore opens and migrates the store named by -db.

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,12 @@ func (b *syncBuffer) String() string {
 // call sends a request and returns status, headers and body.
 func call(t *testing.T, method, url, body string, set func(r *http.Request)) (int, http.Header, []byte) {
 	t.Helper()
+	return callWith(t, http.DefaultClient, method, url, body, set)
+}
+
+// callWith is call through client.
+func callWith(t *testing.T, client *http.Client, method, url, body string, set func(r *http.Request)) (int, http.Header, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -110,7 +117,7 @@ func call(t *testing.T, method, url, body string, set func(r *http.Request)) (in
 	if set != nil {
 		set(req)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,3 +296,128 @@ func TestHealthz(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// browser is the payer's browser: it shows redirects instead of following
+// them, so that each hop can be checked.
+var browser = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// visit sends a request as the payer's browser and returns status,
+// headers and body.
+func visit(t *testing.T, method, rawURL string) (int, http.Header, string) {
+	t.Helper()
+	status, h, b := callWith(t, browser, method, rawURL, "", nil)
+	return status, h, string(b)
+}
+
+// createPayment creates a payment intent with the demo keys and returns
+// its projection.
+func (s *server) createPayment(t *testing.T, key, body string) map[string]any {
+	t.Helper()
+	status, _, raw := call(t, "POST", s.url+"/v1/payment_intents", body, func(r *http.Request) {
+		r.SetBasicAuth(s.public, s.secret)
+		r.Header.Set("Idempotency-Key", key)
+	})
+	if status != http.StatusCreated {
+		t.Fatalf("create payment: %d %s", status, raw)
+	}
+	var pi map[string]any
+	if err := json.Unmarshal(raw, &pi); err != nil {
+		t.Fatal(err)
+	}
+	return pi
+}
+
+// waitForStatus polls the intent until it has status want.
+func (s *server) waitForStatus(t *testing.T, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, _, raw := call(t, "GET", s.url+"/v1/payment_intents/"+id, "", basicAuth(s.public, s.secret))
+		var pi struct{ Status string }
+		if err := json.Unmarshal(raw, &pi); err != nil {
+			t.Fatal(err)
+		}
+		if pi.Status == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payment %s is %s, want %s", id, pi.Status, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// approveForm is the Approve form of the sandbox PSP's payer page.
+var approveForm = regexp.MustCompile(`<form method="post" action="([^"]*/approve)"`)
+
+// TestServerPaymentFlow walks a payer through an FPX payment over real
+// HTTP: the merchant creates it, the payer follows next_action.url to the
+// sandbox PSP's page, approves, comes back through /pay/return and sees
+// the result, and the merchant reads it succeeded.
+func TestServerPaymentFlow(t *testing.T) {
+	is := is.New(t)
+	s := start(t, "-db", "memory", "-addr", "127.0.0.1:0", "-worker-interval", "50ms", "-sandbox-delay", "100ms")
+
+	pi := s.createPayment(t, "flow-1", `{"amount":"15000","currency":"MYR","country":"MY","merchant_reference":"order-flow-1",
+		"payment_method":"FPX","customer":{"name":"Aisyah Rahman","email":"aisyah@example.com"},"payment_method_options":{"bank":"MAYBANK"}}`)
+	is.Equal(pi["status"], "requires_action")
+	id := pi["id"].(string)
+	next := pi["next_action"].(map[string]any)["url"].(string)
+	is.True(strings.HasPrefix(next, s.url+"/pay/continue/")) // the service's continuation, not the PSP's page
+
+	status, h, _ := visit(t, "GET", next)
+	is.Equal(status, http.StatusSeeOther)
+	is.Equal(h.Get("Referrer-Policy"), "no-referrer")
+	page := h.Get("Location")
+	is.True(strings.HasPrefix(page, s.url+"/sandbox/pay/")) // the sandbox PSP's payer page
+
+	status, _, body := visit(t, "GET", page)
+	is.Equal(status, http.StatusOK)
+	is.True(strings.Contains(body, "MYR 150.00"))
+	m := approveForm.FindStringSubmatch(body)
+	is.True(m != nil)
+	pageURL, err := url.Parse(page)
+	is.NoErr(err)
+	approve, err := pageURL.Parse(m[1])
+	is.NoErr(err)
+	status, h, _ = visit(t, "POST", approve.String())
+	is.Equal(status, http.StatusSeeOther)
+	back := h.Get("Location")
+	is.True(strings.HasPrefix(back, s.url+"/pay/return/"))
+
+	// No return_url: the result page, which refreshes itself until final.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		status, h, body = visit(t, "GET", back)
+		is.Equal(status, http.StatusOK)
+		is.True(strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'"))
+		if !strings.Contains(body, `http-equiv="refresh"`) {
+			break
+		}
+		is.True(time.Now().Before(deadline))
+		time.Sleep(100 * time.Millisecond) // a browser waits 2 s
+	}
+	is.True(strings.Contains(body, "Payment successful"))
+	is.True(strings.Contains(body, "MYR 150.00"))
+	s.waitForStatus(t, id, "succeeded")
+
+	// A timeout magic amount answers processing after the adapter's
+	// timeout, and recovery finds it succeeded.
+	began := time.Now()
+	pi = s.createPayment(t, "flow-902", `{"amount":"10902","currency":"MYR","country":"MY","merchant_reference":"order-flow-902",
+		"payment_method":"TNG","customer":{"name":"Aisyah Rahman"}}`)
+	is.Equal(pi["status"], "processing")
+	took := time.Since(began)
+	is.True(took >= 2*time.Second && took < 8*time.Second) // about sandboxTimeout
+	s.waitForStatus(t, pi["id"].(string), "succeeded")
+
+	// A QR method: the image link loads without credentials.
+	pi = s.createPayment(t, "flow-qr", `{"amount":"2500","currency":"THB","country":"TH","merchant_reference":"order-flow-qr",
+		"payment_method":"PROMPTPAY","customer":{"name":"Somchai"}}`)
+	na := pi["next_action"].(map[string]any)
+	is.Equal(na["type"], "display_qr_code")
+	status, h, body = visit(t, "GET", na["image_url"].(string))
+	is.Equal(status, http.StatusOK)
+	is.Equal(h.Get("Content-Type"), "image/png")
+	is.True(strings.HasPrefix(body, "\x89PNG"))
+}
