@@ -12,7 +12,8 @@ import (
 )
 
 // Example shows a host application embedding paykit: pick a Store, build
-// the Service, mount the merchant and operator APIs, run the worker.
+// the Service, mount the merchant and operator APIs and the payer pages,
+// run the worker.
 func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -23,6 +24,7 @@ func Example() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{})))
+	mux.Handle("/pay/", http.StripPrefix("/pay", httpadapter.NewPayHandler(svc, httpadapter.PayOptions{}))) // at Config.PublicURL + "/pay"
 	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
 		Tokens: map[string]string{"ops": "a-long-random-operator-token"},
 	})))
