@@ -60,14 +60,19 @@ type Posting struct {
 	Amount  int64
 }
 
-// Balanced reports whether the postings sum to zero and none is zero.
+// Balanced reports whether the postings sum to zero and none is zero. A sum
+// that overflows int64 on the way is not balanced.
 func (t *LedgerTxn) Balanced() bool {
 	var sum int64
 	for _, p := range t.Postings {
 		if p.Amount == 0 {
 			return false
 		}
-		sum += p.Amount
+		next := sum + p.Amount
+		if (p.Amount > 0 && next < sum) || (p.Amount < 0 && next > sum) {
+			return false
+		}
+		sum = next
 	}
 	return len(t.Postings) >= 2 && sum == 0
 }

@@ -281,12 +281,21 @@ func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentInten
 }
 
 // applyFinal applies a final Provider result (succeeded, failed, cancelled,
-// not found) to pi in tx. Non-final results change nothing.
+// not found) to pi in tx. Non-final results, and any result for an intent
+// already final, change nothing. A success credits the merchant's available
+// balance in the same transaction.
 func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Result, now time.Time) error {
+	if pi.Status.Terminal() {
+		return nil
+	}
 	switch r.Outcome {
 	case OutcomeSucceeded:
 		pi.Status = PaymentSucceeded
 		pi.Receipt = &Receipt{Number: s.newID("rcpt"), PaidAt: now, Amount: pi.Amount, Currency: pi.Currency, PaymentMethod: pi.PaymentMethod}
+		if err := s.post(ctx, tx, pi.Scope(), pi.Currency, "payment.succeeded", pi.ID, now,
+			Posting{AccountPayments, -pi.Amount}, Posting{AccountAvailable, pi.Amount}); err != nil {
+			return err
+		}
 	case OutcomeFailed:
 		pi.Status = PaymentFailed
 		pi.FailureCode = r.FailureCode

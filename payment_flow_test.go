@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/store/memory"
+	"github.com/paykit/paykit/store/storetest"
 )
 
 // fakeProvider is an in-process Provider that dedups attempts by key, like
@@ -149,13 +150,15 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	prov := newFakeProvider()
+	store := memory.New()
 	svc, err := paykit.New(paykit.Config{
-		Store: memory.New(), Now: clock.Now, Routing: fakeRouting,
+		Store: store, Now: clock.Now, Routing: fakeRouting,
 		Providers: map[string]paykit.Provider{"fake": prov}, PublicURL: "https://pay.example/",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { storetest.CheckLedger(t, store, paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}) })
 	return &flowEnv{svc: svc, clock: clock, provider: prov,
 		test: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}},
 		live: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Live}},

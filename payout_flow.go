@@ -1,5 +1,3 @@
-//go:build payouts_wip
-
 package paykit
 
 import (
@@ -528,6 +526,12 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 				return err
 			}
 			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+				return err
+			}
+			// The merchant's cancel and its reason, in the operators' log.
+			if err := s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
+				TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
+				Details: details("reason", req.Reason, "status", string(po.Status))}); err != nil {
 				return err
 			}
 		}

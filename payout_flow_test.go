@@ -1,5 +1,3 @@
-//go:build payouts_wip
-
 package paykit_test
 
 import (

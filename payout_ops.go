@@ -1,9 +1,8 @@
-//go:build payouts_wip
-
 package paykit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -183,6 +182,22 @@ type BalanceAdjustment struct {
 	Reason      string
 	Balance     Balance
 	CreatedAt   time.Time
+}
+
+// MarshalJSON renders the adjustment with its amount as a signed string of
+// minor units and the balance after it.
+func (a BalanceAdjustment) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object      string      `json:"object"`
+		ID          string      `json:"id"`
+		MerchantID  string      `json:"merchant_id"`
+		Environment Environment `json:"environment"`
+		Currency    string      `json:"currency"`
+		Amount      string      `json:"amount"`
+		Reason      string      `json:"reason"`
+		Balance     Balance     `json:"balance"`
+		CreatedAt   string      `json:"created_at"`
+	}{"balance_adjustment", a.ID, a.MerchantID, a.Environment, a.Currency, strconv.FormatInt(a.Amount, 10), a.Reason, a.Balance, FormatTime(a.CreatedAt)})
 }
 
 // AdjustBalance credits (positive amount) or debits (negative) a merchant's

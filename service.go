@@ -167,6 +167,7 @@ func New(cfg Config) (*Service, error) {
 		s.accountKeys = RandomKeyring()
 	}
 	s.registerPaymentJobs()
+	s.registerPayoutJobs()
 	return s, nil
 }
 

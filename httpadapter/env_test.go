@@ -152,6 +152,9 @@ type envConfig struct {
 	extra     func(mux *http.ServeMux)
 	routing   paykit.Routing             // default: no routes
 	providers map[string]paykit.Provider // by the names routing uses
+	// approvalThreshold holds payouts of at least this amount for an
+	// operator (0: never).
+	approvalThreshold int64
 }
 
 const operatorToken = "op-token-alice-0123456789"
@@ -166,7 +169,7 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	srv := httptest.NewUnstartedServer(nil)
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: cfg.now, Logger: logger, Routing: cfg.routing, Providers: cfg.providers,
-		PublicURL: "http://" + srv.Listener.Addr().String(),
+		PublicURL: "http://" + srv.Listener.Addr().String(), ApprovalThreshold: cfg.approvalThreshold,
 	})
 	if err != nil {
 		srv.Close()
@@ -213,6 +216,13 @@ const (
 
 func newSandboxEnv(t *testing.T, open func(t *testing.T) paykit.Store) *sandboxEnv {
 	t.Helper()
+	return newSandboxEnvConfig(t, open, envConfig{})
+}
+
+// newSandboxEnvConfig is newSandboxEnv with cfg's settings; its clock,
+// routing and providers are the sandbox's.
+func newSandboxEnvConfig(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *sandboxEnv {
+	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	pspSrv := httptest.NewUnstartedServer(nil)
 	pspURL := "http://" + pspSrv.Listener.Addr().String()
@@ -221,9 +231,8 @@ func newSandboxEnv(t *testing.T, open func(t *testing.T) paykit.Store) *sandboxE
 	pspSrv.Start()
 	t.Cleanup(pspSrv.Close)
 	prov := sandbox.New(sandbox.Config{BaseURL: pspURL, APIKey: sandboxAPIKey, Timeout: sandboxTimeout})
-	e := newEnv(t, open, envConfig{
-		now: clock.Now, routing: sandbox.DefaultRouting(), providers: map[string]paykit.Provider{sandbox.Name: prov},
-	})
+	cfg.now, cfg.routing, cfg.providers = clock.Now, sandbox.DefaultRouting(), map[string]paykit.Provider{sandbox.Name: prov}
+	e := newEnv(t, open, cfg)
 	return &sandboxEnv{env: e, clock: clock, psp: psp, pspURL: pspURL}
 }
 

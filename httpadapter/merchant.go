@@ -50,6 +50,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	m.handle("GET /payment_methods", m.auth(m.listPaymentMethods))
 	m.handle("POST /test_helpers/payment_intents/{id}/approve", m.auth(m.simulatePayer(true)))
 	m.handle("POST /test_helpers/payment_intents/{id}/decline", m.auth(m.simulatePayer(false)))
+	m.routePayouts()
 	return m
 }
 

@@ -54,6 +54,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o.handle("GET /merchants/{id}/api_keys", o.auth(o.listAPIKeys))
 	o.handle("POST /api_keys/{id}/revoke", o.auth(o.revokeAPIKey))
 	o.handle("GET /audit_events", o.auth(o.listAuditEvents))
+	o.routePayouts()
 	return o
 }
 

@@ -44,6 +44,8 @@ type payHandler struct {
 //	GET /return/{token}     the payer back from the Provider: 303 to the
 //	                        merchant's return_url, or a result page
 //	GET /qr/{token}.png     the QR code of a display_qr_code next action
+//	GET /checkouts/{token}  the checkout app (checkout_url); see
+//	                        checkout_pay.go for its routes
 //
 // A forged, altered, expired or no longer usable link gets a 404 page that
 // says only that. Every answer is HTML (or the PNG) with strict security
@@ -58,6 +60,7 @@ func NewPayHandler(svc *paykit.Service, opts PayOptions) http.Handler {
 	p.handle("GET /return/{token}", p.paymentReturn)
 	// ServeMux wildcards are whole segments: {file} is "{token}.png".
 	p.handle("GET /qr/{file}", p.qrImage)
+	p.routeCheckouts()
 	return p
 }
 
@@ -75,15 +78,18 @@ func (p *payHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // payCSP is the Content-Security-Policy of the payer pages; nonce, when
-// set, allows the page's inline stylesheet. form-action 'self' also
-// governs where a form's answer may redirect: a page whose form leads to
-// a Provider must add that origin.
+// set, allows the page's inline stylesheet and scripts, and the scripts
+// may fetch from the page's own origin (the checkout's status). form-action
+// 'self' also governs where a form's answer may redirect: a form never
+// leads to a Provider directly (the checkout page follows a redirect
+// action with a refresh, which is no form navigation).
 func payCSP(nonce string) string {
-	style := "'self'"
+	style, script := "'self'", ""
 	if nonce != "" {
 		style += " 'nonce-" + nonce + "'"
+		script = "; script-src 'nonce-" + nonce + "'; connect-src 'self'"
 	}
-	return "default-src 'none'; img-src 'self'; style-src " + style +
+	return "default-src 'none'; img-src 'self'; style-src " + style + script +
 		"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }
 
@@ -236,10 +242,11 @@ type errorView struct {
 // resultView fills payui/result.html.
 type resultView struct {
 	statusWords
-	Amount  string
-	Method  string
-	Receipt string
-	Refresh int // seconds until the page reloads; 0 once final
+	Merchant string // the checkout's merchant; empty for a direct payment
+	Amount   string
+	Method   string
+	Receipt  string
+	Refresh  int // seconds until the page reloads; 0 once final
 }
 
 // resultRefresh is how often a result page of a payment that is not final

@@ -20,6 +20,7 @@ type config struct {
 	Addr          string
 	DB            string
 	OperatorToken string // empty: a random one is drawn and printed
+	Keys          string // key file; empty: defaultKeysPath(DB)
 	Demo          bool
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
@@ -49,6 +50,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.DB, "db", "sqlite:paykit.db", "store: memory, sqlite:PATH, or a postgres:// URL")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
+	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys, paykit.keys for PostgreSQL, none for memory)")
 	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")

@@ -58,10 +58,14 @@ func main() {
 	}
 }
 
+// demoBalanceCurrencies are the currencies of the sandbox payout routes.
+var demoBalanceCurrencies = []string{"MYR", "THB"}
+
 // Demo merchant: a fixed id, so that a restart on the same database finds it.
 const (
 	demoMerchantID   = "mch_demo"
 	demoMerchantName = "Demo merchant"
+	demoBalance      = "100000000" // minor units, per currency, credited on first start
 	setupActor       = "examples/server"
 	operatorName     = "operator" // the actor of operator API calls in the audit log
 )
@@ -96,8 +100,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	keysPath := cfg.Keys
+	if keysPath == "" {
+		keysPath = defaultKeysPath(cfg.DB)
+	}
+	signingKey, accountKeys, err := loadKeys(keysPath)
+	if err != nil {
+		return err
+	}
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval,
+		SigningKey: signingKey, AccountKeys: accountKeys,
 		Routing:   sandbox.DefaultRouting(),
 		Providers: map[string]paykit.Provider{sandbox.Name: adapter},
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL,
@@ -225,11 +238,14 @@ func openStore(ctx context.Context, db string) (paykit.Store, error) {
 // merchant ids, so the fixed id goes through the Store, audited like an
 // operator's creation.
 func setUpDemo(ctx context.Context, svc *paykit.Service) (*paykit.NewAPIKey, error) {
+	created := false
 	err := svc.Store().InTx(ctx, func(tx paykit.Tx) error {
+		created = false
 		_, err := tx.GetMerchant(ctx, demoMerchantID)
 		if !errors.Is(err, paykit.ErrNotFound) {
 			return err
 		}
+		created = true
 		now := svc.Now()
 		if err := tx.CreateMerchant(ctx, &paykit.Merchant{ID: demoMerchantID, Name: demoMerchantName, CreatedAt: now}); err != nil {
 			return err
@@ -242,6 +258,16 @@ func setUpDemo(ctx context.Context, svc *paykit.Service) (*paykit.NewAPIKey, err
 	})
 	if err != nil && !errors.Is(err, paykit.ErrAlreadyExists) { // another instance won the race
 		return nil, err
+	}
+	if created && err == nil {
+		// A test balance to pay out from, as an operator's adjustment.
+		for _, currency := range demoBalanceCurrencies {
+			if _, err := svc.AdjustBalance(ctx, setupActor, demoMerchantID, paykit.BalanceAdjustmentRequest{
+				Environment: string(paykit.Test), Currency: currency, Amount: demoBalance, Reason: "demo float",
+			}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return svc.CreateAPIKey(ctx, setupActor, demoMerchantID, paykit.Test)
 }

@@ -1,12 +1,6 @@
-//go:build payouts_wip
-
 package sandbox_test
 
-// The payout flow of paykit is still behind the payouts_wip build tag;
-// these tests wire it to the sandbox and run with
-// go test -tags payouts_wip ./provider/sandbox/. Like the root package's
-// payout tests, they pass once paykit.New registers the payout jobs
-// (registerPayoutJobs); until then payouts never leave processing.
+// The paykit payout flow wired to the sandbox: magic accounts end to end.
 
 import (
 	"context"

@@ -17,7 +17,9 @@ import (
 //   - each balance, as ListBalances and GetBalance return it, equals the
 //     sums of the entries to "available" and "reserved", so available +
 //     reserved is the money that came in minus the money that went out
-//     (the negated sum of the external accounts).
+//     (the negated sum of the external accounts);
+//   - when s stores payouts and payment intents too, their projected
+//     amounts agree with their entries (see checkRefs).
 //
 // It reads through the LedgerStore methods only, so it serves any Store
 // (or a Tx inside InTx), from any package's tests, for instance in
@@ -63,6 +65,7 @@ func CheckLedger(t testing.TB, s paykit.LedgerStore, scope paykit.Scope) {
 			c.external += e.Amount
 		}
 	}
+	checkRefs(t, s, scope, entries)
 	for _, id := range txnOrder {
 		if txnSums[id] != 0 {
 			t.Errorf("ledger of %v: transaction %s sums to %d, not 0", scope, id, txnSums[id])

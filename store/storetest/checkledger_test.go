@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/store/memory"
 )
 
 // fakeLedger is a LedgerStore that returns whatever it is given, to show
@@ -104,5 +105,58 @@ func TestCheckLedgerFindsBrokenLedgers(t *testing.T) {
 				t.Errorf("reported %q, want %q among them", r.errs, c.want)
 			}
 		})
+	}
+}
+
+// CheckLedger compares the money in payout and payment projections with the
+// ledger when the store keeps them.
+func TestCheckLedgerComparesProjections(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	post := func(id, kind, ref string, postings ...paykit.Posting) {
+		t.Helper()
+		if err := s.PostLedger(ctx, &paykit.LedgerTxn{ID: id, Scope: scopeA, Currency: "THB", Kind: kind, RefID: ref, Postings: postings, At: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post("ltx_in", "payment.succeeded", "pi_paid", paykit.Posting{Account: paykit.AccountPayments, Amount: -100}, paykit.Posting{Account: paykit.AccountAvailable, Amount: 100})
+	post("ltx_res", "payout.reserved", "po_held", paykit.Posting{Account: paykit.AccountAvailable, Amount: -40}, paykit.Posting{Account: paykit.AccountReserved, Amount: 40})
+	payout := func(id string, reserved int64) {
+		t.Helper()
+		if err := s.CreatePayoutIntent(ctx, &paykit.PayoutIntent{ID: id, MerchantID: scopeA.MerchantID, Environment: scopeA.Environment,
+			Status: paykit.PayoutProcessing, Amount: 40, Currency: "THB", Country: "TH", MerchantReference: id,
+			ReservedAmount: reserved, CreatedAt: base, UpdatedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intent := func(id string, status paykit.PaymentStatus) {
+		t.Helper()
+		if err := s.CreatePaymentIntent(ctx, &paykit.PaymentIntent{ID: id, MerchantID: scopeA.MerchantID, Environment: scopeA.Environment,
+			Status: status, Amount: 100, Currency: "THB", Country: "TH", MerchantReference: id, PaymentMethod: "PROMPTPAY",
+			CreatedAt: base, UpdatedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payout("po_held", 40)
+	intent("pi_paid", paykit.PaymentSucceeded)
+	intent("pi_open", paykit.PaymentRequiresAction)
+	r := &recorder{TB: t}
+	CheckLedger(r, s, scopeA)
+	if len(r.errs) > 0 {
+		t.Fatalf("consistent ledger reported %q", r.errs)
+	}
+
+	payout("po_ghost", 40)                           // claims a reservation the ledger never made
+	intent("pi_uncredited", paykit.PaymentSucceeded) // succeeded without a credit
+	r = &recorder{TB: t}
+	CheckLedger(r, s, scopeA)
+	all := strings.Join(r.errs, "\n")
+	for _, want := range []string{"payout po_ghost (processing) shows reserved 40", "payment intent pi_uncredited (succeeded, amount 100) credited 0"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("reported %q, want %q among them", r.errs, want)
+		}
+	}
+	if len(r.errs) != 2 {
+		t.Errorf("reported %d errors, want 2: %q", len(r.errs), r.errs)
 	}
 }

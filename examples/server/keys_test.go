@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func TestLoadKeysCreatesThenReuses(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "paykit.db.keys")
+	sign1, ring1, err := loadKeys(path)
+	is.NoErr(err)
+	info, err := os.Stat(path)
+	is.NoErr(err)
+	is.Equal(info.Mode().Perm(), os.FileMode(0o600)) // secrets: owner only
+	sign2, ring2, err := loadKeys(path)
+	is.NoErr(err)
+	is.Equal(sign1, sign2)
+	keyID, sealed, err := ring1.Seal("123456789012", "po_1")
+	is.NoErr(err)
+	opened, err := ring2.Open(keyID, sealed, "po_1")
+	is.NoErr(err)
+	is.Equal(opened, "123456789012") // what one start sealed, the next opens
+
+	// Without a path the keys are fresh each time and nothing is written.
+	a, _, err := loadKeys("")
+	is.NoErr(err)
+	b, _, err := loadKeys("")
+	is.NoErr(err)
+	is.True(string(a) != string(b))
+
+	bad := filepath.Join(t.TempDir(), "bad.keys")
+	is.NoErr(os.WriteFile(bad, []byte(`{"signing_key":"c2hvcnQ=","active_account_key":"k1","account_keys":{}}`), 0o600))
+	_, _, err = loadKeys(bad)
+	is.True(err != nil) // a short signing key is refused
+}
+
+func TestDefaultKeysPath(t *testing.T) {
+	is := is.New(t)
+	is.Equal(defaultKeysPath("memory"), "")
+	is.Equal(defaultKeysPath("sqlite:/var/lib/paykit/paykit.db"), "/var/lib/paykit/paykit.db.keys")
+	is.Equal(defaultKeysPath("postgres://db/paykit"), "paykit.keys")
+}
+
+// A list cursor signed before a restart is still accepted after it.
+func TestCursorSurvivesRestart(t *testing.T) {
+	is := is.New(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "paykit.db")
+	first := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123")
+	status, _, body := call(t, "GET", first.url+"/operator/audit_events?limit=1", "", bearerAuth(first.token))
+	is.Equal(status, http.StatusOK)
+	var page struct {
+		NextCursor string `json:"next_cursor"`
+	}
+	is.NoErr(json.Unmarshal(body, &page))
+	is.True(page.NextCursor != "")
+	is.NoErr(first.stop())
+
+	second := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123")
+	status, _, _ = call(t, "GET", second.url+"/operator/audit_events?limit=1&cursor="+page.NextCursor, "", bearerAuth(second.token))
+	is.Equal(status, http.StatusOK) // signed with the kept key
+	_, err := os.Stat(filepath.Join(filepath.Dir(db[len("sqlite:"):]), "paykit.db.keys"))
+	is.NoErr(err)
+	is.NoErr(second.stop())
+
+	// The same database under other keys: the cursor no longer verifies.
+	third := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123", "-keys", filepath.Join(t.TempDir(), "other.keys"))
+	status, _, _ = call(t, "GET", third.url+"/operator/audit_events?limit=1&cursor="+page.NextCursor, "", bearerAuth(third.token))
+	is.Equal(status, http.StatusBadRequest)
+}
