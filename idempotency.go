@@ -47,12 +47,21 @@ func newOperation(scope Scope, key, name string, params any) (operation, error) 
 	if !ValidIdempotencyKey(key) {
 		return operation{}, InvalidRequest("Idempotency-Key", "Idempotency-Key header must be 1 to 255 printable ASCII characters.")
 	}
+	fp, err := fingerprint(name, params)
+	if err != nil {
+		return operation{}, err
+	}
+	return operation{scope: scope, key: key, fingerprint: fp}, nil
+}
+
+// fingerprint hashes an operation's name and parsed parameters.
+func fingerprint(name string, params any) (string, error) {
 	body, err := json.Marshal(params)
 	if err != nil {
-		return operation{}, Internal(err)
+		return "", Internal(err)
 	}
 	sum := sha256.Sum256(append([]byte(name+"\n"), body...))
-	return operation{scope: scope, key: key, fingerprint: hex.EncodeToString(sum[:])}, nil
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // claim is the state of an idempotent operation after begin.

@@ -46,6 +46,9 @@ func (s *Service) PaymentReturn(ctx context.Context, token string) (*PaymentInte
 			return nil, "", Internal(err)
 		}
 	}
+	if pi.CheckoutID != "" {
+		return pi, s.checkoutReturn(ctx, pi), nil
+	}
 	if pi.ReturnURL == "" {
 		return pi, "", nil
 	}

@@ -51,6 +51,12 @@ type resumePayload struct {
 // validatePaymentRoute resolves the route of a create request and checks
 // the payer data it requires. Nothing is persisted.
 func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntentRequest) (int64, *PaymentRoute, error) {
+	return s.checkPaymentRoute(env, req, true)
+}
+
+// checkPaymentRoute is validatePaymentRoute; without requireCustomer,
+// missing payer fields are allowed (a checkout asks the payer for them).
+func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentRequest, requireCustomer bool) (int64, *PaymentRoute, error) {
 	if err := Validate(req); err != nil {
 		return 0, nil, err
 	}
@@ -77,17 +83,27 @@ func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntent
 			}
 		}
 	}
-	for _, f := range route.CustomerFields {
-		if req.Customer[f] == "" {
-			return 0, nil, Errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, req.PaymentMethod)
-		}
-	}
-	if email, ok := req.Customer["email"]; ok && email != "" {
-		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-			return 0, nil, InvalidRequest("customer.email", "customer.email must be an email address.")
-		}
+	if err := checkCustomer(route, req.PaymentMethod, req.Customer, requireCustomer); err != nil {
+		return 0, nil, err
 	}
 	return amount, route, nil
+}
+
+// checkCustomer checks payer data for a route: the fields it requires
+// (when requireAll; a checkout asks the payer for missing ones later) and
+// the format of those given.
+func checkCustomer(route *PaymentRoute, method string, customer map[string]string, requireAll bool) error {
+	for _, f := range route.CustomerFields {
+		if requireAll && customer[f] == "" {
+			return Errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, method)
+		}
+	}
+	if email, ok := customer["email"]; ok && email != "" {
+		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+			return InvalidRequest("customer.email", "customer.email must be an email address.")
+		}
+	}
+	return nil
 }
 
 // CreatePaymentIntent creates a payment intent and starts its Provider
@@ -318,7 +334,10 @@ func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Re
 	pi.NextAction = nil
 	pi.CompletedAt = &now
 	pi.UpdatedAt = now
-	return tx.UpdatePaymentIntent(ctx, pi)
+	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	return s.syncCheckout(ctx, tx, pi, now)
 }
 
 // nextAction turns the Provider's action into the merchant-facing one:
@@ -393,6 +412,9 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	prov, ok := s.providers[pi.Provider]
 	if !ok {
 		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	}
+	if stale := processingStaleAt(pi); stale != nil && !s.Now().Before(*stale) {
+		s.log.ErrorContext(ctx, "payment still processing past its stale time; needs operator attention", "payment_intent", pi.ID, "provider", pi.Provider, "stale_at", FormatTime(*stale))
 	}
 	r := prov.InquirePayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
@@ -477,6 +499,9 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 			}
 			pi.UpdatedAt = now
 			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+				return err
+			}
+			if err := s.syncCheckout(ctx, tx, pi, now); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -49,6 +50,8 @@ type Config struct {
 	PublicURL string
 	// PaymentTTL is how long a payment intent waits for its payer; default 30m.
 	PaymentTTL time.Duration
+	// CheckoutTTL is how long a checkout stays open; default 24h.
+	CheckoutTTL time.Duration
 	// ApprovalThreshold: payouts of at least this many minor units wait for
 	// an operator's approval; 0 never holds. ApprovalPolicy, when set,
 	// decides instead.
@@ -63,6 +66,8 @@ type Config struct {
 	// persistent Store needs a configured key, or payouts stored before a
 	// restart cannot be dispatched).
 	AccountKeys *Keyring
+	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
+	WebhookTimeout time.Duration
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -84,6 +89,11 @@ type Service struct {
 	providers  map[string]Provider
 	publicURL  string
 	paymentTTL time.Duration
+
+	checkoutTTL time.Duration
+
+	webhookClients map[Environment]*http.Client
+	eventIDs       eventIDGen
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
@@ -116,6 +126,8 @@ func New(cfg Config) (*Service, error) {
 		providers:  cfg.Providers,
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		paymentTTL: cfg.PaymentTTL,
+
+		checkoutTTL: cfg.CheckoutTTL,
 
 		approvalThreshold: cfg.ApprovalThreshold,
 		approvalPolicy:    cfg.ApprovalPolicy,
@@ -160,14 +172,20 @@ func New(cfg Config) (*Service, error) {
 	if s.paymentTTL <= 0 {
 		s.paymentTTL = 30 * time.Minute
 	}
+	if s.checkoutTTL <= 0 {
+		s.checkoutTTL = 24 * time.Hour
+	}
 	if s.approvalTTL <= 0 {
 		s.approvalTTL = 72 * time.Hour
 	}
 	if s.accountKeys == nil {
 		s.accountKeys = RandomKeyring()
 	}
+	s.webhookClients = newWebhookClients(cfg.WebhookTimeout)
+	s.handle(jobWebhookDeliver, s.deliverWebhookJob)
 	s.registerPaymentJobs()
 	s.registerPayoutJobs()
+	s.registerCheckoutJobs()
 	return s, nil
 }
 
@@ -186,7 +204,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {
 	const attempts = 20
 	var err error
 	for i := 0; i < attempts; i++ {
-		err = s.store.InTx(ctx, fn)
+		err = s.store.InTx(ctx, func(tx Tx) error { return fn(eventTx{tx, s}) })
 		if !errors.Is(err, ErrVersionConflict) {
 			return err
 		}

@@ -75,6 +75,9 @@ type Tx interface {
 	JobStore
 	PayoutStore
 	LedgerStore
+	CheckoutStore
+	EventStore
+	WebhookStore
 }
 
 // Position is a keyset pagination position: the (CreatedAt, ID) of the last
@@ -144,6 +147,9 @@ type PaymentIntentStore interface {
 	CreatePaymentIntent(ctx context.Context, p *PaymentIntent) error
 	// GetPaymentIntent returns the intent of that scope or ErrNotFound.
 	GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error)
+	// FindPaymentIntent returns the intent of any scope or ErrNotFound: for
+	// Provider callbacks, which name our id but not the tenant.
+	FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error)
 	// UpdatePaymentIntent writes p under the Version rule.
 	UpdatePaymentIntent(ctx context.Context, p *PaymentIntent) error
 	// ListPaymentIntents returns at most q.Limit intents, newest first.
@@ -250,4 +256,33 @@ type LedgerStore interface {
 	ListBalances(ctx context.Context, scope Scope) ([]Balance, error)
 	// ListLedgerEntries returns entries oldest first (CreatedAt, ID).
 	ListLedgerEntries(ctx context.Context, q LedgerQuery) ([]LedgerEntry, error)
+}
+
+// CheckoutQuery selects checkouts of one scope; empty fields do not
+// filter. CreatedAfter is inclusive, CreatedBefore exclusive.
+type CheckoutQuery struct {
+	Scope             Scope
+	Statuses          []CheckoutStatus
+	Currency          string
+	Country           string
+	MerchantReference string
+	CreatedAfter      *time.Time
+	CreatedBefore     *time.Time
+	After             *Position
+	Limit             int
+}
+
+// CheckoutStore persists checkouts. Only the stored fields of a Checkout
+// are kept (not those the Service projects from the linked intent).
+type CheckoutStore interface {
+	// CreateCheckout inserts c; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreateCheckout(ctx context.Context, c *Checkout) error
+	// GetCheckout returns the checkout of that scope or ErrNotFound.
+	GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error)
+	// UpdateCheckout writes c under the Version rule.
+	UpdateCheckout(ctx context.Context, c *Checkout) error
+	// ListCheckouts returns at most q.Limit checkouts, newest first.
+	ListCheckouts(ctx context.Context, q CheckoutQuery) ([]Checkout, error)
 }

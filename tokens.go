@@ -22,8 +22,9 @@ func (s *Service) unseal(purpose, token string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(enc)
-	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: one token per payload, so a changed character never passes.
+	payload, err1 := base64.RawURLEncoding.Strict().DecodeString(enc)
+	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.mac(purpose, string(payload))) {
 		return "", false
 	}

@@ -105,17 +105,27 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 		}
 		return nil
 	}
-	if errors.Is(err, errNotYet) {
+	runAt := s.Now().Add(Backoff(j.Attempts))
+	var at retryAt
+	switch {
+	case errors.As(err, &at):
+		runAt = at.at // the handler chose its own schedule and logged why
+	case errors.Is(err, errNotYet):
 		s.log.DebugContext(ctx, "job waits", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts)
-	} else {
+	default:
 		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
 	}
-	runAt := s.Now().Add(Backoff(j.Attempts))
 	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, truncate(err.Error(), 1000)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
 		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)
 	}
 	return nil
 }
+
+// retryAt is a handler's answer asking for the job to run again at a time
+// of its choosing rather than on the backoff schedule.
+type retryAt struct{ at time.Time }
+
+func (r retryAt) Error() string { return "retry at " + FormatTime(r.at) }
 
 // safeRun turns a handler panic into an error so one bad job cannot stop
 // the worker.

@@ -337,8 +337,9 @@ func TestRoutesMatchDocument(t *testing.T) {
 	is.NoErr(err)
 	served := map[string]bool{}
 	for prefix, h := range map[string]http.Handler{
-		"/v1":       NewMerchantAPI(svc, Options{}),
-		"/operator": NewOperatorAPI(svc, OperatorOptions{}),
+		"/v1":        NewMerchantAPI(svc, Options{}),
+		"/operator":  NewOperatorAPI(svc, OperatorOptions{}),
+		"/providers": NewProviderCallbacks(svc, CallbackOptions{}),
 	} {
 		var a *api
 		switch h := h.(type) {
@@ -346,6 +347,8 @@ func TestRoutesMatchDocument(t *testing.T) {
 			a = h.api
 		case *operatorAPI:
 			a = h.api
+		case *api:
+			a = h
 		}
 		for _, p := range a.patterns {
 			method, path, _ := strings.Cut(p, " ")

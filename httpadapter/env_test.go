@@ -155,6 +155,11 @@ type envConfig struct {
 	// approvalThreshold holds payouts of at least this amount for an
 	// operator (0: never).
 	approvalThreshold int64
+	// webhookTimeout bounds a webhook delivery attempt (0: the default).
+	webhookTimeout time.Duration
+	// server, when set, is the unstarted server to use (its address is
+	// known before the env starts).
+	server *httptest.Server
 }
 
 const operatorToken = "op-token-alice-0123456789"
@@ -166,10 +171,14 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The listener exists before the server starts, so the Service knows
 	// its public URL (the base of next_action URLs).
-	srv := httptest.NewUnstartedServer(nil)
+	srv := cfg.server
+	if srv == nil {
+		srv = httptest.NewUnstartedServer(nil)
+	}
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: cfg.now, Logger: logger, Routing: cfg.routing, Providers: cfg.providers,
 		PublicURL: "http://" + srv.Listener.Addr().String(), ApprovalThreshold: cfg.approvalThreshold,
+		WebhookTimeout: cfg.webhookTimeout,
 	})
 	if err != nil {
 		srv.Close()
@@ -182,6 +191,9 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	})))
 	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
 		Tokens: map[string]string{"alice": operatorToken, "bob": "op-token-bob-9876543210"}, Logger: logger, Registerer: reg,
+	})))
+	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(svc, httpadapter.CallbackOptions{
+		Logger: logger, Registerer: reg,
 	})))
 	if cfg.extra != nil {
 		cfg.extra(mux)
@@ -226,7 +238,11 @@ func newSandboxEnvConfig(t *testing.T, open func(t *testing.T) paykit.Store, cfg
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	pspSrv := httptest.NewUnstartedServer(nil)
 	pspURL := "http://" + pspSrv.Listener.Addr().String()
-	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: pspURL, APIKey: sandboxAPIKey, Delay: sandboxDelay, Hold: 5 * time.Second, Now: clock.Now})
+	if cfg.server == nil {
+		cfg.server = httptest.NewUnstartedServer(nil)
+	}
+	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: pspURL, APIKey: sandboxAPIKey, Delay: sandboxDelay, Hold: 5 * time.Second, Now: clock.Now,
+		CallbackURL: "http://" + cfg.server.Listener.Addr().String() + "/providers/" + sandbox.Name + "/webhooks"})
 	pspSrv.Config.Handler = psp
 	pspSrv.Start()
 	t.Cleanup(pspSrv.Close)

@@ -51,6 +51,8 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	m.handle("POST /test_helpers/payment_intents/{id}/approve", m.auth(m.simulatePayer(true)))
 	m.handle("POST /test_helpers/payment_intents/{id}/decline", m.auth(m.simulatePayer(false)))
 	m.routePayouts()
+	m.routeEvents()
+	m.routeMerchantCheckouts()
 	return m
 }
 

@@ -55,6 +55,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o.handle("POST /api_keys/{id}/revoke", o.auth(o.revokeAPIKey))
 	o.handle("GET /audit_events", o.auth(o.listAuditEvents))
 	o.routePayouts()
+	o.routeWebhooks()
 	return o
 }
 

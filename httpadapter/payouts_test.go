@@ -339,7 +339,7 @@ func TestPayoutMagicAccountsOverHTTP(t *testing.T) {
 		is.Equal(r.status, http.StatusNotFound)
 
 		// The audit log shows the merchant's cancel with its reason.
-		audit := e.do("GET", "/operator/audit_events?action=payout_intent.cancel", nil, bearer(e.opToken))
+		audit := e.do("GET", "/operator/audit_events?action=payout_intent.cancel&merchant_id="+e.k.merchantID, nil, bearer(e.opToken))
 		events := audit.json(t)["data"].([]any)
 		is.Equal(len(events), 1)
 		ev := events[0].(map[string]any)

@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		SigningKey: signingKey, AccountKeys: accountKeys,
 		Routing:   sandbox.DefaultRouting(),
 		Providers: map[string]paykit.Provider{sandbox.Name: adapter},
-		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL,
+		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
 		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
 	})
 	if err != nil {
@@ -146,6 +146,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger: logger, Registerer: registry,
 	})))
 	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
+	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(svc, httpadapter.CallbackOptions{
+		Logger: logger, Registerer: registry,
+	})))
 	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
 		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
 	})))
@@ -171,6 +174,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
+	g.Go(func() error { psp.Run(gctx, cfg.WorkerInterval); return nil })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -212,6 +216,7 @@ func newSandbox(cfg config, baseURL string) (*sandbox.PSP, *sandbox.Provider, er
 	}
 	psp := sandbox.NewPSP(sandbox.PSPConfig{
 		BaseURL: cfg.PublicURL + "/sandbox", APIKey: key, Delay: delay, Hold: sandboxHold,
+		CallbackURL: baseURL + "/providers/" + sandbox.Name + "/webhooks",
 	})
 	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout})
 	return psp, adapter, nil

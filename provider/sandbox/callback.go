@@ -21,8 +21,8 @@ import (
 //	{"id":"evt_…","kind":"payment"|"payout","key":"<idempotency key>","state":"SUCCESS","error_code":""}
 //
 // with header Sandbox-Signature: the hex HMAC-SHA256 of the raw body under
-// the API key. The PSP does not send them yet; the adapter already accepts
-// them, so the events work can switch them on without touching paykit.
+// the API key. The PSP sends them when PSPConfig.CallbackURL is set (see
+// SendCallbacks); the adapter verifies and parses them.
 
 // SignatureHeader is the header carrying a callback's signature.
 const SignatureHeader = "Sandbox-Signature"

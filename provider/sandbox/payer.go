@@ -141,6 +141,7 @@ func (p *PSP) payerChoice(approve bool) http.HandlerFunc {
 		err := pm.decide(approve, now)
 		target := pm.in.ReturnURL
 		p.mu.Unlock()
+		p.wake()
 		if err != nil || target == "" {
 			// Relative to .../pay/{id}/approve, so it works under any mount
 			// prefix.

@@ -33,6 +33,9 @@ type PSPConfig struct {
 	// PSP records the attempt first, and stops holding as soon as the
 	// client goes away. Hold runs on real time, not on Now.
 	Hold time.Duration
+	// CallbackURL is where the PSP POSTs signed callbacks about final
+	// states (paykit's /providers/sandbox/webhooks); empty sends none.
+	CallbackURL string
 	// Now is the PSP's clock; default time.Now. Settlement is computed
 	// lazily from Now whenever an attempt is looked at (no background
 	// goroutines), so tests with a manual clock are deterministic.
@@ -108,6 +111,11 @@ type PSP struct {
 	order     []*transfer          // transfers in creation order
 	creates   map[string]int       // create requests per idempotency key
 	faults    []*Fault             // injected, not yet spent
+
+	callbackURL string
+	client      *http.Client
+	notified    map[string]string // last state acknowledged, by "kind:key"
+	kick        chan struct{}
 }
 
 // Magic values that choose outcomes, as test cards do elsewhere.
@@ -144,6 +152,11 @@ func NewPSP(cfg PSPConfig) *PSP {
 		paymentID: map[string]*payment{},
 		transfers: map[string]*transfer{},
 		creates:   map[string]int{},
+
+		callbackURL: cfg.CallbackURL,
+		client:      &http.Client{Timeout: 10 * time.Second},
+		notified:    map[string]string{},
+		kick:        make(chan struct{}, 1),
 	}
 	switch {
 	case p.delay == 0:

@@ -242,6 +242,7 @@ func (p *PSP) payerAPI(approve bool) http.HandlerFunc {
 			if err := pm.decide(approve, now); err != nil {
 				return errAnswer(http.StatusConflict, errState, err.Error())
 			}
+			p.wake()
 			return okAnswer(pm.view(p.baseURL))
 		})
 	}

@@ -182,3 +182,8 @@ func (s *Store) ListBalances(ctx context.Context, scope paykit.Scope) ([]paykit.
 func (s *Store) ListLedgerEntries(ctx context.Context, q paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.LedgerEntry, error) { return t.ListLedgerEntries(ctx, q) })
 }
+
+// FindPaymentIntent implements paykit.Tx in its own transaction.
+func (s *Store) FindPaymentIntent(ctx context.Context, id string) (*paykit.PaymentIntent, error) {
+	return call(s, ctx, func(t *txn) (*paykit.PaymentIntent, error) { return t.FindPaymentIntent(ctx, id) })
+}

@@ -24,11 +24,15 @@ type data struct {
 	audit       map[string]paykit.AuditEvent
 	payments    intents[paykit.PaymentIntent]
 	payouts     intents[paykit.PayoutIntent]
+	checkouts   intents[paykit.Checkout]
 	ledger      map[string]paykit.LedgerEntry // by entry id
 	balances    map[balanceKey]paykit.Balance
 	idempotency map[refKey]paykit.IdempotencyRecord
 	jobs        map[string]paykit.Job
 	jobByDedup  map[string]string
+	events      map[string]paykit.Event
+	endpoints   map[string]paykit.WebhookEndpoint
+	attempts    map[string]paykit.WebhookAttempt
 }
 
 // refKey is a value unique within a scope (merchant reference, idempotency key).
@@ -46,11 +50,15 @@ func New() *Store {
 		audit:       map[string]paykit.AuditEvent{},
 		payments:    newIntents("payment_intent", paymentKey, copyPayment),
 		payouts:     newIntents("payout_intent", payoutKey, copyPayout),
+		checkouts:   newIntents("checkout", checkoutKey, copyCheckout),
 		ledger:      map[string]paykit.LedgerEntry{},
 		balances:    map[balanceKey]paykit.Balance{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},
 		jobs:        map[string]paykit.Job{},
 		jobByDedup:  map[string]string{},
+		events:      map[string]paykit.Event{},
+		endpoints:   map[string]paykit.WebhookEndpoint{},
+		attempts:    map[string]paykit.WebhookAttempt{},
 	}}
 }
 
@@ -283,6 +291,11 @@ func (t *txn) CreatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) er
 // GetPaymentIntent implements paykit.PaymentIntentStore.
 func (t *txn) GetPaymentIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
 	return t.d.payments.get(&scope, id)
+}
+
+// FindPaymentIntent implements paykit.PaymentIntentStore.
+func (t *txn) FindPaymentIntent(_ context.Context, id string) (*paykit.PaymentIntent, error) {
+	return t.d.payments.get(nil, id)
 }
 
 // UpdatePaymentIntent implements paykit.PaymentIntentStore.

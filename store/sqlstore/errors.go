@@ -19,8 +19,12 @@ var entities = map[string]string{
 	"audit_events":        "audit_event",
 	"payment_intents":     "payment_intent",
 	"payout_intents":      "payout_intent",
+	"checkouts":           "checkout",
 	"idempotency_records": "idempotency_record",
 	"jobs":                "job",
+	"events":              "event",
+	"webhook_endpoints":   "webhook_endpoint",
+	"webhook_attempts":    "webhook_attempt",
 }
 
 // pgUniqueKeys names the ConflictError.Key of each PostgreSQL unique
@@ -35,6 +39,8 @@ var pgUniqueKeys = map[string]string{
 	"payment_intents_merchant_reference_key": "merchant_reference",
 	"payout_intents_pkey":                    "id",
 	"payout_intents_merchant_reference_key":  "merchant_reference",
+	"checkouts_pkey":                         "id",
+	"checkouts_merchant_reference_key":       "merchant_reference",
 	"idempotency_records_pkey":               "key",
 	"jobs_pkey":                              "id",
 	"jobs_dedup_key_key":                     "dedup_key",

@@ -90,13 +90,28 @@ func (t tx) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 
 // GetPaymentIntent implements paykit.PaymentIntentStore.
 func (t tx) GetPaymentIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
+	return t.getPaymentIntent(ctx, "get payment intent", &scope, id)
+}
+
+// FindPaymentIntent implements paykit.PaymentIntentStore.
+func (t tx) FindPaymentIntent(ctx context.Context, id string) (*paykit.PaymentIntent, error) {
+	return t.getPaymentIntent(ctx, "find payment intent", nil, id)
+}
+
+// getPaymentIntent reads the intent id of scope, or of any scope when
+// scope is nil.
+func (t tx) getPaymentIntent(ctx context.Context, op string, scope *paykit.Scope, id string) (*paykit.PaymentIntent, error) {
 	var row paymentIntentRow
-	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
-		return nil, mapError("get payment intent", err)
+	sel := t.db.NewSelect().Model(&row).Where("id = ?", id)
+	if scope != nil {
+		sel = inScope(sel, *scope)
+	}
+	if err := sel.Scan(ctx); err != nil {
+		return nil, mapError(op, err)
 	}
 	p, err := row.paymentIntent()
 	if err != nil {
-		return nil, mapError("get payment intent", err)
+		return nil, mapError(op, err)
 	}
 	return &p, nil
 }

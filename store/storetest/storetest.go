@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"IdempotencyRecords", testIdempotency},
 		{"Jobs", testJobs},
 		{"ConcurrentJobClaims", testConcurrentClaims},
+		{"Checkouts", testCheckouts},
 		{"PayoutRoundTrip", testPayoutRoundTrip},
 		{"PayoutTenantScoping", testPayoutScoping},
 		{"PayoutUniqueReference", testPayoutUniqueReference},
@@ -47,6 +48,9 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"LedgerEntriesImmutable", testLedgerEntriesImmutable},
 		{"LedgerBalanceOverflow", testLedgerOverflow},
 		{"ConcurrentPostsNeverOverdraw", testConcurrentPosts},
+		{"Events", testEvents},
+		{"WebhookEndpoints", testWebhookEndpoints},
+		{"WebhookAttempts", testWebhookAttempts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,6 +261,14 @@ func testPaymentScoping(t *testing.T, s paykit.Store) {
 		list, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scope, Limit: 10})
 		return ids(list, func(p paykit.PaymentIntent) string { return p.ID }), err
 	})
+	// Find reads across tenants: callbacks name only our id.
+	for id, scope := range map[string]paykit.Scope{"pi_a": scopeA, "pi_a_live": scopeALive, "pi_b": scopeB} {
+		found, err := s.FindPaymentIntent(ctx, id)
+		is.NoErr(err)
+		is.Equal(found.Scope(), scope)
+	}
+	_, err := s.FindPaymentIntent(ctx, "pi_missing")
+	is.True(errors.Is(err, paykit.ErrNotFound))
 	// An update naming another scope does not touch the row.
 	p, err := s.GetPaymentIntent(ctx, scopeA, "pi_a")
 	is.NoErr(err)

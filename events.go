@@ -1,0 +1,320 @@
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event types: one for every public state change of a payment intent,
+// checkout or payout intent.
+const (
+	EventPaymentRequiresAction = "payment_intent.requires_action"
+	EventPaymentProcessing     = "payment_intent.processing"
+	EventPaymentSucceeded      = "payment_intent.succeeded"
+	EventPaymentFailed         = "payment_intent.failed"
+	EventPaymentCancelled      = "payment_intent.cancelled"
+	EventPaymentExpired        = "payment_intent.expired"
+
+	EventCheckoutCompleted = "checkout.completed"
+	EventCheckoutExpired   = "checkout.expired"
+	EventCheckoutCancelled = "checkout.cancelled"
+
+	EventPayoutRequiresApproval = "payout_intent.requires_approval"
+	EventPayoutProcessing       = "payout_intent.processing"
+	EventPayoutSucceeded        = "payout_intent.succeeded"
+	EventPayoutFailed           = "payout_intent.failed"
+	EventPayoutCancelled        = "payout_intent.cancelled"
+	EventPayoutExpired          = "payout_intent.expired"
+	EventPayoutReturned         = "payout_intent.returned"
+)
+
+// EventTypes lists every event type.
+var EventTypes = []string{
+	EventPaymentRequiresAction, EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed,
+	EventPaymentCancelled, EventPaymentExpired,
+	EventCheckoutCompleted, EventCheckoutExpired, EventCheckoutCancelled,
+	EventPayoutRequiresApproval, EventPayoutProcessing, EventPayoutSucceeded, EventPayoutFailed,
+	EventPayoutCancelled, EventPayoutExpired, EventPayoutReturned,
+}
+
+// Event records a public state change. Data is the resource's projection
+// as GET showed it right after the change, so data.status is the status
+// the event names.
+type Event struct {
+	ID          string
+	MerchantID  string
+	Environment Environment
+	Type        string
+	ObjectID    string          // the id of the resource in Data
+	Data        json.RawMessage // the resource's projection
+	CreatedAt   time.Time
+}
+
+// Scope returns the tenant of the event.
+func (e *Event) Scope() Scope { return Scope{e.MerchantID, e.Environment} }
+
+// MarshalJSON renders the contract's event envelope; webhooks carry the
+// same bytes.
+func (e Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID          string          `json:"id"`
+		Object      string          `json:"object"`
+		Type        string          `json:"type"`
+		Environment Environment     `json:"environment"`
+		CreatedAt   string          `json:"created_at"`
+		Data        json.RawMessage `json:"data"`
+	}{e.ID, "event", e.Type, e.Environment, FormatTime(e.CreatedAt), e.Data})
+}
+
+// EventQuery selects events of one scope, newest first.
+type EventQuery struct {
+	Scope         Scope
+	Types         []string // empty: every type
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	After         *Position
+	Limit         int
+}
+
+// EventStore persists the append-only event log.
+type EventStore interface {
+	// CreateEvent appends e; ErrAlreadyExists when the id is taken.
+	CreateEvent(ctx context.Context, e *Event) error
+	// GetEvent returns the event of that scope or ErrNotFound.
+	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
+	// ListEvents returns at most q.Limit events, newest first.
+	ListEvents(ctx context.Context, q EventQuery) ([]Event, error)
+}
+
+// EventListParams are the filters of GET /events.
+type EventListParams struct {
+	PageParams
+	Types         []string
+	CreatedAfter  *time.Time // inclusive
+	CreatedBefore *time.Time // exclusive
+}
+
+// GetEvent returns an event of the caller's scope.
+func (s *Service) GetEvent(ctx context.Context, p Principal, id string) (*Event, error) {
+	e, err := s.store.GetEvent(ctx, p.Scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("event")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return e, nil
+}
+
+// ListEvents returns the caller's events, newest first.
+func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListParams) (*Page[Event], error) {
+	for _, t := range params.Types {
+		if !slices.Contains(EventTypes, t) {
+			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(EventTypes, ", "))
+		}
+	}
+	limit, after, err := s.pageQuery("event", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListEvents(ctx, EventQuery{
+		Scope: p.Scope, Types: params.Types, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
+		After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "event", rows, limit, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }), nil
+}
+
+// emit writes an event of typ about a resource in tx and schedules its
+// delivery to every enabled webhook endpoint of the scope.
+func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID string, projection any) error {
+	data, err := json.Marshal(projection)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	e := &Event{ID: s.eventIDs.next(now), MerchantID: scope.MerchantID, Environment: scope.Environment, Type: typ,
+		ObjectID: objectID, Data: data, CreatedAt: now}
+	if err := tx.CreateEvent(ctx, e); err != nil {
+		return err
+	}
+	return s.fanOut(ctx, tx, e)
+}
+
+// eventTx is the Tx the Service's transactions run on: it writes an event
+// whenever a write changes the public status of a payment intent, checkout
+// or payout intent, in the same transaction. Whatever path makes the change
+// (request, job, callback), the event follows from it, once.
+type eventTx struct {
+	Tx
+	s *Service
+}
+
+// paymentEventType is the event a payment intent's state calls for; "" for
+// none. An intent whose Provider attempt is being created shows processing
+// only for the length of the create request, so it is not an event.
+func paymentEventType(pi *PaymentIntent) string {
+	if pi == nil || pi.Status == PaymentRequiresPaymentMethod || pi.Attempt == AttemptCreating {
+		return ""
+	}
+	return "payment_intent." + string(pi.Status)
+}
+
+// CreatePaymentIntent implements Tx and emits the new intent's event.
+func (t eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+	if err := t.Tx.CreatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	return t.paymentChanged(ctx, "", pi)
+}
+
+// UpdatePaymentIntent implements Tx and emits an event when the public
+// state changes.
+func (t eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+	before, err := t.Tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
+	if err != nil {
+		return err
+	}
+	if err := t.Tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	return t.paymentChanged(ctx, paymentEventType(before), pi)
+}
+
+func (t eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentIntent) error {
+	typ := paymentEventType(pi)
+	if typ == "" || typ == before {
+		return nil
+	}
+	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, pi)
+}
+
+// payoutEventType is the event a payout's state calls for.
+func payoutEventType(po *PayoutIntent) string {
+	if po == nil {
+		return ""
+	}
+	if po.Status == PayoutFailed && po.FailureCode == FailureFundsReturned {
+		return EventPayoutReturned
+	}
+	return "payout_intent." + string(po.Status)
+}
+
+// CreatePayoutIntent implements Tx and emits the new payout's event.
+func (t eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
+	if err := t.Tx.CreatePayoutIntent(ctx, po); err != nil {
+		return err
+	}
+	return t.payoutChanged(ctx, "", po)
+}
+
+// UpdatePayoutIntent implements Tx and emits an event when the public
+// state changes.
+func (t eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
+	before, err := t.Tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
+	if err != nil {
+		return err
+	}
+	if err := t.Tx.UpdatePayoutIntent(ctx, po); err != nil {
+		return err
+	}
+	return t.payoutChanged(ctx, payoutEventType(before), po)
+}
+
+func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIntent) error {
+	typ := payoutEventType(po)
+	if typ == before {
+		return nil
+	}
+	if po.Status.Terminal() && po.CancelReason != "" {
+		// The terminal event carries the merchant's cancellation reason.
+		return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, payoutWithReason{po})
+	}
+	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, po)
+}
+
+// payoutWithReason is a payout's projection with its cancellation reason
+// added as "reason".
+type payoutWithReason struct{ *PayoutIntent }
+
+// MarshalJSON renders the projection and the reason.
+func (p payoutWithReason) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(p.PayoutIntent)
+	if err != nil {
+		return nil, err
+	}
+	reason, err := json.Marshal(p.CancelReason)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(b[:len(b)-1:len(b)-1], `,"reason":`...), reason...), '}'), nil
+}
+
+// UpdateCheckout implements Tx and emits checkout.completed, .expired or
+// .cancelled when a checkout reaches that status, with the projection GET
+// shows (its linked intent's state included).
+func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
+	before, err := t.Tx.GetCheckout(ctx, c.Scope(), c.ID)
+	if err != nil {
+		return err
+	}
+	if err := t.Tx.UpdateCheckout(ctx, c); err != nil {
+		return err
+	}
+	if c.Status == before.Status || c.Status == CheckoutOpen {
+		return nil
+	}
+	pi, err := t.Tx.GetPaymentIntent(ctx, c.Scope(), c.PaymentIntentID)
+	if err != nil {
+		return err
+	}
+	view := *c
+	return t.s.emit(ctx, t.Tx, c.Scope(), "checkout."+string(c.Status), c.ID, t.s.project(&view, pi))
+}
+
+// eventIDGen makes event ids that sort in the order this process made
+// them: "evt_" + the creation millisecond + a counter that only grows
+// within a millisecond + randomness, each in fixed-width base32hex (whose
+// byte order is numeric order). Lists order events by (created_at, id), so
+// the events of one millisecond keep their order too.
+type eventIDGen struct {
+	mu     sync.Mutex
+	lastMS int64
+	seq    uint64
+}
+
+const base32hex = "0123456789abcdefghijklmnopqrstuv"
+
+func (g *eventIDGen) next(now time.Time) string {
+	ms := now.UnixMilli()
+	g.mu.Lock()
+	if ms > g.lastMS {
+		g.lastMS, g.seq = ms, rand.Uint64N(1<<39) // room to count up
+	} else {
+		ms = g.lastMS // the clock went back: keep the order
+		g.seq++
+	}
+	seq := g.seq
+	g.mu.Unlock()
+	b := make([]byte, 0, 4+9+8+8)
+	b = append(b, "evt_"...)
+	b = appendBase32(b, uint64(ms), 9)
+	b = appendBase32(b, seq, 8)
+	return string(appendBase32(b, rand.Uint64N(1<<40), 8))
+}
+
+// appendBase32 appends v as n base32hex digits, most significant first.
+func appendBase32(b []byte, v uint64, n int) []byte {
+	for i := n - 1; i >= 0; i-- {
+		b = append(b, base32hex[(v>>(5*uint(i)))&31])
+	}
+	return b
+}

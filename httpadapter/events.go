@@ -1,0 +1,183 @@
+package httpadapter
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paykit/paykit"
+)
+
+// Merchant event routes: the event log of the key's merchant and
+// environment.
+func (m *merchantAPI) routeEvents() {
+	m.handle("GET /events", m.auth(m.listEvents))
+	m.handle("GET /events/{id}", m.auth(m.getEvent))
+}
+
+func (m *merchantAPI) listEvents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	q := r.URL.Query()
+	if err := allowQuery(q, "limit", "cursor", "type", "created_after", "created_before"); err != nil {
+		return err
+	}
+	var params paykit.EventListParams
+	var err error
+	if params.PageParams, err = pageParams(q); err != nil {
+		return err
+	}
+	if params.Types, err = listValues(q, "type"); err != nil {
+		return err
+	}
+	if params.CreatedAfter, err = timeValue(q, "created_after"); err != nil {
+		return err
+	}
+	if params.CreatedBefore, err = timeValue(q, "created_before"); err != nil {
+		return err
+	}
+	page, err := m.svc.ListEvents(r.Context(), p, params)
+	if err != nil {
+		return err
+	}
+	m.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+func (m *merchantAPI) getEvent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
+		return err
+	}
+	e, err := m.svc.GetEvent(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	m.writeJSON(w, r, http.StatusOK, e)
+	return nil
+}
+
+// Operator webhook endpoint routes.
+func (o *operatorAPI) routeWebhooks() {
+	o.handle("POST /merchants/{id}/webhook_endpoints", o.auth(o.createWebhookEndpoint))
+	o.handle("GET /merchants/{id}/webhook_endpoints", o.auth(o.listWebhookEndpoints))
+	o.handle("POST /webhook_endpoints/{id}/rotate_secret", o.auth(o.rotateWebhookSecret))
+	o.handle("POST /webhook_endpoints/{id}/enable", o.auth(o.setWebhookEndpointEnabled(true)))
+	o.handle("POST /webhook_endpoints/{id}/disable", o.auth(o.setWebhookEndpointEnabled(false)))
+	o.handle("GET /webhook_endpoints/{id}/attempts", o.auth(o.listWebhookAttempts))
+}
+
+func (o *operatorAPI) createWebhookEndpoint(w http.ResponseWriter, r *http.Request, actor string) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
+		return err
+	}
+	var req paykit.CreateWebhookEndpointRequest
+	if _, err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	ep, err := o.svc.CreateWebhookEndpoint(r.Context(), actor, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusCreated, ep)
+	return nil
+}
+
+func (o *operatorAPI) listWebhookEndpoints(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
+		return err
+	}
+	page, err := o.svc.ListWebhookEndpoints(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+type rotateSecretRequest struct {
+	// ExpirePreviousAfter is how long the previous secrets keep signing, in
+	// seconds; default 86400.
+	ExpirePreviousAfter *int64 `json:"expire_previous_after,omitempty" validate:"omitempty,min=0,max=604800"`
+}
+
+func (o *operatorAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, actor string) error {
+	if err := allowQuery(r.URL.Query()); err != nil {
+		return err
+	}
+	var req rotateSecretRequest
+	if err := decodeOptionalBody(w, r, &req); err != nil {
+		return err
+	}
+	overlap := 24 * time.Hour
+	if req.ExpirePreviousAfter != nil {
+		overlap = time.Duration(*req.ExpirePreviousAfter) * time.Second
+	}
+	ep, err := o.svc.RotateWebhookSecret(r.Context(), actor, r.PathValue("id"), overlap)
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusOK, ep)
+	return nil
+}
+
+func (o *operatorAPI) setWebhookEndpointEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, actor string) error {
+	return func(w http.ResponseWriter, r *http.Request, actor string) error {
+		if err := allowQuery(r.URL.Query()); err != nil {
+			return err
+		}
+		if err := decodeOptionalBody(w, r, &struct{}{}); err != nil {
+			return err
+		}
+		ep, err := o.svc.SetWebhookEndpointEnabled(r.Context(), actor, r.PathValue("id"), enabled)
+		if err != nil {
+			return err
+		}
+		o.writeJSON(w, r, http.StatusOK, ep)
+		return nil
+	}
+}
+
+func (o *operatorAPI) listWebhookAttempts(w http.ResponseWriter, r *http.Request, _ string) error {
+	q := r.URL.Query()
+	if err := allowQuery(q, "limit", "cursor"); err != nil {
+		return err
+	}
+	params, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	page, err := o.svc.ListWebhookAttempts(r.Context(), r.PathValue("id"), params)
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// CallbackOptions configure NewProviderCallbacks.
+type CallbackOptions struct {
+	// Logger receives one access-log line per request; default
+	// slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the HTTP request metrics; nil records none.
+	Registerer prometheus.Registerer
+}
+
+// NewProviderCallbacks returns the handler of inbound Provider callbacks,
+// "POST /{provider}/webhooks" relative to its mount point (examples/server
+// mounts it at /providers). The named Provider's adapter verifies each
+// callback's signature; nothing else authenticates the caller. A callback
+// that verifies is answered 200 once applied, so the Provider stops
+// resending it; one that does not is 400 without detail.
+func NewProviderCallbacks(svc *paykit.Service, opts CallbackOptions) http.Handler {
+	a := newAPI(svc, "callbacks", "", opts.Logger, newMetrics(opts.Registerer))
+	a.handle("POST /{provider}/webhooks", func(w http.ResponseWriter, r *http.Request) error {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if err := svc.HandleProviderCallback(r.Context(), r.PathValue("provider"), r); err != nil {
+			return err
+		}
+		a.writeJSON(w, r, http.StatusOK, map[string]bool{"received": true})
+		return nil
+	})
+	return a
+}

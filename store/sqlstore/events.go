@@ -1,0 +1,216 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// eventRow is a row of events.
+type eventRow struct {
+	bun.BaseModel `bun:"table:events"`
+
+	ID          string    `bun:"id,pk"`
+	MerchantID  string    `bun:"merchant_id"`
+	Environment string    `bun:"environment"`
+	Type        string    `bun:"type"`
+	ObjectID    string    `bun:"object_id"`
+	Data        string    `bun:"data"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+func (r *eventRow) event() paykit.Event {
+	return paykit.Event{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
+		Type: r.Type, ObjectID: r.ObjectID, Data: []byte(r.Data), CreatedAt: r.CreatedAt.UTC()}
+}
+
+// CreateEvent implements paykit.EventStore.
+func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
+	row := &eventRow{ID: e.ID, MerchantID: e.MerchantID, Environment: string(e.Environment), Type: e.Type,
+		ObjectID: e.ObjectID, Data: string(e.Data), CreatedAt: e.CreatedAt.UTC()}
+	return t.insert(ctx, "events", row, uniqueKey{"id", "id = ?", []any{e.ID}})
+}
+
+// GetEvent implements paykit.EventStore.
+func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {
+	var row eventRow
+	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
+		return nil, mapError("get event", err)
+	}
+	e := row.event()
+	return &e, nil
+}
+
+// ListEvents implements paykit.EventStore.
+func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
+	var rows []eventRow
+	sel := inScope(t.db.NewSelect().Model(&rows), q.Scope)
+	if len(q.Types) > 0 {
+		sel = sel.Where("type IN (?)", bun.In(q.Types))
+	}
+	if q.CreatedAfter != nil {
+		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
+	}
+	if q.CreatedBefore != nil {
+		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
+	}
+	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+		return nil, mapError("list events", err)
+	}
+	out := make([]paykit.Event, len(rows))
+	for i := range rows {
+		out[i] = rows[i].event()
+	}
+	return out, nil
+}
+
+// webhookEndpointRow is a row of webhook_endpoints.
+type webhookEndpointRow struct {
+	bun.BaseModel `bun:"table:webhook_endpoints"`
+
+	ID             string    `bun:"id,pk"`
+	MerchantID     string    `bun:"merchant_id"`
+	Environment    string    `bun:"environment"`
+	URL            string    `bun:"url"`
+	Secrets        string    `bun:"secrets"`
+	Status         string    `bun:"status"`
+	DisabledReason string    `bun:"disabled_reason"`
+	CreatedAt      time.Time `bun:"created_at"`
+	UpdatedAt      time.Time `bun:"updated_at"`
+	Version        int64     `bun:"version"`
+}
+
+func toWebhookEndpointRow(w *paykit.WebhookEndpoint) (*webhookEndpointRow, error) {
+	secrets := w.Secrets
+	if secrets == nil {
+		secrets = []paykit.WebhookSecret{}
+	}
+	enc, err := toJSON(&secrets)
+	if err != nil {
+		return nil, err
+	}
+	return &webhookEndpointRow{ID: w.ID, MerchantID: w.MerchantID, Environment: string(w.Environment), URL: w.URL,
+		Secrets: enc, Status: w.Status, DisabledReason: w.DisabledReason, CreatedAt: w.CreatedAt.UTC(),
+		UpdatedAt: w.UpdatedAt.UTC(), Version: w.Version}, nil
+}
+
+func (r *webhookEndpointRow) endpoint() (paykit.WebhookEndpoint, error) {
+	secrets, err := fromJSON[[]paykit.WebhookSecret](r.Secrets)
+	if err != nil {
+		return paykit.WebhookEndpoint{}, err
+	}
+	w := paykit.WebhookEndpoint{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
+		URL: r.URL, Status: r.Status, DisabledReason: r.DisabledReason, CreatedAt: r.CreatedAt.UTC(),
+		UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version}
+	if secrets != nil {
+		w.Secrets = *secrets
+		for i := range w.Secrets {
+			w.Secrets[i].CreatedAt = w.Secrets[i].CreatedAt.UTC()
+			w.Secrets[i].ExpiresAt = utcPtr(w.Secrets[i].ExpiresAt)
+		}
+	}
+	return w, nil
+}
+
+// CreateWebhookEndpoint implements paykit.WebhookStore.
+func (t tx) CreateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint) error {
+	row, err := toWebhookEndpointRow(w)
+	if err != nil {
+		return err
+	}
+	return t.insert(ctx, "webhook_endpoints", row, uniqueKey{"id", "id = ?", []any{w.ID}})
+}
+
+// GetWebhookEndpoint implements paykit.WebhookStore.
+func (t tx) GetWebhookEndpoint(ctx context.Context, id string) (*paykit.WebhookEndpoint, error) {
+	var row webhookEndpointRow
+	if err := t.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, mapError("get webhook endpoint", err)
+	}
+	w, err := row.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// UpdateWebhookEndpoint implements paykit.WebhookStore.
+func (t tx) UpdateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint) error {
+	row, err := toWebhookEndpointRow(w)
+	if err != nil {
+		return err
+	}
+	row.Version++
+	err = t.updateIntent(ctx, "update webhook endpoint", "webhook_endpoints", row, w.ID, w.Scope(), w.Version)
+	if err == nil {
+		w.Version = row.Version
+	}
+	return err
+}
+
+// ListWebhookEndpoints implements paykit.WebhookStore.
+func (t tx) ListWebhookEndpoints(ctx context.Context, merchantID string) ([]paykit.WebhookEndpoint, error) {
+	var rows []webhookEndpointRow
+	if err := newestFirst(t.db.NewSelect().Model(&rows).Where("merchant_id = ?", merchantID), nil, 0).Scan(ctx); err != nil {
+		return nil, mapError("list webhook endpoints", err)
+	}
+	out := make([]paykit.WebhookEndpoint, len(rows))
+	for i := range rows {
+		w, err := rows[i].endpoint()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = w
+	}
+	return out, nil
+}
+
+// webhookAttemptRow is a row of webhook_attempts.
+type webhookAttemptRow struct {
+	bun.BaseModel `bun:"table:webhook_attempts"`
+
+	ID          string    `bun:"id,pk"`
+	EndpointID  string    `bun:"endpoint_id"`
+	EventID     string    `bun:"event_id"`
+	MerchantID  string    `bun:"merchant_id"`
+	Environment string    `bun:"environment"`
+	Number      int       `bun:"number"`
+	StatusCode  int       `bun:"status_code"`
+	LatencyMS   int64     `bun:"latency_ms"`
+	Response    string    `bun:"response"`
+	Error       string    `bun:"error"`
+	Succeeded   bool      `bun:"succeeded"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// CreateWebhookAttempt implements paykit.WebhookStore.
+func (t tx) CreateWebhookAttempt(ctx context.Context, a *paykit.WebhookAttempt) error {
+	row := &webhookAttemptRow{ID: a.ID, EndpointID: a.EndpointID, EventID: a.EventID, MerchantID: a.MerchantID,
+		Environment: string(a.Environment), Number: a.Number, StatusCode: a.StatusCode,
+		LatencyMS: a.Latency.Milliseconds(), Response: a.Response, Error: a.Error, Succeeded: a.Succeeded,
+		CreatedAt: a.CreatedAt.UTC()}
+	return t.insert(ctx, "webhook_attempts", row, uniqueKey{"id", "id = ?", []any{a.ID}})
+}
+
+// ListWebhookAttempts implements paykit.WebhookStore.
+func (t tx) ListWebhookAttempts(ctx context.Context, q paykit.WebhookAttemptQuery) ([]paykit.WebhookAttempt, error) {
+	var rows []webhookAttemptRow
+	sel := t.db.NewSelect().Model(&rows).Where("endpoint_id = ?", q.EndpointID)
+	if q.EventID != "" {
+		sel = sel.Where("event_id = ?", q.EventID)
+	}
+	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+		return nil, mapError("list webhook attempts", err)
+	}
+	out := make([]paykit.WebhookAttempt, len(rows))
+	for i, r := range rows {
+		out[i] = paykit.WebhookAttempt{ID: r.ID, EndpointID: r.EndpointID, EventID: r.EventID, MerchantID: r.MerchantID,
+			Environment: paykit.Environment(r.Environment), Number: r.Number, StatusCode: r.StatusCode,
+			Latency: time.Duration(r.LatencyMS) * time.Millisecond, Response: r.Response, Error: r.Error,
+			Succeeded: r.Succeeded, CreatedAt: r.CreatedAt.UTC()}
+	}
+	return out, nil
+}

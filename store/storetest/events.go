@@ -1,0 +1,149 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+)
+
+func event(scope paykit.Scope, id, typ string, created time.Time) *paykit.Event {
+	return &paykit.Event{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment, Type: typ,
+		ObjectID: "po_" + id, Data: json.RawMessage(`{"object":"payout_intent","id":"po_` + id + `","status":"succeeded","note":"ไทย"}`),
+		CreatedAt: created}
+}
+
+func eventIDs(rows []paykit.Event) []string {
+	return ids(rows, func(e paykit.Event) string { return e.ID })
+}
+
+func testEvents(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	for id, scope := range map[string]paykit.Scope{"evt_a": scopeA, "evt_a_live": scopeALive, "evt_b": scopeB} {
+		is.NoErr(s.CreateEvent(ctx, event(scope, id, paykit.EventCheckoutExpired, at(-time.Hour))))
+	}
+	checkTenantIsolation(t, "evt",
+		func(scope paykit.Scope, id string) error { _, err := s.GetEvent(ctx, scope, id); return err },
+		func(scope paykit.Scope) ([]string, error) {
+			rows, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scope})
+			return eventIDs(rows), err
+		})
+
+	e1 := event(scopeA, "evt_1", paykit.EventPayoutProcessing, at(0))
+	e2 := event(scopeA, "evt_2", paykit.EventPayoutSucceeded, at(time.Second))
+	e3 := event(scopeA, "evt_3", paykit.EventPaymentSucceeded, at(2*time.Second))
+	for _, e := range []*paykit.Event{e1, e2, e3, event(scopeB, "evt_b2", paykit.EventPayoutSucceeded, at(time.Second)),
+		event(scopeALive, "evt_live", paykit.EventPayoutSucceeded, at(time.Second))} {
+		is.NoErr(s.CreateEvent(ctx, e))
+	}
+	err := s.CreateEvent(ctx, event(scopeA, "evt_1", paykit.EventPayoutFailed, at(0)))
+	is.True(errors.Is(err, paykit.ErrAlreadyExists))
+	is.Equal(conflictKey(err), "id")
+
+	got, err := s.GetEvent(ctx, scopeA, "evt_2")
+	is.NoErr(err)
+	is.Equal(string(got.Data), string(e2.Data)) // the projection byte for byte
+	got.Data, e2.Data = nil, nil
+	is.Equal(*got, *e2)
+	is.Equal(got.CreatedAt.Location(), time.UTC)
+
+	all, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA})
+	is.NoErr(err)
+	is.Equal(eventIDs(all), []string{"evt_3", "evt_2", "evt_1", "evt_a"})
+	typed, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA, Types: []string{paykit.EventPayoutSucceeded, paykit.EventPayoutProcessing}})
+	is.NoErr(err)
+	is.Equal(eventIDs(typed), []string{"evt_2", "evt_1"})
+	ranged, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA, CreatedAfter: ptr(at(time.Second)), CreatedBefore: ptr(at(2 * time.Second))})
+	is.NoErr(err)
+	is.Equal(eventIDs(ranged), []string{"evt_2"})
+
+	// Keyset pages over events sharing a timestamp.
+	for i := range 7 {
+		is.NoErr(s.CreateEvent(ctx, event(scopeB, fmt.Sprintf("evt_p%d", i), paykit.EventPaymentFailed, at(time.Duration(i/3)*time.Millisecond))))
+	}
+	paged := walkPages(t, 3, func(after *paykit.Position, limit int) ([]paykit.Event, error) {
+		return s.ListEvents(ctx, paykit.EventQuery{Scope: scopeB, Types: []string{paykit.EventPaymentFailed}, After: after, Limit: limit})
+	}, func(e paykit.Event) paykit.Position { return paykit.Position{CreatedAt: e.CreatedAt, ID: e.ID} })
+	is.Equal(paged, []string{"evt_p6", "evt_p5", "evt_p4", "evt_p3", "evt_p2", "evt_p1", "evt_p0"})
+}
+
+func endpoint(scope paykit.Scope, id string, created time.Time) *paykit.WebhookEndpoint {
+	return &paykit.WebhookEndpoint{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment,
+		URL: "https://hooks.example.com/" + id, Status: paykit.WebhookEnabled,
+		Secrets:   []paykit.WebhookSecret{{KeyID: "k1", Sealed: []byte{0x00, 0xff, 'a'}, CreatedAt: created}},
+		CreatedAt: created, UpdatedAt: created}
+}
+
+func testWebhookEndpoints(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	w1 := endpoint(scopeA, "we_1", at(0))
+	w2 := endpoint(scopeALive, "we_2", at(time.Second))
+	is.NoErr(s.CreateWebhookEndpoint(ctx, w1))
+	is.NoErr(s.CreateWebhookEndpoint(ctx, w2))
+	is.NoErr(s.CreateWebhookEndpoint(ctx, endpoint(scopeB, "we_b", at(0))))
+	err := s.CreateWebhookEndpoint(ctx, endpoint(scopeB, "we_1", at(0)))
+	is.True(errors.Is(err, paykit.ErrAlreadyExists))
+
+	got, err := s.GetWebhookEndpoint(ctx, "we_1")
+	is.NoErr(err)
+	is.Equal(*got, *w1)
+	_, err = s.GetWebhookEndpoint(ctx, "we_missing")
+	is.True(errors.Is(err, paykit.ErrNotFound))
+
+	list, err := s.ListWebhookEndpoints(ctx, "mch_a")
+	is.NoErr(err)
+	is.Equal(ids(list, func(w paykit.WebhookEndpoint) string { return w.ID }), []string{"we_2", "we_1"})
+
+	// Rotation: two secrets, the older with an expiry; versioned updates.
+	stale := *got
+	got.Secrets = append([]paykit.WebhookSecret{{KeyID: "k2", Sealed: []byte("new"), CreatedAt: at(time.Hour)}}, got.Secrets...)
+	got.Secrets[1].ExpiresAt = ptr(at(25 * time.Hour))
+	got.Status, got.DisabledReason, got.UpdatedAt = paykit.WebhookDisabled, paykit.DisabledFailing, at(time.Hour)
+	is.NoErr(s.UpdateWebhookEndpoint(ctx, got))
+	is.Equal(got.Version, int64(1))
+	again, err := s.GetWebhookEndpoint(ctx, "we_1")
+	is.NoErr(err)
+	is.Equal(*again, *got)
+	is.True(errors.Is(s.UpdateWebhookEndpoint(ctx, &stale), paykit.ErrVersionConflict))
+	missing := endpoint(scopeA, "we_missing", at(0))
+	is.True(errors.Is(s.UpdateWebhookEndpoint(ctx, missing), paykit.ErrNotFound))
+}
+
+func testWebhookAttempts(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	mk := func(id, endpoint, event string, n int, created time.Time) *paykit.WebhookAttempt {
+		return &paykit.WebhookAttempt{ID: id, EndpointID: endpoint, EventID: event, MerchantID: "mch_a", Environment: paykit.Test,
+			Number: n, StatusCode: 503, Latency: 1234 * time.Millisecond, Response: "busy – try later", Error: "",
+			CreatedAt: created}
+	}
+	a1 := mk("wha_1", "we_1", "evt_1", 1, at(0))
+	a2 := mk("wha_2", "we_1", "evt_1", 2, at(5*time.Second))
+	a2.StatusCode, a2.Succeeded, a2.Response = 200, true, ""
+	a3 := mk("wha_3", "we_1", "evt_2", 1, at(6*time.Second))
+	a3.StatusCode, a3.Error = 0, "timeout"
+	for _, a := range []*paykit.WebhookAttempt{a1, a2, a3, mk("wha_x", "we_2", "evt_1", 1, at(0))} {
+		is.NoErr(s.CreateWebhookAttempt(ctx, a))
+	}
+	all, err := s.ListWebhookAttempts(ctx, paykit.WebhookAttemptQuery{EndpointID: "we_1"})
+	is.NoErr(err)
+	is.Equal(len(all), 3)
+	is.Equal(all[0], *a3)
+	is.Equal(all[1], *a2)
+	is.Equal(all[2], *a1)
+	one, err := s.ListWebhookAttempts(ctx, paykit.WebhookAttemptQuery{EndpointID: "we_1", EventID: "evt_1", Limit: 1})
+	is.NoErr(err)
+	is.Equal(ids(one, func(a paykit.WebhookAttempt) string { return a.ID }), []string{"wha_2"})
+	next, err := s.ListWebhookAttempts(ctx, paykit.WebhookAttemptQuery{EndpointID: "we_1", EventID: "evt_1",
+		After: &paykit.Position{CreatedAt: one[0].CreatedAt, ID: one[0].ID}})
+	is.NoErr(err)
+	is.Equal(ids(next, func(a paykit.WebhookAttempt) string { return a.ID }), []string{"wha_1"})
+}

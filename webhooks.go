@@ -1,0 +1,458 @@
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/paykit/paykit/internal/webhooks"
+)
+
+// Webhook endpoint statuses.
+const (
+	WebhookEnabled  = "enabled"
+	WebhookDisabled = "disabled"
+)
+
+// Why an endpoint was disabled.
+const (
+	DisabledByOperator   = "operator" // an operator disabled it
+	DisabledGone         = "gone"     // it answered 410 Gone
+	DisabledFailing      = "failing"  // a delivery failed on every attempt of the schedule
+	jobWebhookDeliver    = "webhook.deliver"
+	webhookPurpose       = "webhook secret"
+	defaultSecretOverlap = 24 * time.Hour
+)
+
+// WebhookEndpoint is where a merchant's events of one environment are
+// delivered. Its signing secrets are stored sealed with the account
+// keyring; the plain secret is shown once, when it is made.
+type WebhookEndpoint struct {
+	ID             string
+	MerchantID     string
+	Environment    Environment
+	URL            string
+	Secrets        []WebhookSecret // newest first
+	Status         string          // WebhookEnabled or WebhookDisabled
+	DisabledReason string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Version        int64
+}
+
+// WebhookSecret is one sealed signing secret of an endpoint. After a
+// rotation the previous secret keeps signing until ExpiresAt.
+type WebhookSecret struct {
+	KeyID     string     `json:"key_id"`
+	Sealed    []byte     `json:"sealed"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Scope returns the tenant of the endpoint.
+func (w *WebhookEndpoint) Scope() Scope { return Scope{w.MerchantID, w.Environment} }
+
+type webhookEndpointView struct {
+	Object         string      `json:"object"`
+	ID             string      `json:"id"`
+	MerchantID     string      `json:"merchant_id"`
+	Environment    Environment `json:"environment"`
+	URL            string      `json:"url"`
+	Status         string      `json:"status"`
+	DisabledReason *string     `json:"disabled_reason"`
+	CreatedAt      string      `json:"created_at"`
+	UpdatedAt      string      `json:"updated_at"`
+}
+
+func (w *WebhookEndpoint) view() webhookEndpointView {
+	return webhookEndpointView{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
+		nullString(w.DisabledReason), FormatTime(w.CreatedAt), FormatTime(w.UpdatedAt)}
+}
+
+// MarshalJSON renders the endpoint without its secrets.
+func (w WebhookEndpoint) MarshalJSON() ([]byte, error) { return json.Marshal(w.view()) }
+
+// NewWebhookSecret is an endpoint with the secret just made for it: the
+// answer to creating an endpoint or rotating its secret, the only time the
+// secret is shown.
+type NewWebhookSecret struct {
+	Endpoint *WebhookEndpoint
+	Secret   string // whsec_…
+}
+
+// MarshalJSON renders the endpoint and its new secret.
+func (n NewWebhookSecret) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		webhookEndpointView
+		Secret string `json:"secret"`
+	}{n.Endpoint.view(), n.Secret})
+}
+
+// WebhookAttempt records one delivery attempt of an event to an endpoint.
+type WebhookAttempt struct {
+	ID          string
+	EndpointID  string
+	EventID     string
+	MerchantID  string
+	Environment Environment
+	Number      int           // 1 for the first attempt of this event to this endpoint
+	StatusCode  int           // 0 when no answer came
+	Latency     time.Duration // stored at millisecond precision
+	Response    string        // the start of the response body
+	Error       string        // why no answer came, or why it was refused
+	Succeeded   bool
+	CreatedAt   time.Time
+}
+
+// MarshalJSON renders the attempt for the operator API.
+func (a WebhookAttempt) MarshalJSON() ([]byte, error) {
+	var status *int
+	if a.StatusCode != 0 {
+		status = &a.StatusCode
+	}
+	return json.Marshal(struct {
+		Object     string  `json:"object"`
+		ID         string  `json:"id"`
+		EndpointID string  `json:"endpoint_id"`
+		EventID    string  `json:"event_id"`
+		Number     int     `json:"attempt"`
+		StatusCode *int    `json:"status_code"`
+		LatencyMS  int64   `json:"latency_ms"`
+		Response   string  `json:"response"`
+		Error      *string `json:"error"`
+		Succeeded  bool    `json:"succeeded"`
+		CreatedAt  string  `json:"created_at"`
+	}{"webhook_attempt", a.ID, a.EndpointID, a.EventID, a.Number, status, a.Latency.Milliseconds(), a.Response,
+		nullString(a.Error), a.Succeeded, FormatTime(a.CreatedAt)})
+}
+
+// WebhookAttemptQuery selects the attempts of one endpoint, newest first.
+type WebhookAttemptQuery struct {
+	EndpointID string
+	EventID    string // optional
+	After      *Position
+	Limit      int
+}
+
+// WebhookStore persists webhook endpoints and delivery attempts.
+type WebhookStore interface {
+	// CreateWebhookEndpoint inserts w; ErrAlreadyExists when the id is taken.
+	CreateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// GetWebhookEndpoint returns an endpoint of any tenant or ErrNotFound.
+	GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error)
+	// UpdateWebhookEndpoint writes w under the Version rule.
+	UpdateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// ListWebhookEndpoints returns a merchant's endpoints of every
+	// environment, newest first.
+	ListWebhookEndpoints(ctx context.Context, merchantID string) ([]WebhookEndpoint, error)
+	// CreateWebhookAttempt appends a; ErrAlreadyExists when the id is taken.
+	CreateWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
+	// ListWebhookAttempts returns at most q.Limit attempts, newest first.
+	ListWebhookAttempts(ctx context.Context, q WebhookAttemptQuery) ([]WebhookAttempt, error)
+}
+
+// CreateWebhookEndpointRequest is the body of
+// POST /operator/merchants/{id}/webhook_endpoints.
+type CreateWebhookEndpointRequest struct {
+	Environment string `json:"environment" validate:"required,environment"`
+	URL         string `json:"url" validate:"required,max=2048"`
+}
+
+// CreateWebhookEndpoint registers an endpoint for a merchant's events of
+// one environment and returns it with its signing secret (shown only here).
+// In live the URL must be https and resolve to public addresses; in test,
+// loopback http URLs are allowed so local development works.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor, merchantID string, req CreateWebhookEndpointRequest) (*NewWebhookSecret, error) {
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	env := Environment(req.Environment)
+	if err := webhooks.ValidateURLContext(ctx, req.URL, env == Live, nil); err != nil {
+		return nil, InvalidRequest("url", "url %s.", err.Error())
+	}
+	now := s.Now()
+	w := &WebhookEndpoint{ID: s.newID("we"), MerchantID: merchantID, Environment: env, URL: req.URL,
+		Status: WebhookEnabled, CreatedAt: now, UpdatedAt: now}
+	secret, err := s.addWebhookSecret(w, now)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	err = s.inTx(ctx, func(tx Tx) error {
+		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
+			return err
+		}
+		if err := tx.CreateWebhookEndpoint(ctx, w); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "webhook_endpoint.create", TargetType: "webhook_endpoint",
+			TargetID: w.ID, MerchantID: merchantID, Environment: env, Details: details("url", w.URL)})
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("merchant")
+	}
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return &NewWebhookSecret{Endpoint: w, Secret: secret}, nil
+}
+
+// addWebhookSecret makes a secret, seals it into w (newest first) and
+// returns it.
+func (s *Service) addWebhookSecret(w *WebhookEndpoint, now time.Time) (string, error) {
+	secret, err := webhooks.NewSecret(s.random)
+	if err != nil {
+		return "", err
+	}
+	keyID, sealed, err := s.accountKeys.Seal(secret, webhookPurpose+"\n"+w.ID)
+	if err != nil {
+		return "", err
+	}
+	w.Secrets = append([]WebhookSecret{{KeyID: keyID, Sealed: sealed, CreatedAt: now}}, w.Secrets...)
+	return secret, nil
+}
+
+// signingSecrets opens the secrets of w that still sign at now.
+func (s *Service) signingSecrets(w *WebhookEndpoint, now time.Time) ([]string, error) {
+	var out []string
+	for _, sec := range w.Secrets {
+		if sec.ExpiresAt != nil && !now.Before(*sec.ExpiresAt) {
+			continue
+		}
+		plain, err := s.accountKeys.Open(sec.KeyID, sec.Sealed, webhookPurpose+"\n"+w.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, plain)
+	}
+	return out, nil
+}
+
+// ListWebhookEndpoints returns a merchant's endpoints with their status.
+func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (*Page[WebhookEndpoint], error) {
+	if _, err := s.store.GetMerchant(ctx, merchantID); errors.Is(err, ErrNotFound) {
+		return nil, notFound("merchant")
+	} else if err != nil {
+		return nil, Internal(err)
+	}
+	rows, err := s.store.ListWebhookEndpoints(ctx, merchantID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return &Page[WebhookEndpoint]{Data: rows}, nil
+}
+
+// RotateWebhookSecret gives an endpoint a new secret. The previous ones
+// keep signing for overlap (default 24h, at most 7 days), so the merchant
+// can switch without losing a delivery; both signatures are sent meanwhile.
+func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration) (*NewWebhookSecret, error) {
+	if overlap < 0 || overlap > 7*24*time.Hour {
+		return nil, InvalidRequest("expire_previous_after", "expire_previous_after must be between 0 and 604800 seconds.")
+	}
+	var out *NewWebhookSecret
+	err := s.updateWebhookEndpoint(ctx, actor, id, "webhook_endpoint.rotate_secret", func(w *WebhookEndpoint, now time.Time) error {
+		until := now.Add(overlap)
+		kept := w.Secrets[:0]
+		for _, sec := range w.Secrets {
+			if sec.ExpiresAt != nil && !now.Before(*sec.ExpiresAt) {
+				continue // expired: no longer needed
+			}
+			if sec.ExpiresAt == nil || sec.ExpiresAt.After(until) {
+				sec.ExpiresAt = &until
+			}
+			kept = append(kept, sec)
+		}
+		w.Secrets = kept
+		secret, err := s.addWebhookSecret(w, now)
+		out = &NewWebhookSecret{Endpoint: w, Secret: secret}
+		return err
+	})
+	return out, err
+}
+
+// SetWebhookEndpointEnabled enables or disables an endpoint as an
+// operator. Enabling clears the reason it was disabled; events made while
+// it was disabled are not sent.
+func (s *Service) SetWebhookEndpointEnabled(ctx context.Context, actor, id string, enabled bool) (*WebhookEndpoint, error) {
+	action := "webhook_endpoint.disable"
+	if enabled {
+		action = "webhook_endpoint.enable"
+	}
+	var out *WebhookEndpoint
+	err := s.updateWebhookEndpoint(ctx, actor, id, action, func(w *WebhookEndpoint, _ time.Time) error {
+		w.Status, w.DisabledReason = WebhookEnabled, ""
+		if !enabled {
+			w.Status, w.DisabledReason = WebhookDisabled, DisabledByOperator
+		}
+		out = w
+		return nil
+	})
+	return out, err
+}
+
+// updateWebhookEndpoint changes an endpoint in a transaction with an audit
+// event.
+func (s *Service) updateWebhookEndpoint(ctx context.Context, actor, id, action string, change func(w *WebhookEndpoint, now time.Time) error) error {
+	err := s.inTx(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhookEndpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		if err := change(w, now); err != nil {
+			return err
+		}
+		w.UpdatedAt = now
+		if err := tx.UpdateWebhookEndpoint(ctx, w); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: action, TargetType: "webhook_endpoint", TargetID: w.ID,
+			MerchantID: w.MerchantID, Environment: w.Environment})
+	})
+	if errors.Is(err, ErrNotFound) {
+		return notFound("webhook_endpoint")
+	}
+	if err != nil {
+		return asServiceError(err)
+	}
+	return nil
+}
+
+// ListWebhookAttempts returns the delivery attempts of an endpoint, newest
+// first.
+func (s *Service) ListWebhookAttempts(ctx context.Context, endpointID string, params PageParams) (*Page[WebhookAttempt], error) {
+	if _, err := s.store.GetWebhookEndpoint(ctx, endpointID); errors.Is(err, ErrNotFound) {
+		return nil, notFound("webhook_endpoint")
+	} else if err != nil {
+		return nil, Internal(err)
+	}
+	limit, after, err := s.pageQuery("webhook_attempt", params)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListWebhookAttempts(ctx, WebhookAttemptQuery{EndpointID: endpointID, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "webhook_attempt", rows, limit, func(a *WebhookAttempt) Position { return Position{a.CreatedAt, a.ID} }), nil
+}
+
+// webhookJob is the payload of a delivery job; the job's TargetID is the
+// event.
+type webhookJob struct {
+	EndpointID string `json:"endpoint_id"`
+}
+
+// fanOut schedules the delivery of e to every enabled endpoint of its
+// scope, in tx.
+func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
+	eps, err := tx.ListWebhookEndpoints(ctx, e.MerchantID)
+	if err != nil {
+		return err
+	}
+	for _, w := range eps {
+		if w.Environment != e.Environment || w.Status != WebhookEnabled {
+			continue
+		}
+		payload, _ := json.Marshal(webhookJob{w.ID})
+		if err := s.enqueue(ctx, tx, &Job{Kind: jobWebhookDeliver, Scope: e.Scope(), TargetID: e.ID, Payload: payload,
+			RunAt: e.CreatedAt, DedupKey: jobWebhookDeliver + ":" + w.ID + ":" + e.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliverWebhookJob makes one delivery attempt of an event to an endpoint
+// and records it. A failure is retried on the schedule of the contract
+// (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h, with jitter; a
+// longer Retry-After on 429, 502, 503 and 504 wins); after the last one the
+// endpoint is disabled. 410 Gone disables it at once.
+func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
+	var p webhookJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return nil // not a delivery this version can make sense of
+	}
+	w, err := s.store.GetWebhookEndpoint(ctx, p.EndpointID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if w.Status != WebhookEnabled {
+		return nil
+	}
+	e, err := s.store.GetEvent(ctx, j.Scope, j.TargetID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	secrets, err := s.signingSecrets(w, now)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	header, err := webhooks.Headers(secrets, e.ID, now, body)
+	if err != nil {
+		return err
+	}
+	res := webhooks.Deliver(ctx, s.webhookClients[w.Environment], w.URL, header, body)
+	if ctx.Err() != nil {
+		return ctx.Err() // the worker is stopping: the attempt does not count
+	}
+	a := &WebhookAttempt{ID: s.newID("wha"), EndpointID: w.ID, EventID: e.ID, MerchantID: w.MerchantID,
+		Environment: w.Environment, Number: j.Attempts, StatusCode: res.StatusCode,
+		Latency: res.Latency.Truncate(time.Millisecond), Response: res.Response, Error: res.Err,
+		Succeeded: res.Succeeded(), CreatedAt: s.Now()}
+	if err := s.store.CreateWebhookAttempt(ctx, a); err != nil {
+		return err
+	}
+	logArgs := []any{"event", e.ID, "webhook_endpoint", w.ID, "attempt", j.Attempts, "status_code", res.StatusCode, "latency_ms", res.Latency.Milliseconds()}
+	switch {
+	case res.Succeeded():
+		s.log.InfoContext(ctx, "webhook delivered", logArgs...)
+		return nil
+	case res.Gone():
+		s.log.WarnContext(ctx, "webhook endpoint gone; disabled", logArgs...)
+		return s.disableWebhookEndpoint(ctx, w.ID, DisabledGone)
+	}
+	delay, ok := webhooks.NextDelay(j.Attempts, res.RetryAfter, rand.Float64)
+	if !ok {
+		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Err)...)
+		return s.disableWebhookEndpoint(ctx, w.ID, DisabledFailing)
+	}
+	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Err, "retry_in", delay.String())...)
+	return retryAt{s.Now().Add(delay)}
+}
+
+// disableWebhookEndpoint disables an endpoint because of its answers.
+func (s *Service) disableWebhookEndpoint(ctx context.Context, id, reason string) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhookEndpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		if w.Status == WebhookDisabled {
+			return nil
+		}
+		w.Status, w.DisabledReason, w.UpdatedAt = WebhookDisabled, reason, s.Now()
+		return tx.UpdateWebhookEndpoint(ctx, w)
+	})
+}
+
+// newWebhookClients makes the outbound HTTP clients of each environment.
+func newWebhookClients(timeout time.Duration) map[Environment]*http.Client {
+	return map[Environment]*http.Client{
+		Live: webhooks.NewClientWith(webhooks.ClientOptions{Live: true, Timeout: timeout}),
+		Test: webhooks.NewClientWith(webhooks.ClientOptions{Live: false, Timeout: timeout}),
+	}
+}
