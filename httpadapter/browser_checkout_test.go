@@ -63,7 +63,9 @@ func fillFPX(b *browsertest.Browser) {
 func TestBrowserCheckoutRedirect(t *testing.T) {
 	is := is.New(t)
 	e := newBrowserEnv(t)
-	k := e.merchant(paykit.Test)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kopi Aisyah") // the name the README's screenshot shows
+	is.NoErr(err)
+	k := e.keyFor(m.ID, paykit.Test)
 	s := shop(t)
 	co := e.createCheckout(k, "bco-fpx", with(checkoutBody("15000", "order-1042"), map[string]any{
 		"return_url": s.URL + "/orders/1042/done",
