@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -230,5 +231,38 @@ func TestCallbackRacesRecovery(t *testing.T) {
 		is.Equal(b[0].(map[string]any)["available"], "83608") // 4 × 20902, credited once each
 		raw, _ := json.Marshal(b)
 		is.True(!strings.Contains(string(raw), "sandbox"))
+	})
+}
+
+func TestCheckoutEvents(t *testing.T) {
+	forEachPay(t, func(t *testing.T, e *payEnv, k keys) {
+		is := is.New(t)
+		// Completed: the payer pays; the event carries the checkout's
+		// projection as GET shows it.
+		done := e.createCheckout(k, "ce-1", checkoutBody("15000", "order-ce1"))
+		e.pay(done["checkout_url"].(string), fpxPayer("MAYBANK"))
+		piID := done["payment_intent_id"].(string)
+		is.Equal(e.do("POST", "/v1/test_helpers/payment_intents/"+piID+"/approve", nil, basic(k)).status, http.StatusOK)
+		e.drain()
+		is.Equal(e.eventsOf(k, done["id"].(string)), []string{"checkout.completed"})
+		is.Equal(e.eventsOf(k, piID), []string{"payment_intent.requires_action", "payment_intent.succeeded"})
+		_, evs := e.events(k, "type=checkout.completed")
+		is.Equal(evs[0]["data"], e.checkout(k, done["id"].(string)))
+		is.Equal(evs[0]["data"].(map[string]any)["payment_status"], "succeeded")
+
+		// Cancelled by the merchant; an unstarted linked payment is
+		// cancelled with it.
+		c := e.createCheckout(k, "ce-2", checkoutBody("15000", "order-ce2"))
+		is.Equal(e.cancelCheckout(k, "ce-2c", c["id"].(string)).status, http.StatusOK)
+		is.Equal(e.eventsOf(k, c["id"].(string)), []string{"checkout.cancelled"})
+		is.Equal(e.eventsOf(k, c["payment_intent_id"].(string)), []string{"payment_intent.cancelled"})
+
+		// Expired by the worker.
+		x := e.createCheckout(k, "ce-3", checkoutBody("15000", "order-ce3"))
+		e.clock.Advance(24*time.Hour + time.Second)
+		e.drain()
+		is.Equal(e.eventsOf(k, x["id"].(string)), []string{"checkout.expired"})
+		_, evs = e.events(k, "type=checkout.expired")
+		is.Equal(evs[0]["data"].(map[string]any)["status"], "expired")
 	})
 }
