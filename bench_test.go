@@ -75,3 +75,52 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreatePayoutIntent measures POST /payout_intents in the Go API
+// on each Store: validation, routing, sealing the account number, the
+// reservation on the ledger, the payout, its event and the Provider
+// dispatch (an in-process Provider), and the stored answer.
+func BenchmarkCreatePayoutIntent(b *testing.B) {
+	ctx := context.Background()
+	stores := benchStores(b)
+	routing := fakeRouting
+	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
+		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
+	for _, name := range []string{"memory", "sqlite", "postgres"} {
+		svc, err := paykit.New(paykit.Config{
+			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: routing, PublicURL: "https://pay.example/",
+			Providers: map[string]paykit.Provider{"fake": newFakeBank()},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := stores[name].CreateMerchant(ctx, &paykit.Merchant{ID: "mch_bench", Name: "Bench", CreatedAt: svc.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := svc.AdjustBalance(ctx, "bench", "mch_bench", paykit.BalanceAdjustmentRequest{
+			Environment: "test", Currency: "THB", Amount: "900000000000000000", Reason: "float"}); err != nil {
+			b.Fatal(err)
+		}
+		p := paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_bench", Environment: paykit.Test}}
+		var n atomic.Int64
+		create := func(b *testing.B) {
+			ref := fmt.Sprintf("%s-%d", name, n.Add(1))
+			resp, err := svc.CreatePayoutIntent(ctx, p, "key-"+ref, thPayout("1000", ref, "000123456789"))
+			if err != nil || resp.Status != 201 {
+				b.Errorf("create: %v", err)
+			}
+		}
+		b.Run(name+"/serial", func(b *testing.B) {
+			for b.Loop() {
+				create(b)
+			}
+		})
+		b.Run(name+"/parallel", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					create(b)
+				}
+			})
+		})
+	}
+}

@@ -351,6 +351,9 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 		}
 		po.Status = PayoutCancelled
 	case OutcomeReturned:
+		if po.ReturnedAmount > 0 {
+			return nil // already returned: a repeated report changes nothing
+		}
 		if po.Status != PayoutSucceeded {
 			if err := s.applyPayoutFinal(ctx, tx, po, Result{Outcome: OutcomeSucceeded}, now); err != nil {
 				return err

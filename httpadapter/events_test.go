@@ -266,3 +266,32 @@ func TestCheckoutEvents(t *testing.T) {
 		is.Equal(evs[0]["data"].(map[string]any)["status"], "expired")
 	})
 }
+
+// The PSP's callbacks settle payouts without an inquiry, and report
+// returns; repeated ones change nothing.
+func TestPayoutCallbacks(t *testing.T) {
+	forEachPayoutEnv(t, 0, func(t *testing.T, e *payoutEnv) {
+		is := is.New(t)
+		ctx := context.Background()
+		po := e.payout("k1", thPayout("5000", "cb-po", plainAccount))
+		id := po["id"].(string)
+		e.clock.Advance(sandboxDelay)
+		n, err := e.psp.SendCallbacks(ctx)
+		is.NoErr(err)
+		is.Equal(n, 1)
+		got := e.getPayout(id)
+		is.Equal(got["status"], "succeeded")
+		is.Equal(got["completed_amount"], "5000")
+
+		r := e.do("POST", "/v1/test_helpers/payout_intents/"+id+"/return", nil, basic(e.k))
+		is.Equal(r.status, http.StatusOK)
+		n, err = e.psp.SendCallbacks(ctx) // REVERSED: already applied
+		is.NoErr(err)
+		is.Equal(n, 1)
+		n, err = e.psp.SendCallbacks(ctx) // nothing left to tell
+		is.NoErr(err)
+		is.Equal(n, 0)
+		e.drain()
+		is.Equal(e.eventsOf(e.k, id), []string{"payout_intent.processing", "payout_intent.succeeded", "payout_intent.returned"})
+	})
+}
