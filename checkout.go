@@ -478,41 +478,26 @@ func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKe
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	var resp *Response
-	err = s.inTx(ctx, func(tx Tx) error {
-		c, err := s.begin(ctx, tx, op, now)
-		if err != nil {
-			return err
-		}
-		if c.replay != nil {
-			resp = c.replay
-			return nil
-		}
+	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
 		co, pi, err := loadCheckout(ctx, tx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return notFound("checkout")
+			return 0, nil, notFound("checkout")
 		}
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		if co.Status != CheckoutOpen {
-			return Errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
+			return 0, nil, Errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
 		}
 		if err := s.cancelLinkedIntent(ctx, tx, pi, now); err != nil {
-			return err
+			return 0, nil, err
 		}
 		co.Status, co.UpdatedAt = CheckoutCancelled, now
 		if err := tx.UpdateCheckout(ctx, co); err != nil {
-			return err
+			return 0, nil, err
 		}
-		resp, err = finish(ctx, tx, c.record, http.StatusOK, s.project(co, pi), now)
-		return err
+		return http.StatusOK, s.project(co, pi), nil
 	})
-	if err != nil {
-		return nil, asServiceError(err)
-	}
-	return resp, nil
 }
 
 // cancelLinkedIntent ends the payer's part of a checkout's intent when the

@@ -150,3 +150,32 @@ func abandon(ctx context.Context, tx Tx, rec *IdempotencyRecord) error {
 	}
 	return err
 }
+
+// idempotent runs a single-transaction operation under its Idempotency-Key:
+// a replay answers the stored response; otherwise fn does the work in tx
+// and its answer (status and projection) is stored with the key. An error
+// from fn stores nothing, so the key may be used again.
+func (s *Service) idempotent(ctx context.Context, op operation, fn func(tx Tx, now time.Time) (int, any, error)) (*Response, error) {
+	now := s.Now()
+	var resp *Response
+	err := s.inTx(ctx, func(tx Tx) error {
+		c, err := s.begin(ctx, tx, op, now)
+		if err != nil {
+			return err
+		}
+		if c.replay != nil {
+			resp = c.replay
+			return nil
+		}
+		status, v, err := fn(tx, now)
+		if err != nil {
+			return err
+		}
+		resp, err = finish(ctx, tx, c.record, status, v, now)
+		return err
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return resp, nil
+}

@@ -469,49 +469,34 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 	if err := Validate(&req); err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	var resp *Response
-	err = s.inTx(ctx, func(tx Tx) error {
-		c, err := s.begin(ctx, tx, op, now)
-		if err != nil {
-			return err
-		}
-		if c.replay != nil {
-			resp = c.replay
-			return nil
-		}
+	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
 		pi, err := tx.GetPaymentIntent(ctx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return notFound("payment_intent")
+			return 0, nil, notFound("payment_intent")
 		}
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		if pi.Status.Terminal() {
-			return Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
+			return 0, nil, Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
 		}
 		if pi.CancelRequestedAt == nil {
 			pi.CancelRequestedAt = &now
 			if pi.Attempt == AttemptNone {
 				pi.Status, pi.Attempt, pi.CompletedAt, pi.NextAction = PaymentCancelled, AttemptClosed, &now, nil
 			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPaymentCancel, Scope: p.Scope, TargetID: pi.ID, RunAt: now, DedupKey: jobPaymentCancel + ":" + pi.ID}); err != nil {
-				return err
+				return 0, nil, err
 			}
 			pi.UpdatedAt = now
 			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
-				return err
+				return 0, nil, err
 			}
 			if err := s.syncCheckout(ctx, tx, pi, now); err != nil {
-				return err
+				return 0, nil, err
 			}
 		}
-		resp, err = finish(ctx, tx, c.record, http.StatusAccepted, pi, now)
-		return err
+		return http.StatusAccepted, pi, nil
 	})
-	if err != nil {
-		return nil, asServiceError(err)
-	}
-	return resp, nil
 }
 
 // cancelPaymentJob asks the Provider to cancel an open attempt.

@@ -497,54 +497,37 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 	if err := Validate(&req); err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	var resp *Response
-	err = s.inTx(ctx, func(tx Tx) error {
-		c, err := s.begin(ctx, tx, op, now)
-		if err != nil {
-			return err
-		}
-		if c.replay != nil {
-			resp = c.replay
-			return nil
-		}
+	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
 		po, err := tx.GetPayoutIntent(ctx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return notFound("payout_intent")
+			return 0, nil, notFound("payout_intent")
 		}
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		if po.Status.Terminal() {
-			return Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
+			return 0, nil, Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
 		}
-		if po.CancelRequestedAt == nil {
-			po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
-			if po.Dispatch == DispatchNone {
-				if err := s.release(ctx, tx, po, now); err != nil {
-					return err
-				}
-				po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
-			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
-				return err
-			}
-			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-				return err
-			}
-			// The merchant's cancel and its reason, in the operators' log.
-			if err := s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
-				TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
-				Details: details("reason", req.Reason, "status", string(po.Status))}); err != nil {
-				return err
-			}
+		if po.CancelRequestedAt != nil {
+			return http.StatusAccepted, po, nil // a cancel is already under way
 		}
-		resp, err = finish(ctx, tx, c.record, http.StatusAccepted, po, now)
-		return err
+		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
+		if po.Dispatch == DispatchNone {
+			if err := s.release(ctx, tx, po, now); err != nil {
+				return 0, nil, err
+			}
+			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
+			return 0, nil, err
+		}
+		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+			return 0, nil, err
+		}
+		// The merchant's cancel and its reason, in the operators' log.
+		return http.StatusAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
+			TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
+			Details: details("reason", req.Reason, "status", string(po.Status))})
 	})
-	if err != nil {
-		return nil, asServiceError(err)
-	}
-	return resp, nil
 }
 
 // cancelPayoutJob asks the Provider to cancel an in-flight transfer and
