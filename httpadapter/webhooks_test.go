@@ -93,15 +93,17 @@ func verify(t *testing.T, secret string, d delivery) error {
 	return wh.VerifyIgnoringTimestamp(d.body, d.header) // the sandbox clock is not the wall clock
 }
 
-func webhookEnv(t *testing.T, open func(t *testing.T) paykit.Store) (*sandboxEnv, keys) {
-	e := newSandboxEnvConfig(t, open, envConfig{webhookTimeout: 300 * time.Millisecond})
+// webhookEnv is a sandbox env whose webhook attempts time out after
+// timeout: short where a receiver never answers, roomy where it does.
+func webhookEnv(t *testing.T, open func(t *testing.T) paykit.Store, timeout time.Duration) (*sandboxEnv, keys) {
+	e := newSandboxEnvConfig(t, open, envConfig{webhookTimeout: timeout})
 	return e, e.merchant(paykit.Test)
 }
 
 func TestWebhookDelivery(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		e, k := webhookEnv(t, open)
+		e, k := webhookEnv(t, open, 5*time.Second)
 		// The receiver fails twice, then takes it.
 		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) {
 			if n <= 2 {
@@ -192,7 +194,7 @@ func TestWebhookDelivery(t *testing.T) {
 func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		e, k := webhookEnv(t, open)
+		e, k := webhookEnv(t, open, 300*time.Millisecond)
 		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		epID, _ := e.endpoint(k, rc.srv.URL)
 		e.created(k, "k1", fpxBody("15000", "silent"))
@@ -241,7 +243,7 @@ func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 func TestWebhookAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		e, k := webhookEnv(t, open)
+		e, k := webhookEnv(t, open, 5*time.Second)
 
 		// 410 disables at once.
 		gone := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) })
@@ -299,7 +301,7 @@ func TestWebhookAnswers(t *testing.T) {
 func TestWebhookEndpointURLs(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		e, k := webhookEnv(t, open)
+		e, k := webhookEnv(t, open, 5*time.Second)
 		for _, c := range []struct {
 			env, url string
 			status   int
