@@ -34,6 +34,9 @@ type Config struct {
 	WorkerID string
 	// WorkerInterval is how often Run polls for due work; default 1s.
 	WorkerInterval time.Duration
+	// WorkerConcurrency is how many claimed jobs run at once, so that a
+	// slow webhook endpoint or Provider does not hold up the rest; default 8.
+	WorkerConcurrency int
 	// JobLease is how long a claimed job stays leased before another worker
 	// may take it over; default 1m.
 	JobLease time.Duration
@@ -93,6 +96,7 @@ type Service struct {
 	checkoutTTL time.Duration
 
 	webhookClients map[Environment]*http.Client
+	concurrency    int
 	eventIDs       eventIDGen
 
 	approvalThreshold int64
@@ -182,6 +186,10 @@ func New(cfg Config) (*Service, error) {
 		s.accountKeys = RandomKeyring()
 	}
 	s.webhookClients = newWebhookClients(cfg.WebhookTimeout)
+	s.concurrency = cfg.WorkerConcurrency
+	if s.concurrency <= 0 {
+		s.concurrency = 8
+	}
 	s.handle(jobWebhookDeliver, s.deliverWebhookJob)
 	s.registerPaymentJobs()
 	s.registerPayoutJobs()

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // handle registers the handler of a job kind.
@@ -72,20 +75,33 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 // ProcessDue runs one round of background work: it claims the jobs that are
-// due now, runs each once, and purges expired idempotency records. It returns
-// how many jobs it ran. Tests call it to drive the worker deterministically.
+// due now, runs each once (WorkerConcurrency at a time), and purges expired
+// idempotency records. It returns how many jobs it ran, after all of them
+// ended. Tests call it to drive the worker step by step.
 func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	now := s.Now()
 	jobs, err := s.store.ClaimJobs(ctx, ClaimParams{Owner: s.workerID, Now: now, LeaseUntil: now.Add(s.lease), Limit: 50})
 	if err != nil {
 		return 0, fmt.Errorf("claim jobs: %w", err)
 	}
-	var errs []error
+	var (
+		mu   sync.Mutex
+		errs []error
+		g    errgroup.Group
+	)
+	g.SetLimit(s.concurrency)
 	for i := range jobs {
-		if err := s.runJob(ctx, &jobs[i]); err != nil {
-			errs = append(errs, err)
-		}
+		g.Go(func() error {
+			if err := s.runJob(ctx, &jobs[i]); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	_ = g.Wait() // the goroutines report through errs
+
 	if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
 		errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
 	}
