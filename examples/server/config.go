@@ -51,7 +51,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
 	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys, paykit.keys for PostgreSQL, none for memory)")
-	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) on first start and print a fresh test key pair for it")
+	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) with a test balance on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")
 	fs.DurationVar(&c.PaymentTTL, "payment-ttl", 30*time.Minute, "expiry of payments")
