@@ -196,15 +196,7 @@ type CreateCheckoutRequest struct {
 }
 
 // CheckoutListParams are the filters of GET /checkouts.
-type CheckoutListParams struct {
-	PageParams
-	Statuses          []CheckoutStatus
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time // inclusive
-	CreatedBefore     *time.Time // exclusive
-}
+type CheckoutListParams = ListParams[CheckoutStatus]
 
 // Job kind of checkouts.
 const jobCheckoutExpire = "checkout.expire"

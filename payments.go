@@ -241,9 +241,14 @@ func (p PaymentIntent) MarshalJSON() ([]byte, error) {
 }
 
 // PaymentIntentListParams are the filters of GET /payment_intents.
-type PaymentIntentListParams struct {
+type PaymentIntentListParams = ListParams[PaymentStatus]
+
+// ListParams are the filters the lists of payment intents, payout intents
+// and checkouts share (merchant-api.md 4.2), with S their status type.
+// Empty fields do not filter.
+type ListParams[S ~string] struct {
 	PageParams
-	Statuses          []PaymentStatus
+	Statuses          []S
 	Currency          string
 	Country           string
 	MerchantReference string

@@ -115,15 +115,7 @@ func (s *Service) GetPayoutIntent(ctx context.Context, p Principal, id string) (
 }
 
 // PayoutIntentListParams are the filters of GET /payout_intents.
-type PayoutIntentListParams struct {
-	PageParams
-	Statuses          []PayoutStatus
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time
-	CreatedBefore     *time.Time
-}
+type PayoutIntentListParams = ListParams[PayoutStatus]
 
 // ListPayoutIntents lists the caller's payouts, newest first.
 func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params PayoutIntentListParams) (*Page[PayoutIntent], error) {

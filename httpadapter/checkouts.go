@@ -9,7 +9,7 @@ import (
 // Merchant checkout routes (the payer's side is checkout_pay.go).
 func (m *merchantAPI) routeMerchantCheckouts() {
 	m.handle("POST /checkouts", m.auth(m.createCheckout))
-	m.handle("GET /checkouts", m.auth(m.listCheckouts))
+	m.handle("GET /checkouts", m.auth(serveList(m, m.svc.ListCheckouts)))
 	m.handle("GET /checkouts/{id}", m.auth(m.getCheckout))
 	m.handle("POST /checkouts/{id}/cancel", m.auth(m.cancelCheckout))
 }
@@ -45,26 +45,6 @@ func (m *merchantAPI) getCheckout(w http.ResponseWriter, r *http.Request, p payk
 		return err
 	}
 	m.writeJSON(w, r, http.StatusOK, c)
-	return nil
-}
-
-func (m *merchantAPI) listCheckouts(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	f, err := listFilters(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	params := paykit.CheckoutListParams{
-		PageParams: f.page, Currency: f.currency, Country: f.country, MerchantReference: f.reference,
-		CreatedAfter: f.after, CreatedBefore: f.before,
-	}
-	for _, s := range f.statuses {
-		params.Statuses = append(params.Statuses, paykit.CheckoutStatus(s))
-	}
-	page, err := m.svc.ListCheckouts(r.Context(), p, params)
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 

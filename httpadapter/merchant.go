@@ -1,6 +1,7 @@
 package httpadapter
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -44,7 +45,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	}
 	m.handle("GET /openapi.json", serveOpenAPI)
 	m.handle("POST /payment_intents", m.auth(m.createPaymentIntent))
-	m.handle("GET /payment_intents", m.auth(m.listPaymentIntents))
+	m.handle("GET /payment_intents", m.auth(serveList(m, svc.ListPaymentIntents)))
 	m.handle("GET /payment_intents/{id}", m.auth(m.getPaymentIntent))
 	m.handle("POST /payment_intents/{id}/cancel", m.auth(m.cancelPaymentIntent))
 	m.handle("GET /payment_methods", m.auth(m.listPaymentMethods))
@@ -148,24 +149,29 @@ func (m *merchantAPI) cancelPaymentIntent(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
-func (m *merchantAPI) listPaymentIntents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	f, err := listFilters(r.URL.Query())
-	if err != nil {
-		return err
+// serveList serves a list of 4.2's shape (payment intents, payout intents,
+// checkouts): the shared query parameters, read into paykit.ListParams,
+// and the page list returns.
+func serveList[S ~string, T any](m *merchantAPI, list func(context.Context, paykit.Principal, paykit.ListParams[S]) (*paykit.Page[T], error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+		f, err := listFilters(r.URL.Query())
+		if err != nil {
+			return err
+		}
+		params := paykit.ListParams[S]{
+			PageParams: f.page, Currency: f.currency, Country: f.country, MerchantReference: f.reference,
+			CreatedAfter: f.after, CreatedBefore: f.before,
+		}
+		for _, s := range f.statuses {
+			params.Statuses = append(params.Statuses, S(s))
+		}
+		page, err := list(r.Context(), p, params)
+		if err != nil {
+			return err
+		}
+		m.writeJSON(w, r, http.StatusOK, page)
+		return nil
 	}
-	params := paykit.PaymentIntentListParams{
-		PageParams: f.page, Currency: f.currency, Country: f.country, MerchantReference: f.reference,
-		CreatedAfter: f.after, CreatedBefore: f.before,
-	}
-	for _, s := range f.statuses {
-		params.Statuses = append(params.Statuses, paykit.PaymentStatus(s))
-	}
-	page, err := m.svc.ListPaymentIntents(r.Context(), p, params)
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, page)
-	return nil
 }
 
 // listPaymentMethods serves GET /payment_methods?amount=&currency=&country=

@@ -9,7 +9,7 @@ import (
 // Merchant payout routes.
 func (m *merchantAPI) routePayouts() {
 	m.handle("POST /payout_intents", m.auth(m.createPayoutIntent))
-	m.handle("GET /payout_intents", m.auth(m.listPayoutIntents))
+	m.handle("GET /payout_intents", m.auth(serveList(m, m.svc.ListPayoutIntents)))
 	m.handle("GET /payout_intents/{id}", m.auth(m.getPayoutIntent))
 	m.handle("POST /payout_intents/{id}/cancel", m.auth(m.cancelPayoutIntent))
 	m.handle("GET /balances", m.auth(m.listBalances))
@@ -69,26 +69,6 @@ func (m *merchantAPI) getPayoutIntent(w http.ResponseWriter, r *http.Request, p 
 		return err
 	}
 	m.writeJSON(w, r, http.StatusOK, po)
-	return nil
-}
-
-func (m *merchantAPI) listPayoutIntents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	f, err := listFilters(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	params := paykit.PayoutIntentListParams{
-		PageParams: f.page, Currency: f.currency, Country: f.country, MerchantReference: f.reference,
-		CreatedAfter: f.after, CreatedBefore: f.before,
-	}
-	for _, s := range f.statuses {
-		params.Statuses = append(params.Statuses, paykit.PayoutStatus(s))
-	}
-	page, err := m.svc.ListPayoutIntents(r.Context(), p, params)
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 
