@@ -14,7 +14,7 @@ import (
 // environment.
 func (m *merchantAPI) routeEvents() {
 	m.handle("GET /events", m.auth(m.listEvents))
-	m.handle("GET /events/{id}", m.auth(m.getEvent))
+	m.handle("GET /events/{id}", m.auth(serveGet(m, m.svc.GetEvent)))
 }
 
 func (m *merchantAPI) listEvents(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
@@ -41,18 +41,6 @@ func (m *merchantAPI) listEvents(w http.ResponseWriter, r *http.Request, p payki
 		return err
 	}
 	m.writeJSON(w, r, http.StatusOK, page)
-	return nil
-}
-
-func (m *merchantAPI) getEvent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	e, err := m.svc.GetEvent(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, e)
 	return nil
 }
 

@@ -44,9 +44,9 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 		limiter: newKeyLimiter(opts.RateLimit, svc.Now),
 	}
 	m.handle("GET /openapi.json", serveOpenAPI)
-	m.handle("POST /payment_intents", m.auth(m.createPaymentIntent))
+	m.handle("POST /payment_intents", m.auth(serveCreate(svc.CreatePaymentIntent)))
 	m.handle("GET /payment_intents", m.auth(serveList(m, svc.ListPaymentIntents)))
-	m.handle("GET /payment_intents/{id}", m.auth(m.getPaymentIntent))
+	m.handle("GET /payment_intents/{id}", m.auth(serveGet(m, svc.GetPaymentIntent)))
 	m.handle("POST /payment_intents/{id}/cancel", m.auth(m.cancelPaymentIntent))
 	m.handle("GET /payment_methods", m.auth(m.listPaymentMethods))
 	m.handle("POST /test_helpers/payment_intents/{id}/approve", m.auth(m.simulatePayer(true)))
@@ -76,41 +76,6 @@ func (m *merchantAPI) auth(next func(w http.ResponseWriter, r *http.Request, p p
 		}
 		return next(w, r, p)
 	}
-}
-
-func (m *merchantAPI) getPaymentIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	pi, err := m.svc.GetPaymentIntent(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, pi)
-	return nil
-}
-
-// createPaymentIntent serves POST /payment_intents: the Service validates,
-// persists and starts the Provider attempt under the Idempotency-Key; the
-// answer (201, or the stored one on a replay) is written as stored.
-func (m *merchantAPI) createPaymentIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(r)
-	if err != nil {
-		return err
-	}
-	var req paykit.CreatePaymentIntentRequest
-	if _, err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	resp, err := m.svc.CreatePaymentIntent(r.Context(), p, key, req)
-	if err != nil {
-		return err
-	}
-	writeStored(w, resp)
-	return nil
 }
 
 // cancelRequest is the optional body of a cancel. Reason is a pointer so
@@ -147,6 +112,48 @@ func (m *merchantAPI) cancelPaymentIntent(w http.ResponseWriter, r *http.Request
 	}
 	writeStored(w, resp)
 	return nil
+}
+
+// serveCreate serves a create (payment intent, payout intent, checkout)
+// under its Idempotency-Key: the Service validates, persists and starts the
+// work; its answer (201, or the stored one on a replay) is written as
+// stored.
+func serveCreate[Req any](create func(context.Context, paykit.Principal, string, Req) (*paykit.Response, error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+		if err := allowQuery(r.URL.Query()); err != nil {
+			return err
+		}
+		key, err := idempotencyKey(r)
+		if err != nil {
+			return err
+		}
+		var req Req
+		if _, err := decodeBody(w, r, &req); err != nil {
+			return err
+		}
+		resp, err := create(r.Context(), p, key, req)
+		if err != nil {
+			return err
+		}
+		writeStored(w, resp)
+		return nil
+	}
+}
+
+// serveGet serves a read of one resource by the {id} of the path: the
+// committed projection, never Provider work.
+func serveGet[T any](m *merchantAPI, get func(context.Context, paykit.Principal, string) (T, error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
+		if err := allowQuery(r.URL.Query()); err != nil {
+			return err
+		}
+		v, err := get(r.Context(), p, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		m.writeJSON(w, r, http.StatusOK, v)
+		return nil
+	}
 }
 
 // serveList serves a list of 4.2's shape (payment intents, payout intents,

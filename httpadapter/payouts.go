@@ -8,34 +8,12 @@ import (
 
 // Merchant payout routes.
 func (m *merchantAPI) routePayouts() {
-	m.handle("POST /payout_intents", m.auth(m.createPayoutIntent))
+	m.handle("POST /payout_intents", m.auth(serveCreate(m.svc.CreatePayoutIntent)))
 	m.handle("GET /payout_intents", m.auth(serveList(m, m.svc.ListPayoutIntents)))
-	m.handle("GET /payout_intents/{id}", m.auth(m.getPayoutIntent))
+	m.handle("GET /payout_intents/{id}", m.auth(serveGet(m, m.svc.GetPayoutIntent)))
 	m.handle("POST /payout_intents/{id}/cancel", m.auth(m.cancelPayoutIntent))
 	m.handle("GET /balances", m.auth(m.listBalances))
 	m.handle("POST /test_helpers/payout_intents/{id}/return", m.auth(m.returnPayoutIntent))
-}
-
-// createPayoutIntent serves POST /payout_intents under the Idempotency-Key;
-// the answer (201, or the stored one on a replay) is written as stored.
-func (m *merchantAPI) createPayoutIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	key, err := idempotencyKey(r)
-	if err != nil {
-		return err
-	}
-	var req paykit.CreatePayoutIntentRequest
-	if _, err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	resp, err := m.svc.CreatePayoutIntent(r.Context(), p, key, req)
-	if err != nil {
-		return err
-	}
-	writeStored(w, resp)
-	return nil
 }
 
 // cancelPayoutIntent serves POST /payout_intents/{id}/cancel: an empty body
@@ -57,18 +35,6 @@ func (m *merchantAPI) cancelPayoutIntent(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	writeStored(w, resp)
-	return nil
-}
-
-func (m *merchantAPI) getPayoutIntent(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	po, err := m.svc.GetPayoutIntent(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	m.writeJSON(w, r, http.StatusOK, po)
 	return nil
 }
 
