@@ -11,6 +11,10 @@ import (
 	"github.com/paykit/paykit/internal/webhooks"
 )
 
+// DefaultSecretOverlap is how long the previous secrets of an endpoint keep
+// signing after a rotation unless the operator says otherwise.
+const DefaultSecretOverlap = 24 * time.Hour
+
 // Webhook endpoint statuses.
 const (
 	WebhookEnabled  = "enabled"
@@ -19,12 +23,11 @@ const (
 
 // Why an endpoint was disabled.
 const (
-	DisabledByOperator   = "operator" // an operator disabled it
-	DisabledGone         = "gone"     // it answered 410 Gone
-	DisabledFailing      = "failing"  // a delivery failed on every attempt of the schedule
-	jobWebhookDeliver    = "webhook.deliver"
-	webhookPurpose       = "webhook secret"
-	defaultSecretOverlap = 24 * time.Hour
+	DisabledByOperator = "operator" // an operator disabled it
+	DisabledGone       = "gone"     // it answered 410 Gone
+	DisabledFailing    = "failing"  // a delivery failed on every attempt of the schedule
+	jobWebhookDeliver  = "webhook.deliver"
+	webhookPurpose     = "webhook secret"
 )
 
 // WebhookEndpoint is where a merchant's events of one environment are
@@ -245,7 +248,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (
 }
 
 // RotateWebhookSecret gives an endpoint a new secret. The previous ones
-// keep signing for overlap (default 24h, at most 7 days), so the merchant
+// keep signing for overlap (DefaultSecretOverlap when the operator names none; at most 7 days), so the merchant
 // can switch without losing a delivery; both signatures are sent meanwhile.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration) (*NewWebhookSecret, error) {
 	if overlap < 0 || overlap > 7*24*time.Hour {

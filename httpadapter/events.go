@@ -96,7 +96,7 @@ func (o *operatorAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request
 	if err := decodeOptionalBody(w, r, &req); err != nil {
 		return err
 	}
-	overlap := 24 * time.Hour
+	overlap := paykit.DefaultSecretOverlap
 	if req.ExpirePreviousAfter != nil {
 		overlap = time.Duration(*req.ExpirePreviousAfter) * time.Second
 	}
