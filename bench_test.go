@@ -40,13 +40,16 @@ func benchStores(b *testing.B) map[string]paykit.Store {
 // on each Store: validation, routing, the idempotency record, the intent, the
 // Provider call (an in-process Provider, so the figure is paykit's own cost)
 // and the stored answer. "parallel" runs GOMAXPROCS creators at once.
+// benchSigningKey is the Services' signing key: the SQL Stores need one.
+var benchSigningKey = []byte("paykit-benchmark-signing-key-32b")
+
 func BenchmarkCreatePaymentIntent(b *testing.B) {
 	ctx := context.Background()
 	stores := benchStores(b)
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: fakeRouting, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": newFakeProvider()},
+			Providers: map[string]paykit.Provider{"fake": newFakeProvider()}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -89,7 +92,7 @@ func BenchmarkCreatePayoutIntent(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: routing, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": newFakeBank()},
+			Providers: map[string]paykit.Provider{"fake": newFakeBank()}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -24,6 +24,7 @@ const (
 	CodeInsufficientBalance        = "insufficient_balance"
 	CodeRateLimited                = "rate_limited"
 	CodeDispatchUnavailable        = "dispatch_unavailable"
+	CodeServiceUnavailable         = "service_unavailable"
 	CodeInternal                   = "internal_error"
 )
 
@@ -43,6 +44,7 @@ var statusByCode = map[string]int{
 	CodeInsufficientBalance:        http.StatusUnprocessableEntity,
 	CodeRateLimited:                http.StatusTooManyRequests,
 	CodeDispatchUnavailable:        http.StatusServiceUnavailable,
+	CodeServiceUnavailable:         http.StatusServiceUnavailable,
 	CodeInternal:                   http.StatusInternalServerError,
 }
 
@@ -92,10 +94,19 @@ func InvalidRequest(param, format string, args ...any) *Error {
 	return Errorf(CodeInvalidRequest, param, format, args...)
 }
 
-// Internal wraps an unexpected failure as a 500 whose message reveals nothing.
+// Internal wraps an unexpected failure as a 500 whose message reveals
+// nothing. A Store that cannot take more work (ErrUnavailable) is not a
+// failure of the request: that cause gives service_unavailable instead.
 func Internal(cause error) *Error {
+	if errors.Is(cause, ErrUnavailable) {
+		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.",
+			Status: http.StatusServiceUnavailable, RetryAfter: UnavailableRetryAfter, Err: cause}
+	}
 	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Status: http.StatusInternalServerError, Err: cause}
 }
+
+// UnavailableRetryAfter is the Retry-After of service_unavailable.
+const UnavailableRetryAfter = time.Second
 
 // AsError returns err as an *Error: contract errors unchanged, anything else
 // as internal_error.

@@ -27,8 +27,10 @@ type Config struct {
 	// Logger receives structured logs; default slog.Default(). Secrets are
 	// never logged.
 	Logger *slog.Logger
-	// SigningKey authenticates list cursors and payer links. When empty a
-	// random key is drawn, so cursors do not survive a restart.
+	// SigningKey authenticates list cursors and payer links (at least 16
+	// bytes; 32 random bytes are best). Required with a persistent Store, whose cursors and links must
+	// survive a restart and work on every instance; the memory Store draws a
+	// random one when it is empty.
 	SigningKey []byte
 	// WorkerID names this instance in job leases; default a random id.
 	WorkerID string
@@ -64,10 +66,10 @@ type Config struct {
 	// ApprovalTTL is how long an approval hold lasts before the payout
 	// expires; default 72h.
 	ApprovalTTL time.Duration
-	// AccountKeys encrypts recipient account numbers at rest. Default: a
-	// random key that dies with the process (fine for store/memory; a
-	// persistent Store needs a configured key, or payouts stored before a
-	// restart cannot be dispatched).
+	// AccountKeys encrypts recipient account numbers and webhook secrets at
+	// rest. Required with a persistent Store: with a key that died with the
+	// process, payouts stored before a restart could not be dispatched nor
+	// webhooks signed. The memory Store draws a random one when it is nil.
 	AccountKeys *Keyring
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
@@ -113,6 +115,9 @@ type JobHandler func(ctx context.Context, job *Job) error
 func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("paykit: Config.Store is required")
+	}
+	if err := checkKeys(cfg); err != nil {
+		return nil, err
 	}
 	s := &Service{
 		store:      cfg.Store,
@@ -197,14 +202,45 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// minSigningKey is the shortest SigningKey accepted, in bytes.
+const minSigningKey = 16
+
+// checkKeys refuses a persistent Store without configured keys: random
+// ones would die with the process, leaving stored payouts, webhook secrets,
+// cursors and payer links unusable after a restart or on another instance.
+func checkKeys(cfg Config) error {
+	if n := len(cfg.SigningKey); n > 0 && n < minSigningKey {
+		return fmt.Errorf("paykit: Config.SigningKey has %d bytes; it needs at least %d (32 random bytes are best)", n, minSigningKey)
+	}
+	if !cfg.Store.Persistent() {
+		return nil
+	}
+	var missing []string
+	if len(cfg.SigningKey) == 0 {
+		missing = append(missing, "Config.SigningKey (32 random bytes)")
+	}
+	if cfg.AccountKeys == nil {
+		missing = append(missing, "Config.AccountKeys (paykit.NewKeyring with a 32-byte AES key)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("paykit: a persistent Store needs %s, the same on every instance and kept across restarts: "+
+			"keys drawn at random would leave stored payouts, webhook secrets, cursors and payer links unusable after a restart",
+			strings.Join(missing, " and "))
+	}
+	return nil
+}
+
 // Store returns the Store the Service was built with.
 func (s *Service) Store() Store { return s.store }
 
 // Now returns the Service's current time in UTC at millisecond precision.
 func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
-// Ping reports whether the Store answers.
-func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+// Ping reports whether the Store answers and accepts writes: it records a
+// heartbeat of this instance, so a read-only database fails it.
+func (s *Service) Ping(ctx context.Context) error {
+	return s.store.Heartbeat(ctx, s.workerID, s.Now())
+}
 
 // inTx runs fn in a Store transaction, retrying on ErrVersionConflict so
 // that optimistic-concurrency losers re-read and try again.
@@ -222,5 +258,6 @@ func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {
 		case <-time.After(jitter(time.Duration(i+1) * time.Millisecond)):
 		}
 	}
-	return err
+	// Contention this lasting is overload, not a fault of the request.
+	return fmt.Errorf("%w: %d attempts lost to concurrent writers: %w", ErrUnavailable, attempts, err)
 }

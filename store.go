@@ -18,6 +18,11 @@ var (
 	// aborted the transaction to keep it serializable. The caller retries the
 	// whole transaction with fresh reads.
 	ErrVersionConflict = errors.New("paykit: version conflict")
+	// ErrUnavailable: the backend cannot take more work now (no free
+	// connection within the Store's bound, the database busy past its wait,
+	// too many clients, or unreachable). Nothing was written; the caller may
+	// retry later. The Service answers it as service_unavailable.
+	ErrUnavailable = errors.New("paykit: store unavailable")
 )
 
 // ConflictError reports which unique key an insert collided with.
@@ -61,6 +66,12 @@ type Store interface {
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
+	// Heartbeat records that instance was alive at now: a tiny write that
+	// proves the backend accepts writes (a read-only database fails it).
+	Heartbeat(ctx context.Context, instance string, now time.Time) error
+	// Persistent reports whether the Store keeps its data across a restart
+	// of the process. A persistent Store needs keys that survive it too.
+	Persistent() bool
 	// Close releases the backend's resources.
 	Close() error
 }

@@ -15,7 +15,8 @@ import (
 
 func newWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualClock, id string) *paykit.Service {
 	t.Helper()
-	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: id, JobLease: time.Minute})
+	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: id, JobLease: time.Minute,
+		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,6 +164,10 @@ type envConfig struct {
 
 const operatorToken = "op-token-alice-0123456789"
 
+// testSigningKey signs cursors and payer links in tests; a persistent
+// Store refuses to start without one.
+var testSigningKey = []byte("httpadapter-tests-signing-key-32")
+
 func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *env {
 	t.Helper()
 	store := open(t)
@@ -178,7 +182,7 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: cfg.now, Logger: logger, Routing: cfg.routing, Providers: cfg.providers,
 		PublicURL: "http://" + srv.Listener.Addr().String(), ApprovalThreshold: cfg.approvalThreshold,
-		WebhookTimeout: cfg.webhookTimeout,
+		WebhookTimeout: cfg.webhookTimeout, SigningKey: testSigningKey, AccountKeys: paykit.RandomKeyring(),
 	})
 	if err != nil {
 		srv.Close()

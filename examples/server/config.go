@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/store/sqlstore"
 )
 
 // config is the command line of the example server (see the contract
@@ -21,6 +23,7 @@ type config struct {
 	DB            string
 	OperatorToken string // empty: a random one is drawn and printed
 	Keys          string // key file; empty: defaultKeysPath(DB)
+	DBMaxConns    int    // database connections at most; 0: sqlstore's default
 	Demo          bool
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
@@ -48,9 +51,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&c.DB, "db", "sqlite:paykit.db", "store: memory, sqlite:PATH, or a postgres:// URL")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", sqlstore.DefaultMaxConns, "database connections at most, all kept open for reuse; a request that finds none free within 2s answers 503")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
-	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys, paykit.keys for PostgreSQL, none for memory)")
+	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database, shared by every instance; none for memory)")
 	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) with a test balance on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")
@@ -129,6 +133,9 @@ func (c *config) validate() error {
 	}
 	if c.SandboxDelay < 0 {
 		bad("-sandbox-delay must not be negative")
+	}
+	if c.DBMaxConns < 1 {
+		bad("-db-max-conns must be at least 1")
 	}
 	if c.ApprovalThreshold < 0 {
 		bad("-approval-threshold must not be negative")

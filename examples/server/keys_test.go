@@ -44,7 +44,8 @@ func TestDefaultKeysPath(t *testing.T) {
 	is := is.New(t)
 	is.Equal(defaultKeysPath("memory"), "")
 	is.Equal(defaultKeysPath("sqlite:/var/lib/paykit/paykit.db"), "/var/lib/paykit/paykit.db.keys")
-	is.Equal(defaultKeysPath("postgres://db/paykit"), "paykit.keys")
+	is.Equal(defaultKeysPath("postgres://db/paykit"), "") // kept in the database
+	is.Equal(defaultKeysPath("sqlite::memory:"), "")
 }
 
 // A list cursor signed before a restart is still accepted after it.

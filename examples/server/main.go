@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.PublicURL = baseURL
 	}
 
-	store, err := openStore(ctx, cfg.DB)
+	store, err := openStore(ctx, cfg.DB, sqlstore.Options{MaxConns: cfg.DBMaxConns})
 	if err != nil {
 		return err
 	}
@@ -100,11 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	keysPath := cfg.Keys
-	if keysPath == "" {
-		keysPath = defaultKeysPath(cfg.DB)
-	}
-	signingKey, accountKeys, err := loadKeys(keysPath)
+	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return err
 	}
@@ -118,6 +114,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 	if err != nil {
 		return err
+	}
+	// A store that answers reads but refuses writes would fail every
+	// request that changes anything: refuse to start on it.
+	if err := svc.Ping(ctx); err != nil {
+		return fmt.Errorf("the store does not accept writes: %w", err)
 	}
 
 	token := cfg.OperatorToken
@@ -165,7 +166,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
-	fmt.Fprintf(stdout, "operator token:  %s\n", token)
+	if cfg.OperatorToken == "" { // given tokens are the operator's own: never echoed
+		fmt.Fprintf(stdout, "operator token:  %s\n", token)
+	}
 	if demoKey != nil {
 		fmt.Fprintf(stdout, "demo merchant:   %s\n", demoKey.MerchantID)
 		fmt.Fprintf(stdout, "test public key: %s\n", demoKey.PublicKey)
@@ -222,12 +225,27 @@ func newSandbox(cfg config, baseURL string) (*sandbox.PSP, *sandbox.Provider, er
 	return psp, adapter, nil
 }
 
+// serverKeys are the signing and account keys: from the -keys file (by
+// default beside a SQLite database), kept in the database for PostgreSQL
+// without -keys so that every instance on it shares them, and fresh for the
+// memory store.
+func serverKeys(ctx context.Context, cfg config, store paykit.Store, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+	path := cfg.Keys
+	if path == "" {
+		path = defaultKeysPath(cfg.DB)
+	}
+	if ss, ok := store.(*sqlstore.Store); ok && path == "" && ss.Persistent() {
+		return loadDBKeys(ctx, ss.DB(), logger)
+	}
+	return loadKeys(path)
+}
+
 // openStore opens and migrates the store named by -db.
-func openStore(ctx context.Context, db string) (paykit.Store, error) {
+func openStore(ctx context.Context, db string, opts sqlstore.Options) (paykit.Store, error) {
 	if db == "memory" {
 		return memory.New(), nil
 	}
-	s, err := sqlstore.Open(ctx, db)
+	s, err := sqlstore.OpenWith(ctx, db, opts)
 	if err != nil {
 		return nil, err
 	}

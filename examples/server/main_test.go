@@ -28,6 +28,7 @@ import (
 // server is a run of the example server in-process.
 type server struct {
 	url, token, merchant, public, secret string
+	printed                              map[string]string // stdout, by label
 	stderr                               *syncBuffer
 	stop                                 func() error
 }
@@ -59,20 +60,31 @@ func start(t *testing.T, args ...string) *server {
 	}
 	t.Cleanup(func() { _ = s.stop() })
 
+	// The server prints its URL, the operator token unless it was given,
+	// and the demo merchant's id and keys.
+	lines := 5
+	for i, a := range args {
+		if a == "-operator-token" && i+1 < len(args) {
+			lines, s.token = 4, args[i+1]
+		}
+	}
 	printed := map[string]string{}
 	sc := bufio.NewScanner(out)
-	for len(printed) < 5 && sc.Scan() {
+	for len(printed) < lines && sc.Scan() {
 		label, value, _ := strings.Cut(sc.Text(), ":")
 		if rest, ok := strings.CutPrefix(sc.Text(), "paykit listening on "); ok {
 			label, value = "url", rest
 		}
 		printed[label] = strings.TrimSpace(value)
 	}
-	if len(printed) < 5 {
+	if len(printed) < lines {
 		t.Fatalf("server printed %v; stderr:\n%s", printed, s.stderr.String())
 	}
 	go io.Copy(io.Discard, out) //nolint:errcheck // nothing more is expected
-	s.url, s.token, s.merchant = printed["url"], printed["operator token"], printed["demo merchant"]
+	if tok, ok := printed["operator token"]; ok {
+		s.token = tok
+	}
+	s.url, s.merchant, s.printed = printed["url"], printed["demo merchant"], printed
 	s.public, s.secret = printed["test public key"], printed["test secret key"]
 	return s
 }
@@ -271,10 +283,12 @@ func TestRunFailsCleanly(t *testing.T) {
 	is.True(errors.Is(err, flag.ErrHelp))
 }
 
-// failingPing is a Store whose Ping fails.
-type failingPing struct{ paykit.Store }
+// readOnlyStore is a Store that answers reads but refuses writes.
+type readOnlyStore struct{ paykit.Store }
 
-func (failingPing) Ping(context.Context) error { return errors.New("connection refused") }
+func (readOnlyStore) Heartbeat(context.Context, string, time.Time) error {
+	return errors.New("attempt to write a readonly database")
+}
 
 func TestHealthz(t *testing.T) {
 	is := is.New(t)
@@ -284,7 +298,7 @@ func TestHealthz(t *testing.T) {
 		body   string
 	}{
 		{memory.New(), 200, `{"status":"ok"}`},
-		{failingPing{memory.New()}, 503, `{"status":"unavailable"}`},
+		{readOnlyStore{memory.New()}, 503, `{"status":"unavailable"}`},
 	} {
 		svc, err := paykit.New(paykit.Config{Store: c.store})
 		is.NoErr(err)
@@ -420,4 +434,22 @@ func TestServerPaymentFlow(t *testing.T) {
 	is.Equal(status, http.StatusOK)
 	is.Equal(h.Get("Content-Type"), "image/png")
 	is.True(strings.HasPrefix(body, "\x89PNG"))
+}
+
+// The operator token is printed only when the server drew it: a token
+// given on the command line or in the environment is never echoed.
+func TestOperatorTokenPrintedOnlyWhenGenerated(t *testing.T) {
+	is := is.New(t)
+	given := start(t, "-db", "memory", "-addr", "127.0.0.1:0", "-operator-token", "given-operator-token-456")
+	_, printed := given.printed["operator token"]
+	is.True(!printed)
+	is.True(!strings.Contains(given.stderr.String(), "given-operator-token-456"))
+	status, _, _ := call(t, "GET", given.url+"/operator/audit_events", "", bearerAuth("given-operator-token-456"))
+	is.Equal(status, http.StatusOK)
+	is.NoErr(given.stop())
+
+	drawn := start(t, "-db", "memory", "-addr", "127.0.0.1:0")
+	is.True(len(drawn.printed["operator token"]) >= 16)
+	status, _, _ = call(t, "GET", drawn.url+"/operator/audit_events", "", bearerAuth(drawn.token))
+	is.Equal(status, http.StatusOK)
 }

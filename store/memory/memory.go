@@ -13,8 +13,9 @@ import (
 
 // Store is an in-memory paykit.Store. The zero value is not usable; call New.
 type Store struct {
-	mu sync.Mutex
-	d  data
+	mu         sync.Mutex
+	d          data
+	heartbeats map[string]time.Time // by instance
 }
 
 type data struct {
@@ -89,6 +90,23 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
 
 // Ping always succeeds.
 func (s *Store) Ping(context.Context) error { return nil }
+
+// Heartbeat records that instance was alive at now.
+func (s *Store) Heartbeat(ctx context.Context, instance string, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.heartbeats == nil {
+		s.heartbeats = map[string]time.Time{}
+	}
+	s.heartbeats[instance] = now
+	return nil
+}
+
+// Persistent is false: everything is lost with the process.
+func (s *Store) Persistent() bool { return false }
 
 // Close does nothing; it exists to satisfy paykit.Store.
 func (s *Store) Close() error { return nil }

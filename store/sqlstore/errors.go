@@ -51,6 +51,7 @@ var pgUniqueKeys = map[string]string{
 const (
 	sqliteBusy             = 5
 	sqliteLocked           = 6
+	sqliteReadOnly         = 8
 	sqliteConstraintPK     = 1555
 	sqliteConstraintUnique = 2067
 )
@@ -63,9 +64,12 @@ type pgError interface {
 }
 
 // mapError turns driver errors into the Store's sentinels: unique violations
-// into *paykit.ConflictError, lock timeouts, deadlocks and serialization
-// failures into paykit.ErrVersionConflict (the caller retries), no rows into
-// paykit.ErrNotFound. Anything else is wrapped with op.
+// into *paykit.ConflictError, deadlocks and serialization failures into
+// paykit.ErrVersionConflict (the caller retries), overload (too many
+// clients, SQLite busy past busy_timeout, an unreachable or read-only
+// server) into
+// paykit.ErrUnavailable, no rows into paykit.ErrNotFound. Anything else is
+// wrapped with op.
 func mapError(op string, err error) error {
 	if err == nil {
 		return nil
@@ -73,28 +77,40 @@ func mapError(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return paykit.ErrNotFound
 	}
-	retry, unique := false, false
+	if errors.Is(err, paykit.ErrUnavailable) {
+		return err
+	}
+	retry, unique, overload := false, false, false
 	var table, key string
 	var pe *pgconn.PgError
 	var pde pgError
 	var se *sqlite.Error
+	var ce *pgconn.ConnectError
 	switch {
 	case errors.As(err, &pe):
 		retry = pe.Code == "40001" || pe.Code == "40P01" // serialization_failure, deadlock_detected
 		unique = pe.Code == "23505"
+		overload = pgOverload(pe.Code)
 		table, key = pe.TableName, pgUniqueKeys[pe.ConstraintName]
 	case errors.As(err, &pde) && pde.Field('C') != "":
 		code := pde.Field('C')
 		retry = code == "40001" || code == "40P01"
 		unique = code == "23505"
+		overload = pgOverload(code)
 		table, key = pde.Field('t'), pgUniqueKeys[pde.Field('n')]
 	case errors.As(err, &se):
 		c := se.Code()
-		retry = c&0xff == sqliteBusy || c&0xff == sqliteLocked
+		// The busy handler already waited busy_timeout for the write lock.
+		overload = c&0xff == sqliteBusy || c&0xff == sqliteReadOnly
+		retry = c&0xff == sqliteLocked
 		unique = c == sqliteConstraintPK || c == sqliteConstraintUnique
 		table, key = sqliteUniqueColumn(se.Error())
+	case errors.As(err, &ce):
+		overload = true // the server refused or could not be reached
 	}
 	switch {
+	case overload:
+		return fmt.Errorf("%w (%s: %v)", paykit.ErrUnavailable, op, err)
 	case retry:
 		return fmt.Errorf("%w (%s: %v)", paykit.ErrVersionConflict, op, err)
 	case unique && entities[table] != "" && key != "":
@@ -103,6 +119,20 @@ func mapError(op string, err error) error {
 		return fmt.Errorf("%w (%s: %v)", paykit.ErrAlreadyExists, op, err)
 	}
 	return fmt.Errorf("sqlstore: %s: %w", op, err)
+}
+
+// pgOverload reports whether a PostgreSQL SQLSTATE means the server cannot
+// take this work now: class 53 (insufficient resources, among them 53300
+// too_many_connections), class 08 (connection exception), 57P01-57P03
+// (the session was ended by an administrator or a crash, or the server is
+// starting up) and 25006 (read_only_sql_transaction: a standby, or a
+// database set read-only).
+func pgOverload(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "25006":
+		return true
+	}
+	return strings.HasPrefix(code, "53") || strings.HasPrefix(code, "08")
 }
 
 // sqliteUniqueColumn reads the table and the last column from SQLite's

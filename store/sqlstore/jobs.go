@@ -122,11 +122,11 @@ func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) e
 	if err != nil {
 		return mapError("expedite job", err)
 	}
-	exists, err := t.db.NewSelect().Table("jobs").Where("dedup_key = ?", dedupKey).Exists(ctx)
+	found, err := exists(ctx, t.db.NewSelect().Table("jobs").Where("dedup_key = ?", dedupKey))
 	if err != nil {
 		return mapError("expedite job", err)
 	}
-	if !exists {
+	if !found {
 		return paykit.ErrNotFound
 	}
 	return nil

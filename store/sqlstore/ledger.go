@@ -74,7 +74,7 @@ func (t tx) PostLedger(ctx context.Context, lt *paykit.LedgerTxn) error {
 		return err
 	}
 	return t.atomic(ctx, func(t tx) error {
-		taken, err := t.db.NewSelect().Table("ledger_entries").Where("id = ?", ledgertxn.EntryID(lt.ID, 0)).Exists(ctx)
+		taken, err := exists(ctx, t.db.NewSelect().Table("ledger_entries").Where("id = ?", ledgertxn.EntryID(lt.ID, 0)))
 		if err != nil {
 			return mapError("post ledger", err)
 		}

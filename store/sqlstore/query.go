@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,7 +39,7 @@ func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey
 			return nil
 		}
 		for _, k := range keys {
-			found, err := t.db.NewSelect().Table(table).Where(k.where, k.args...).Exists(ctx)
+			found, err := exists(ctx, t.db.NewSelect().Table(table).Where(k.where, k.args...))
 			if err != nil {
 				return mapError("insert into "+table, err)
 			}
@@ -50,10 +52,21 @@ func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey
 	return fmt.Errorf("%w (insert into %s: the colliding row keeps changing)", paykit.ErrVersionConflict, table)
 }
 
+// exists reports whether q finds a row. Unlike bun's Exists it reads
+// through QueryContext, whose wait for a connection the Store's pool bounds.
+func exists(ctx context.Context, q *bun.SelectQuery) (bool, error) {
+	var one int
+	err := q.ColumnExpr("1").Limit(1).Scan(ctx, &one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // checkUpdated turns the result of a versioned UPDATE or a DELETE into the
 // Store's answer: nil when one row changed; otherwise ErrNotFound when
 // exists finds no row, else ErrVersionConflict.
-func checkUpdated(ctx context.Context, op string, res interface{ RowsAffected() (int64, error) }, exists *bun.SelectQuery) error {
+func checkUpdated(ctx context.Context, op string, res interface{ RowsAffected() (int64, error) }, existing *bun.SelectQuery) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return mapError(op, err)
@@ -61,10 +74,10 @@ func checkUpdated(ctx context.Context, op string, res interface{ RowsAffected() 
 	if n > 0 {
 		return nil
 	}
-	if exists == nil {
+	if existing == nil {
 		return paykit.ErrNotFound
 	}
-	found, err := exists.Exists(ctx)
+	found, err := exists(ctx, existing)
 	if err != nil {
 		return mapError(op, err)
 	}

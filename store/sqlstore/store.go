@@ -26,14 +26,17 @@ import (
 // runs the same methods inside one.
 type Store struct {
 	tx
-	db *bun.DB
+	db         *bun.DB
+	pool       *pool
+	persistent bool
 }
 
 // tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself, a
 // bun.Tx inside InTx.
 type tx struct {
-	db bun.IDB
-	pg bool // PostgreSQL; otherwise SQLite
+	db    bun.IDB
+	pg    bool   // PostgreSQL; otherwise SQLite
+	store *Store // outside a transaction; nil inside one
 }
 
 var (
@@ -41,15 +44,58 @@ var (
 	_ paykit.Tx    = tx{}
 )
 
-// sqliteParams are the connection settings of every SQLite connection:
-// writers wait up to 5 s for the lock instead of failing, WAL lets readers
-// run beside the writer, synchronous(FULL) makes a commit durable on power
-// loss, and _txlock=immediate takes the write lock at BEGIN.
-const sqliteParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
+// Options bound the Store's use of the database. The zero value gives the
+// defaults.
+type Options struct {
+	// MaxConns is how many connections the Store opens at most; as many
+	// stay open when idle, so they are reused rather than reopened. Default
+	// DefaultMaxConns. Keep the sum over all instances below the server's
+	// max_connections (PostgreSQL's default is 100).
+	MaxConns int
+	// ConnWait is how long an operation waits for a free connection before
+	// it fails with paykit.ErrUnavailable (the Service answers 503
+	// service_unavailable with Retry-After). Default DefaultConnWait.
+	ConnWait time.Duration
+	// BusyTimeout is how long a SQLite writer waits for the write lock
+	// before it fails with paykit.ErrUnavailable. Default 5s.
+	BusyTimeout time.Duration
+}
+
+// Defaults of Options, sized for a small machine: a few connections kept
+// busy beat many contending for two cores.
+const (
+	DefaultMaxConns = 8
+	DefaultConnWait = 2 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.ConnWait <= 0 {
+		o.ConnWait = DefaultConnWait
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// sqliteParams are the connection settings of every SQLite connection but
+// the busy timeout: WAL lets readers run beside the writer,
+// synchronous(FULL) makes a commit durable on power loss, and
+// _txlock=immediate takes the write lock at BEGIN.
+const sqliteParams = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 	"&_pragma=synchronous(FULL)&_txlock=immediate"
 
-// Open connects to the database named by dsn and returns a Store. It does
-// not create tables: call Migrate.
+// sqliteDSN is the parameter string of a SQLite connection: writers wait
+// up to busy for the lock instead of failing at once.
+func sqliteDSN(busy time.Duration) string {
+	return fmt.Sprintf("_pragma=busy_timeout(%d)&%s", busy.Milliseconds(), sqliteParams)
+}
+
+// Open connects to the database named by dsn with the default Options and
+// returns a Store. It does not create tables: call Migrate.
 //
 // dsn is one of:
 //   - "sqlite:PATH": a SQLite database file, created if missing;
@@ -58,19 +104,24 @@ const sqliteParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_prag
 //   - a "postgres://" or "postgresql://" URL, as libpq and pgx read it
 //     (for example postgres://user:pass@host:5432/db?sslmode=disable).
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with Options.
+func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
 	var db *bun.DB
+	persistent := true
 	switch {
 	case dsn == "sqlite::memory:":
-		sqldb, err := sql.Open("sqlite", ":memory:?"+sqliteParams)
+		sqldb, err := sql.Open("sqlite", ":memory:?"+sqliteDSN(opts.BusyTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: open: %w", err)
 		}
 		// Every connection to ":memory:" is a separate empty database, so
 		// keep exactly one and never let it expire.
-		sqldb.SetMaxOpenConns(1)
-		sqldb.SetMaxIdleConns(1)
-		sqldb.SetConnMaxLifetime(0)
-		sqldb.SetConnMaxIdleTime(0)
+		opts.MaxConns = 1
+		persistent = false
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
@@ -79,7 +130,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		}
 		// The path becomes a file: URI, where these three characters are special.
 		path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-		sqldb, err := sql.Open("sqlite", "file:"+path+"?"+sqliteParams)
+		sqldb, err := sql.Open("sqlite", "file:"+path+"?"+sqliteDSN(opts.BusyTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: open: %w", err)
 		}
@@ -101,17 +152,32 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	default:
 		return nil, errors.New(`sqlstore: open: dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
 	}
+	// A bounded pool whose idle limit equals its open limit: connections
+	// are reused, never churned, and never more than MaxConns.
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("sqlstore: open: %w", err)
+		return nil, fmt.Errorf("sqlstore: open: %w", mapError("ping", err))
 	}
-	return New(db), nil
+	s := NewWith(db, opts)
+	s.persistent = persistent
+	return s, nil
 }
 
 // New returns a Store on a host's bun.DB, which must use sqlitedialect (on
 // modernc.org/sqlite, with the settings described in the package doc) or
-// pgdialect. It panics on another dialect. Close closes db.
-func New(db *bun.DB) *Store {
+// pgdialect. It panics on another dialect. The host's pool settings stay;
+// New installs a connection resolver on db so that the Store's statements
+// wait at most DefaultConnWait for a free connection. Close closes db.
+func New(db *bun.DB) *Store { return NewWith(db, Options{}) }
+
+// NewWith is New with Options; only ConnWait applies, the pool being the
+// host's.
+func NewWith(db *bun.DB, opts Options) *Store {
+	opts = opts.withDefaults()
 	var pg bool
 	switch name := db.Dialect().Name(); name {
 	case dialect.PG:
@@ -120,7 +186,11 @@ func New(db *bun.DB) *Store {
 	default:
 		panic(fmt.Sprintf("sqlstore: unsupported dialect %s", name))
 	}
-	return &Store{tx: tx{db: db, pg: pg}, db: db}
+	p := &pool{db: db, wait: opts.ConnWait}
+	bun.WithConnResolver(p)(db) // statements outside InTx take their connection through p
+	s := &Store{db: db, pool: p, persistent: true}
+	s.tx = tx{db: db, pg: pg, store: s}
+	return s
 }
 
 // DB returns the underlying bun.DB, for hosts that keep their own tables
@@ -129,14 +199,20 @@ func (s *Store) DB() *bun.DB { return s.db }
 
 // InTx runs fn in one database transaction and commits when fn returns nil.
 // When fn returns an error or panics, the transaction is rolled back and the
-// error (unchanged) or the panic is passed on.
+// error (unchanged) or the panic is passed on. It waits at most ConnWait for
+// a connection, then fails with paykit.ErrUnavailable.
 func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
-	return runTx(ctx, s.db, s.pg, func(t tx) error { return fn(t) })
+	return s.runTx(ctx, func(t tx) error { return fn(t) })
 }
 
-// runTx runs fn in a new transaction on db; see InTx.
-func runTx(ctx context.Context, db *bun.DB, pg bool, fn func(t tx) error) error {
-	btx, err := db.BeginTx(ctx, nil)
+// runTx runs fn in a new transaction on a connection of the pool; see InTx.
+func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
+	conn, err := s.pool.conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	btx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return mapError("begin", err)
 	}
@@ -146,7 +222,7 @@ func runTx(ctx context.Context, db *bun.DB, pg bool, fn func(t tx) error) error 
 			_ = btx.Rollback()
 		}
 	}()
-	if err := fn(tx{db: btx, pg: pg}); err != nil {
+	if err := fn(tx{db: btx, pg: s.pg}); err != nil {
 		return err
 	}
 	done = true
@@ -159,14 +235,32 @@ func runTx(ctx context.Context, db *bun.DB, pg bool, fn func(t tx) error) error 
 // atomic runs fn as one transaction: in t's own inside InTx, else in a
 // new one, for the methods that need more than one statement.
 func (t tx) atomic(ctx context.Context, fn func(t tx) error) error {
-	if db, ok := t.db.(*bun.DB); ok {
-		return runTx(ctx, db, t.pg, fn)
+	if t.store != nil {
+		return t.store.runTx(ctx, fn)
 	}
 	return fn(t)
 }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Heartbeat records that instance was alive at now, in
+// paykit_heartbeats: a write, so a read-only database fails it.
+func (s *Store) Heartbeat(ctx context.Context, instance string, now time.Time) error {
+	_, err := s.db.NewInsert().Model(&heartbeatRow{Instance: instance, BeatAt: now.UTC()}).
+		On("CONFLICT (instance) DO UPDATE").Set("beat_at = EXCLUDED.beat_at").Exec(ctx)
+	return mapError("heartbeat", err)
+}
+
+type heartbeatRow struct {
+	bun.BaseModel `bun:"table:paykit_heartbeats"`
+	Instance      string    `bun:"instance,pk"`
+	BeatAt        time.Time `bun:"beat_at"`
+}
+
+// Persistent reports whether the data outlives the process: true but for
+// "sqlite::memory:".
+func (s *Store) Persistent() bool { return s.persistent }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
