@@ -141,16 +141,6 @@ func finish(ctx context.Context, tx Tx, rec *IdempotencyRecord, status int, v an
 	return &Response{Status: status, Body: body}, nil
 }
 
-// abandon removes an owned record whose request failed before anything was
-// persisted, so the key may be used again with a corrected request.
-func abandon(ctx context.Context, tx Tx, rec *IdempotencyRecord) error {
-	err := tx.DeleteIdempotencyRecord(ctx, rec.Scope, rec.Key)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	return err
-}
-
 // idempotent runs a single-transaction operation under its Idempotency-Key:
 // a replay answers the stored response; otherwise fn does the work in tx
 // and its answer (status and projection) is stored with the key. An error

@@ -49,7 +49,7 @@ func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event
 	var rows []eventRow
 	sel := inScope(t.db.NewSelect().Model(&rows), q.Scope)
 	if len(q.Types) > 0 {
-		sel = sel.Where("type IN (?)", bun.In(q.Types))
+		sel = sel.Where("type IN (?)", bun.List(q.Types))
 	}
 	if q.CreatedAfter != nil {
 		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())

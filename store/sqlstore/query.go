@@ -119,7 +119,7 @@ func (t tx) updateIntent(ctx context.Context, op, table string, row any, id stri
 // ones do not filter. after is inclusive, before exclusive.
 func filterIntents[S ~string](q *bun.SelectQuery, statuses []S, currency, country, ref string, after, before *time.Time) *bun.SelectQuery {
 	if len(statuses) > 0 {
-		q = q.Where("status IN (?)", bun.In(statuses))
+		q = q.Where("status IN (?)", bun.List(statuses))
 	}
 	if currency != "" {
 		q = q.Where("currency = ?", currency)
