@@ -141,6 +141,29 @@ func finish(ctx context.Context, tx Tx, rec *IdempotencyRecord, status int, v an
 	return &Response{Status: status, Body: body}, nil
 }
 
+// unlock lets a retry of the operation under key take over at once,
+// unless it completed meanwhile.
+func unlock(ctx context.Context, tx Tx, scope Scope, key string, now time.Time) error {
+	rec, err := tx.GetIdempotencyRecord(ctx, scope, key)
+	if err != nil || rec.State == IdempotencyComplete {
+		return err
+	}
+	rec.LockedUntil, rec.UpdatedAt = &now, now
+	return tx.UpdateIdempotencyRecord(ctx, rec)
+}
+
+// unlockIfUnavailable unlocks the record under key when err is
+// service_unavailable: the store refused a later step of an operation whose
+// first step committed, and the merchant's retry (after Retry-After) should
+// resume it rather than meet idempotency_in_progress until the lock lapses.
+// Best effort: on a store still overloaded the lock lapses by itself.
+func (s *Service) unlockIfUnavailable(ctx context.Context, scope Scope, key string, err error) {
+	if ErrorCode(err) != CodeServiceUnavailable || ctx.Err() != nil {
+		return
+	}
+	_ = s.store.InTx(ctx, func(tx Tx) error { return unlock(ctx, tx, scope, key, s.Now()) })
+}
+
 // idempotent runs a single-transaction operation under its Idempotency-Key:
 // a replay answers the stored response; otherwise fn does the work in tx
 // and its answer (status and projection) is stored with the key. An error

@@ -165,7 +165,11 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 	if c.replay != nil {
 		return c.replay, nil
 	}
-	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+	resp, err := s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+	if err != nil {
+		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
+	}
+	return resp, err
 }
 
 // startAttempt records, in the transaction that persisted pi with its

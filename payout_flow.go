@@ -152,10 +152,16 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 	if c.replay != nil {
 		return c.replay, nil
 	}
+	var resp *Response
 	if po.ApprovalPending || po.Dispatch != DispatchSending {
-		return s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+		resp, err = s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+	} else {
+		resp, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
 	}
-	return s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
+	if err != nil {
+		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
+	}
+	return resp, err
 }
 
 func last4(account string) string {
@@ -209,16 +215,8 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 			// Let the merchant's retry take over at once; the worker retries too.
 			err := s.inTx(ctx, func(tx Tx) error {
 				if idemKey != "" {
-					rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
-					if err != nil {
+					if err := unlock(ctx, tx, scope, idemKey, s.Now()); err != nil {
 						return err
-					}
-					if rec.State != IdempotencyComplete {
-						now := s.Now()
-						rec.LockedUntil, rec.UpdatedAt = &now, now
-						if err := tx.UpdateIdempotencyRecord(ctx, rec); err != nil {
-							return err
-						}
 					}
 				}
 				cur, err := tx.GetPayoutIntent(ctx, scope, id)
