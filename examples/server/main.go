@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer store.Close()
-	psp, adapter, err := newSandbox(cfg, baseURL)
+	psp, adapter, err := newSandbox(ctx, cfg, baseURL, store)
 	if err != nil {
 		return err
 	}
@@ -206,9 +206,15 @@ const (
 
 // newSandbox builds the sandbox PSP, mounted at /sandbox, and its adapter.
 // Payers reach the PSP's pages through the public URL; the adapter calls
-// its API on this server's own listen address (baseURL). Both share an API
-// key drawn at start, as the PSP's state lives only as long as the process.
-func newSandbox(cfg config, baseURL string) (*sandbox.PSP, *sandbox.Provider, error) {
+// its API on this server's own listen address (baseURL). On a SQL store
+// the PSP keeps its state in the same database, as a real PSP keeps its
+// own, so that a restarted server, or any server on the database, answers
+// for what an earlier one's PSP recorded; on the memory store the state
+// lives as long as the process. The API key, which the adapter sends and
+// which signs the PSP's callbacks, is drawn at start and never stored: each
+// server's adapter calls its own PSP mount, and that PSP posts callbacks to
+// its own server.
+func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, error) {
 	key, err := randomToken()
 	if err != nil {
 		return nil, nil, err
@@ -217,10 +223,17 @@ func newSandbox(cfg config, baseURL string) (*sandbox.PSP, *sandbox.Provider, er
 	if delay == 0 {
 		delay = -1 // the PSP reads 0 as its default; -sandbox-delay 0 means at once
 	}
-	psp := sandbox.NewPSP(sandbox.PSPConfig{
+	pspCfg := sandbox.PSPConfig{
 		BaseURL: cfg.PublicURL + "/sandbox", APIKey: key, Delay: delay, Hold: sandboxHold,
 		CallbackURL: baseURL + "/providers/" + sandbox.Name + "/webhooks",
-	})
+	}
+	if sql, ok := store.(*sqlstore.Store); ok {
+		if err := sandbox.Migrate(ctx, sql.DB()); err != nil {
+			return nil, nil, err
+		}
+		pspCfg.DB = sql.DB()
+	}
+	psp := sandbox.NewPSP(pspCfg)
 	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout})
 	return psp, adapter, nil
 }

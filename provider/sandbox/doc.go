@@ -2,7 +2,9 @@
 // talk to each other only over HTTP, as a real integration does:
 //
 //   - PSP (NewPSP) is a simulated payment service provider: an
-//     http.Handler with its own in-memory state, serving a JSON
+//     http.Handler keeping its state in memory or, like a real PSP, in a
+//     database (PSPConfig.DB, tables made by Migrate) where it survives
+//     restarts and is shared by every PSP on it. It serves a JSON
 //     server-to-server API under /api/ (payments, payouts, cancels, payer
 //     simulation, returns; bearer API key; Idempotency-Key on creates) and
 //     payer pages under /pay/ where a payer approves or declines. Outcomes

@@ -94,24 +94,26 @@ var stateTitles = map[string]string{
 }
 
 func (p *PSP) payerPage(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	pm, ok := p.paymentID[r.PathValue("id")]
-	if !ok {
-		p.mu.Unlock()
+	var d pageData
+	found, err := p.st.payments().update(r.Context(), byID(r.PathValue("id")), func(pm *payment) {
+		pm.settle(p.now())
+		d = pageData{
+			Found: true, Title: stateTitles[pm.State], Amount: formatAmount(pm.In.Ccy, pm.In.AmountMinor),
+			Channel: pm.channel().label, ID: pm.ID, Waiting: pm.State == statePayerAction, QR: pm.QR, VA: pm.VA,
+			ReturnURL: pm.In.ReturnURL,
+		}
+		if b, ok := localBank("MY", pm.In.Bank); ok {
+			d.Bank = b.name
+		}
+	})
+	switch {
+	case err != nil:
+		http.Error(w, "The payment page is unavailable; try again shortly.", http.StatusInternalServerError)
+	case !found:
 		p.renderNotFound(w)
-		return
+	default:
+		render(w, http.StatusOK, d, returnOrigin(d.ReturnURL))
 	}
-	pm.settle(p.now())
-	d := pageData{
-		Found: true, Title: stateTitles[pm.state], Amount: formatAmount(pm.in.Ccy, pm.in.AmountMinor),
-		Channel: pm.ch.label, ID: pm.id, Waiting: pm.state == statePayerAction, QR: pm.qr, VA: pm.va,
-		ReturnURL: pm.in.ReturnURL,
-	}
-	if b, ok := localBank("MY", pm.in.Bank); ok {
-		d.Bank = b.name
-	}
-	p.mu.Unlock()
-	render(w, http.StatusOK, d, returnOrigin(d.ReturnURL))
 }
 
 func (p *PSP) renderNotFound(w http.ResponseWriter) {
@@ -129,20 +131,24 @@ func (p *PSP) payerChoice(approve bool) http.HandlerFunc {
 			return
 		}
 		id := r.PathValue("id")
-		p.mu.Lock()
-		pm, ok := p.paymentID[id]
-		if !ok {
-			p.mu.Unlock()
+		var target string
+		var refused error
+		found, err := p.st.payments().update(r.Context(), byID(id), func(pm *payment) {
+			now := p.now()
+			pm.settle(now)
+			refused = pm.decide(approve, now)
+			target = pm.In.ReturnURL
+		})
+		switch {
+		case err != nil:
+			http.Error(w, "The payment page is unavailable; try again shortly.", http.StatusInternalServerError)
+			return
+		case !found:
 			p.renderNotFound(w)
 			return
 		}
-		now := p.now()
-		pm.settle(now)
-		err := pm.decide(approve, now)
-		target := pm.in.ReturnURL
-		p.mu.Unlock()
 		p.wake()
-		if err != nil || target == "" {
+		if refused != nil || target == "" {
 			// Relative to .../pay/{id}/approve, so it works under any mount
 			// prefix.
 			target = "../" + url.PathEscape(id)

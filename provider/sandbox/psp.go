@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // PSPConfig configures the simulated PSP.
@@ -40,6 +43,13 @@ type PSPConfig struct {
 	// lazily from Now whenever an attempt is looked at (no background
 	// goroutines), so tests with a manual clock are deterministic.
 	Now func() time.Time
+	// DB, when set, keeps the PSP's state (payments, transfers, create
+	// counts, acknowledged callbacks) in the sandbox_ tables of that
+	// SQLite or PostgreSQL database, migrated by Migrate: it outlives the
+	// process and is shared by every PSP on the database, so that one
+	// answers for what another recorded. Nil keeps it in memory. Injected
+	// faults stay per PSP either way.
+	DB *bun.DB
 }
 
 // Fault operations: which API call a Fault hits.
@@ -95,7 +105,8 @@ type Transfer struct {
 
 // PSP is the simulated payment service provider: an http.Handler serving
 // its server-to-server JSON API under /api/ and payer pages under /pay/,
-// with its own in-memory state. It is safe for concurrent use.
+// with its state in memory or (PSPConfig.DB) in a database. It is safe for
+// concurrent use, and so are several PSPs on one database.
 type PSP struct {
 	baseURL string
 	apiKey  string
@@ -103,18 +114,13 @@ type PSP struct {
 	hold    time.Duration
 	now     func() time.Time
 	mux     *http.ServeMux
+	st      state
 
-	mu        sync.Mutex
-	payments  map[string]*payment  // by idempotency key
-	paymentID map[string]*payment  // by PSP id, for payer pages
-	transfers map[string]*transfer // by idempotency key
-	order     []*transfer          // transfers in creation order
-	creates   map[string]int       // create requests per idempotency key
-	faults    []*Fault             // injected, not yet spent
+	mu     sync.Mutex
+	faults []*Fault // injected, not yet spent
 
 	callbackURL string
 	client      *http.Client
-	notified    map[string]string // last state acknowledged, by "kind:key"
 	kick        chan struct{}
 }
 
@@ -140,23 +146,24 @@ const defaultPaymentTTL = 30 * time.Minute
 // maxBody bounds request bodies of the API.
 const maxBody = 64 << 10
 
-// NewPSP returns a PSP with empty state.
+// NewPSP returns a PSP on cfg.DB's state, or on empty state in memory. It
+// panics when cfg.DB is neither SQLite nor PostgreSQL.
 func NewPSP(cfg PSPConfig) *PSP {
 	p := &PSP{
-		baseURL:   strings.TrimRight(cfg.BaseURL, "/"),
-		apiKey:    cfg.APIKey,
-		delay:     cfg.Delay,
-		hold:      cfg.Hold,
-		now:       cfg.Now,
-		payments:  map[string]*payment{},
-		paymentID: map[string]*payment{},
-		transfers: map[string]*transfer{},
-		creates:   map[string]int{},
+		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		apiKey:  cfg.APIKey,
+		delay:   cfg.Delay,
+		hold:    cfg.Hold,
+		now:     cfg.Now,
 
 		callbackURL: cfg.CallbackURL,
 		client:      &http.Client{Timeout: 10 * time.Second},
-		notified:    map[string]string{},
 		kick:        make(chan struct{}, 1),
+	}
+	if cfg.DB != nil {
+		p.st = newSQLState(cfg.DB)
+	} else {
+		p.st = newMemState()
 	}
 	switch {
 	case p.delay == 0:
@@ -196,36 +203,45 @@ func NewPSP(cfg PSPConfig) *PSP {
 func (p *PSP) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
 
 // CreateCalls returns how many create requests (payments and payouts) the
-// PSP received under the idempotency key, whatever became of them.
+// PSP (with every PSP sharing its state) received under the idempotency
+// key, whatever became of them. Like the other test hooks it panics when
+// the state cannot be read.
 func (p *PSP) CreateCalls(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.creates[key]
+	n, err := p.st.createCalls(context.Background(), key)
+	must(err)
+	return n
 }
 
 // PaymentCount returns how many distinct payment attempts the PSP recorded.
 func (p *PSP) PaymentCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.payments)
+	n := 0
+	must(p.st.payments().list(context.Background(), func(*payment) { n++ }))
+	return n
 }
 
 // Transfers returns every distinct payout transfer the PSP recorded, in
 // creation order, settled to the PSP's current time.
 func (p *PSP) Transfers() []Transfer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.now()
-	out := make([]Transfer, 0, len(p.order))
-	for _, t := range p.order {
-		t.settle(now)
+	out := []Transfer{}
+	must(p.st.transfers().list(context.Background(), func(t *transfer) {
+		l := t.lifecycle // settled on a copy: list only reads
+		l.settle(now)
 		out = append(out, Transfer{
-			Key: t.key, ID: t.id, State: t.state, AmountMinor: t.in.AmountMinor, Ccy: t.in.Ccy,
-			Country: t.in.Country, Bank: t.in.Bank, AccountLast4: last4(t.in.BeneficiaryAcct),
-			ErrorCode: t.errCode, CancelRequested: t.cancelRequestedAt != nil,
+			Key: l.Key, ID: l.ID, State: l.State, AmountMinor: t.AmountMinor, Ccy: t.Ccy,
+			Country: t.Country, Bank: t.Bank, AccountLast4: t.AccountLast4,
+			ErrorCode: l.ErrCode, CancelRequested: l.CancelRequestedAt != nil,
 		})
-	}
+	}))
 	return out
+}
+
+// must panics on err: the test hooks have no error to return, and a state
+// that cannot be read must not pass for an empty one.
+func must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("sandbox: read the PSP's state: %v", err))
+	}
 }
 
 // InjectFault makes the next f.Times requests of f.Op break as f.Kind says.
@@ -286,6 +302,12 @@ func errAnswer(status int, code, msg string) answer {
 	return answer{status: status, body: errorView{Code: code, Message: msg}}
 }
 
+// stateError is the answer when the PSP's state cannot be read or written:
+// 500, so the client knows nothing about the effect.
+func stateError(err error) answer {
+	return errAnswer(http.StatusInternalServerError, errInternal, "The PSP's records are unavailable: "+err.Error())
+}
+
 // serveOp runs one API operation between its injected faults: a fault
 // before the effect leaves no trace, one after it leaves the effect
 // recorded and the answer lost.
@@ -308,41 +330,94 @@ func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, effect 
 }
 
 // keyedOp serves an operation on the record (payment or transfer) under
-// the path's key, settled to the PSP's time; a key the PSP never recorded
-// is 404 ERR_NOT_FOUND, its word that no such attempt exists.
-func keyedOp[T interface{ settle(time.Time) }](p *PSP, w http.ResponseWriter, r *http.Request, op string, records map[string]T, effect func(rec T, now time.Time) answer) {
+// the path's key, settled to the PSP's time; what effect changes is kept.
+// A key the PSP never recorded is 404 ERR_NOT_FOUND, its word that no such
+// attempt exists.
+func keyedOp[T record](p *PSP, w http.ResponseWriter, r *http.Request, op string, records table[T], effect func(rec T, now time.Time) answer) {
 	key := r.PathValue("key")
 	p.serveOp(w, r, op, func() answer {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		rec, ok := records[key]
-		if !ok {
+		var a answer
+		found, err := records.update(r.Context(), byKey(key), func(rec T) {
+			now := p.now()
+			rec.base().settle(now)
+			a = effect(rec, now)
+		})
+		switch {
+		case err != nil:
+			return stateError(err)
+		case !found:
 			return errAnswer(http.StatusNotFound, errNotFound, "Nothing under this idempotency key.")
 		}
-		now := p.now()
-		rec.settle(now)
-		return effect(rec, now)
+		return a
 	})
+}
+
+// replay answers a create under key with the record recorded before, if
+// there is one: the same request gets the record, settled, and a changed
+// one 409 ERR_IDEMPOTENCY.
+func replay[T record](ctx context.Context, p *PSP, records table[T], key, fp string, view func(T) any) (answer, bool, error) {
+	var a answer
+	found, err := records.update(ctx, byKey(key), func(rec T) {
+		if rec.base().Fingerprint != fp {
+			a = errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
+			return
+		}
+		rec.base().settle(p.now())
+		a = okAnswer(view(rec))
+	})
+	return a, found, err
+}
+
+// recordNew answers a create under key: with the record recorded before,
+// or by storing the one fresh makes (fresh reports false, with the
+// answer, when it refuses the request). When two creates race, on this PSP or on another sharing
+// its state, the state's unique key lets one store its record and the
+// other answers with it.
+func recordNew[T record](ctx context.Context, p *PSP, records table[T], key, fp string, view func(T) any, fresh func(now time.Time) (T, answer, bool)) answer {
+	for range 3 {
+		a, found, err := replay(ctx, p, records, key, fp, view)
+		if err != nil {
+			return stateError(err)
+		}
+		if found {
+			return a
+		}
+		rec, a, ok := fresh(p.now())
+		if !ok {
+			return a
+		}
+		stored, err := records.insert(ctx, rec)
+		if err != nil {
+			return stateError(err)
+		}
+		if stored {
+			return a
+		}
+	}
+	return stateError(errors.New("creates under this key kept colliding"))
 }
 
 // okAnswer is a 200 with body.
 func okAnswer(body any) answer { return answer{status: http.StatusOK, body: body} }
 
 // create serves a create operation: the idempotency key is required and
-// counted, then the body decoded and recorded under the lock.
-func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(key string, now time.Time) answer) {
-	key, ok := p.countCreate(r)
-	if !ok {
+// counted, then the body decoded and recorded.
+func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(key string) answer) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || len(key) > 255 {
 		writeError(w, http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
+		return
+	}
+	if err := p.st.countCreate(r.Context(), key); err != nil {
+		a := stateError(err)
+		writeJSON(w, a.status, a.body)
 		return
 	}
 	p.serveOp(w, r, op, func() answer {
 		if err := decode(r, body); err != nil {
 			return errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
 		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return record(key, p.now())
+		return record(key)
 	})
 }
 
@@ -391,18 +466,6 @@ func dropConnection(w http.ResponseWriter, r *http.Request) {
 		_ = tc.SetLinger(0) // a reset rather than an orderly close
 	}
 	_ = conn.Close()
-}
-
-// countCreate reads the idempotency key of a create and counts the call.
-func (p *PSP) countCreate(r *http.Request) (string, bool) {
-	key := r.Header.Get("Idempotency-Key")
-	if key == "" || len(key) > 255 {
-		return "", false
-	}
-	p.mu.Lock()
-	p.creates[key]++
-	p.mu.Unlock()
-	return key, true
 }
 
 // decode reads a JSON body strictly: bounded, no unknown fields, one value.

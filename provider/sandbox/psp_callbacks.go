@@ -18,32 +18,66 @@ import (
 // about a transfer's reversal) by POSTing a signed callbackView. Like
 // settlement, sending is driven from outside: SendCallbacks sends what is
 // due now, and Run calls it periodically and whenever a payer decides.
+// Which state a receiver acknowledged is part of the PSP's state, so a
+// callback due when a PSP stops is sent by the next one on that state.
+// Delivery is at least once: PSPs sharing a state may each send a
+// callback that falls due in both rounds.
 
 // pendingCallback is a final state not yet acknowledged by the receiver.
 type pendingCallback struct {
-	id    string // the record's notification key: kind + ":" + key
 	order time.Time
 	body  callbackView
 }
 
-// dueCallbacks settles every record and returns the final states the
-// receiver has not acknowledged, oldest first. Callers hold p.mu.
-func (p *PSP) dueCallbacks(now time.Time) []pendingCallback {
+// dueCallbacks settles every record that time changed and returns the
+// final states the receiver has not acknowledged, oldest first.
+func (p *PSP) dueCallbacks(ctx context.Context, now time.Time) ([]pendingCallback, error) {
+	pays, err := dueIn(ctx, p.st.payments(), "payment", now)
+	if err != nil {
+		return nil, err
+	}
+	trfs, err := dueIn(ctx, p.st.transfers(), "payout", now)
+	if err != nil {
+		return nil, err
+	}
+	out := append(pays, trfs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].order.Before(out[j].order) })
+	return out, nil
+}
+
+// dueIn settles the due records of one table and returns their owed
+// callbacks.
+func dueIn[T record](ctx context.Context, records table[T], kind string, now time.Time) ([]pendingCallback, error) {
+	keys, err := records.due(ctx, now)
+	if err != nil {
+		return nil, err
+	}
 	var out []pendingCallback
-	for key, pm := range p.payments {
-		pm.settle(now)
-		if id := "payment:" + key; final(pm.state) && p.notified[id] != pm.state {
-			out = append(out, pendingCallback{id, pm.updated, callbackView{Kind: "payment", Key: key, State: pm.state, ErrorCode: pm.errCode}})
+	for _, key := range keys {
+		_, err := records.update(ctx, byKey(key), func(rec T) {
+			l := rec.base()
+			l.settle(now)
+			if final(l.State) && l.Notified != l.State {
+				out = append(out, pendingCallback{l.Updated, callbackView{Kind: kind, Key: l.Key, State: l.State, ErrorCode: l.ErrCode}})
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	for key, t := range p.transfers {
-		t.settle(now)
-		if id := "payout:" + key; final(t.state) && p.notified[id] != t.state {
-			out = append(out, pendingCallback{id, t.updated, callbackView{Kind: "payout", Key: key, State: t.state, ErrorCode: t.errCode}})
-		}
+	return out, nil
+}
+
+// acknowledged records that the receiver acknowledged c's state.
+func (p *PSP) acknowledged(ctx context.Context, c callbackView) error {
+	mark := func(l *lifecycle) { l.Notified = c.State }
+	var err error
+	if c.Kind == "payment" {
+		_, err = p.st.payments().update(ctx, byKey(c.Key), func(pm *payment) { mark(pm.base()) })
+	} else {
+		_, err = p.st.transfers().update(ctx, byKey(c.Key), func(t *transfer) { mark(t.base()) })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].order.Before(out[j].order) })
-	return out
+	return err
 }
 
 // SendCallbacks posts a callback for every final state not yet
@@ -54,9 +88,10 @@ func (p *PSP) SendCallbacks(ctx context.Context) (int, error) {
 	if p.callbackURL == "" {
 		return 0, nil
 	}
-	p.mu.Lock()
-	due := p.dueCallbacks(p.now())
-	p.mu.Unlock()
+	due, err := p.dueCallbacks(ctx, p.now())
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: callbacks: %w", err)
+	}
 	sent := 0
 	var errs []error
 	for _, c := range due {
@@ -65,9 +100,10 @@ func (p *PSP) SendCallbacks(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		p.mu.Lock()
-		p.notified[c.id] = c.body.State
-		p.mu.Unlock()
+		if err := p.acknowledged(ctx, c.body); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: callback %s %s: %w", c.body.Kind, c.body.Key, err))
+			continue
+		}
 		sent++
 	}
 	return sent, errors.Join(errs...)

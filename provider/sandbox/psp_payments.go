@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -10,49 +11,31 @@ import (
 	"time"
 )
 
-// payment is the PSP's record of one payment attempt.
+// payment is the PSP's record of one payment attempt. It keeps the
+// request without the payer's details, which are checked at creation and
+// needed no more.
 type payment struct {
-	id          string
-	ref         string // payer-facing reference (QR, virtual account)
-	key         string // idempotency key
-	fingerprint string // of the create body
-	in          paymentCreate
-	ch          channel
-	state       string
-	errCode     string
-	created     time.Time
-	updated     time.Time
-	expires     time.Time
-	qr          string // EMVCo payload of QR channels
-	va          *vaView
-
-	// A PENDING attempt becomes settleTo (with settleErr) at settleAt.
-	settleAt  time.Time
-	settleTo  string
-	settleErr string
-
-	cancelRequestedAt *time.Time
+	lifecycle
+	Ref string        `json:"ref"` // payer-facing reference (QR, virtual account)
+	In  paymentCreate `json:"in"`
+	QR  string        `json:"qr,omitempty"` // EMVCo payload of QR channels
+	VA  *vaView       `json:"va,omitempty"`
 }
 
-// settle applies what time alone decides: a pending attempt settles, an
-// attempt whose payer never acted expires.
-func (pm *payment) settle(now time.Time) {
-	switch {
-	case pm.state == statePending && !now.Before(pm.settleAt):
-		pm.state, pm.errCode, pm.updated = pm.settleTo, pm.settleErr, pm.settleAt
-	case pm.state == statePayerAction && !now.Before(pm.expires):
-		pm.state, pm.updated = stateExpired, pm.expires
-	}
+// channel is the attempt's channel, which creation checked.
+func (pm *payment) channel() channel {
+	ch, _ := channelByCode(pm.In.Channel)
+	return ch
 }
 
 // decide records the payer's choice on the PSP's page.
 func (pm *payment) decide(approve bool, now time.Time) error {
-	if pm.state != statePayerAction {
-		return fmt.Errorf("the payment is %s, not waiting for the payer", pm.state)
+	if pm.State != statePayerAction {
+		return fmt.Errorf("the payment is %s, not waiting for the payer", pm.State)
 	}
-	pm.state, pm.updated = stateSuccess, now
+	pm.State, pm.Updated = stateSuccess, now
 	if !approve {
-		pm.state, pm.errCode = stateFailed, errDeclined
+		pm.State, pm.ErrCode = stateFailed, errDeclined
 	}
 	return nil
 }
@@ -60,20 +43,20 @@ func (pm *payment) decide(approve bool, now time.Time) error {
 // view is the PSP's answer about the attempt.
 func (pm *payment) view(baseURL string) paymentView {
 	v := paymentView{
-		ID: pm.id, Key: pm.key, State: pm.state, AmountMinor: pm.in.AmountMinor, Ccy: pm.in.Ccy,
-		Country: pm.in.Country, Channel: pm.in.Channel, Bank: pm.in.Bank,
-		ErrorCode: pm.errCode, ErrorMessage: errorMessages[pm.errCode],
-		CreatedAt: pm.created, UpdatedAt: pm.updated, ExpiresAt: pm.expires, CancelRequestedAt: pm.cancelRequestedAt,
+		ID: pm.ID, Key: pm.Key, State: pm.State, AmountMinor: pm.In.AmountMinor, Ccy: pm.In.Ccy,
+		Country: pm.In.Country, Channel: pm.In.Channel, Bank: pm.In.Bank,
+		ErrorCode: pm.ErrCode, ErrorMessage: errorMessages[pm.ErrCode],
+		CreatedAt: pm.Created, UpdatedAt: pm.Updated, ExpiresAt: pm.Expires, CancelRequestedAt: pm.CancelRequestedAt,
 	}
-	if pm.state == statePayerAction {
-		a := &payerActionView{Kind: pm.ch.action}
-		switch pm.ch.action {
+	if pm.State == statePayerAction {
+		a := &payerActionView{Kind: pm.channel().action}
+		switch a.Kind {
 		case actionQR:
-			a.QRString = pm.qr
+			a.QRString = pm.QR
 		case actionVA:
-			a.VA = pm.va
+			a.VA = pm.VA
 		default:
-			a.URL = baseURL + "/pay/" + pm.id
+			a.URL = baseURL + "/pay/" + pm.ID
 		}
 		v.PayerAction = a
 	}
@@ -82,66 +65,66 @@ func (pm *payment) view(baseURL string) paymentView {
 
 func (p *PSP) createPayment(w http.ResponseWriter, r *http.Request) {
 	var in paymentCreate
-	p.create(w, r, OpCreatePayment, &in, func(key string, now time.Time) answer {
-		return p.recordPayment(key, in, now)
+	p.create(w, r, OpCreatePayment, &in, func(key string) answer {
+		return p.recordPayment(r.Context(), key, in)
 	})
 }
 
 // recordPayment records a new attempt under key, or answers with the one
 // recorded before. The outcome is chosen by the amount's last digits.
-// Called with p.mu held.
-func (p *PSP) recordPayment(key string, in paymentCreate, now time.Time) answer {
+func (p *PSP) recordPayment(ctx context.Context, key string, in paymentCreate) answer {
 	if in.ExpiresAt != nil {
 		t := in.ExpiresAt.UTC()
 		in.ExpiresAt = &t
 	}
 	fp := fingerprint(in)
-	if pm, ok := p.payments[key]; ok {
-		if pm.fingerprint != fp {
-			return errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
-		}
-		pm.settle(now)
-		return okAnswer(pm.view(p.baseURL))
-	}
+	view := func(pm *payment) any { return pm.view(p.baseURL) }
+	return recordNew(ctx, p, p.st.payments(), key, fp, view, func(now time.Time) (*payment, answer, bool) {
+		return p.newPayment(key, fp, in, now)
+	})
+}
+
+// newPayment makes the attempt a create request asks for, with the answer
+// to give once it is recorded, or refuses the request.
+func (p *PSP) newPayment(key, fp string, in paymentCreate, now time.Time) (*payment, answer, bool) {
 	ch, msg := validatePayment(&in, now)
 	if msg != "" {
-		return errAnswer(http.StatusBadRequest, errValidation, msg)
+		return nil, errAnswer(http.StatusBadRequest, errValidation, msg), false
 	}
-	pm := &payment{
-		id: newID("pay"), key: key, fingerprint: fp, in: in, ch: ch, state: statePayerAction,
-		created: now, updated: now, expires: now.Add(defaultPaymentTTL),
-	}
-	pm.ref = strings.ToUpper(strings.TrimPrefix(pm.id, "pay_"))
+	in.Payer = nil
+	pm := &payment{lifecycle: lifecycle{
+		ID: newID("pay"), Key: key, Fingerprint: fp, State: statePayerAction,
+		Created: now, Updated: now, Expires: now.Add(defaultPaymentTTL),
+	}, In: in}
+	pm.Ref = strings.ToUpper(strings.TrimPrefix(pm.ID, "pay_"))
 	if in.ExpiresAt != nil {
-		pm.expires = *in.ExpiresAt
+		pm.Expires = *in.ExpiresAt
 	}
 	a := answer{status: http.StatusCreated}
 	bank, _ := localBank("MY", in.Bank)
 	switch magic := in.AmountMinor % 1000; {
 	case bank.offline:
-		pm.state, pm.errCode = stateFailed, errBankOffline
+		pm.State, pm.ErrCode = stateFailed, errBankOffline
 	case magic == amountDeclined:
-		pm.state, pm.errCode = stateFailed, errDeclined
+		pm.State, pm.ErrCode = stateFailed, errDeclined
 	case magic == amountTimeoutOK, magic == amountTimeoutFail:
-		pm.state, pm.settleAt, pm.settleTo = statePending, p.settleTime(now), stateSuccess
+		pm.State, pm.SettleAt, pm.SettleTo = statePending, p.settleTime(now), stateSuccess
 		if magic == amountTimeoutFail {
-			pm.settleTo, pm.settleErr = stateFailed, errDeclined
+			pm.SettleTo, pm.SettleErr = stateFailed, errDeclined
 		}
 		a.hold = true
 	}
 	switch ch.code {
 	case "qr_promptpay":
-		pm.qr = promptPayQR(pm.ref, in.AmountMinor)
+		pm.QR = promptPayQR(pm.Ref, in.AmountMinor)
 	case "qr_duitnow":
-		pm.qr = duitNowQR(pm.ref, in.AmountMinor)
+		pm.QR = duitNowQR(pm.Ref, in.AmountMinor)
 	}
 	if ch.action == actionVA {
-		pm.va = virtualAccount(pm.id, pm.ref, in.Country)
+		pm.VA = virtualAccount(pm.ID, pm.Ref, in.Country)
 	}
-	p.payments[key] = pm
-	p.paymentID[pm.id] = pm
 	a.body = pm.view(p.baseURL)
-	return a
+	return pm, a, true
 }
 
 // validatePayment checks a new attempt and returns its channel, or a
@@ -214,7 +197,7 @@ func virtualAccount(id, ref, country string) *vaView {
 }
 
 func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpInquirePayment, p.payments, func(pm *payment, _ time.Time) answer {
+	keyedOp(p, w, r, OpInquirePayment, p.st.payments(), func(pm *payment, _ time.Time) answer {
 		return okAnswer(pm.view(p.baseURL))
 	})
 }
@@ -223,11 +206,11 @@ func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
 // one is already at the bank: the cancel is recorded, and it settles as it
 // would have. A final one is answered as it is.
 func (p *PSP) cancelPayment(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpCancelPayment, p.payments, func(pm *payment, now time.Time) answer {
-		if !final(pm.state) && pm.cancelRequestedAt == nil {
-			pm.cancelRequestedAt = &now
-			if pm.state == statePayerAction {
-				pm.state, pm.updated = stateCancelled, now
+	keyedOp(p, w, r, OpCancelPayment, p.st.payments(), func(pm *payment, now time.Time) answer {
+		if !final(pm.State) && pm.CancelRequestedAt == nil {
+			pm.CancelRequestedAt = &now
+			if pm.State == statePayerAction {
+				pm.State, pm.Updated = stateCancelled, now
 			}
 		}
 		return okAnswer(pm.view(p.baseURL))
@@ -238,12 +221,12 @@ func (p *PSP) cancelPayment(w http.ResponseWriter, r *http.Request) {
 // through the adapter's Approve and Decline). No fault reaches it.
 func (p *PSP) payerAPI(approve bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		keyedOp(p, w, r, "", p.payments, func(pm *payment, now time.Time) answer {
+		keyedOp(p, w, r, "", p.st.payments(), func(pm *payment, now time.Time) answer {
 			if err := pm.decide(approve, now); err != nil {
 				return errAnswer(http.StatusConflict, errState, err.Error())
 			}
-			p.wake()
 			return okAnswer(pm.view(p.baseURL))
 		})
+		p.wake() // once the choice is kept, so the round sees it
 	}
 }

@@ -6,83 +6,67 @@ import (
 	"time"
 )
 
-// transfer is the PSP's record of one payout transfer. It keeps the
-// account number in memory, as a bank must; no answer ever carries it.
+// transfer is the PSP's record of one payout transfer. Of the account it
+// keeps the last four characters, all that any answer carries; the
+// fingerprint of the request covers the rest.
 type transfer struct {
-	id          string
-	key         string
-	fingerprint string
-	in          payoutCreate
-	state       string
-	errCode     string
-	created     time.Time
-	updated     time.Time
-
-	// A PROCESSING transfer becomes settleTo at settleAt.
-	settleAt time.Time
-	settleTo string
-
-	cancelRequestedAt *time.Time
+	lifecycle
+	AmountMinor  int64  `json:"amount_minor"`
+	Ccy          string `json:"ccy"`
+	Country      string `json:"country"`
+	Bank         string `json:"bank"`
+	AccountLast4 string `json:"account_last4"`
 }
 
-func (t *transfer) settle(now time.Time) {
-	if t.state == stateProcessing && !now.Before(t.settleAt) {
-		t.state, t.updated = t.settleTo, t.settleAt
-	}
-}
-
-// view is the PSP's answer about the transfer: last four characters of
-// the account only.
+// view is the PSP's answer about the transfer.
 func (t *transfer) view() transferView {
 	return transferView{
-		ID: t.id, Key: t.key, State: t.state, AmountMinor: t.in.AmountMinor, Ccy: t.in.Ccy,
-		Country: t.in.Country, Bank: t.in.Bank, AccountLast4: last4(t.in.BeneficiaryAcct),
-		ErrorCode: t.errCode, ErrorMessage: errorMessages[t.errCode],
-		CreatedAt: t.created, UpdatedAt: t.updated, CancelRequestedAt: t.cancelRequestedAt,
+		ID: t.ID, Key: t.Key, State: t.State, AmountMinor: t.AmountMinor, Ccy: t.Ccy,
+		Country: t.Country, Bank: t.Bank, AccountLast4: t.AccountLast4,
+		ErrorCode: t.ErrCode, ErrorMessage: errorMessages[t.ErrCode],
+		CreatedAt: t.Created, UpdatedAt: t.Updated, CancelRequestedAt: t.CancelRequestedAt,
 	}
 }
 
 func (p *PSP) createPayout(w http.ResponseWriter, r *http.Request) {
 	var in payoutCreate
-	p.create(w, r, OpCreatePayout, &in, func(key string, now time.Time) answer {
-		return p.recordTransfer(key, in, now)
+	p.create(w, r, OpCreatePayout, &in, func(key string) answer {
+		fp := fingerprint(in)
+		view := func(t *transfer) any { return t.view() }
+		return recordNew(r.Context(), p, p.st.transfers(), key, fp, view, func(now time.Time) (*transfer, answer, bool) {
+			return p.newTransfer(key, fp, in, now)
+		})
 	})
 }
 
-// recordTransfer records a new transfer under key, or answers with the
-// one recorded before. The outcome is chosen by the account number.
-// Called with p.mu held.
-func (p *PSP) recordTransfer(key string, in payoutCreate, now time.Time) answer {
-	fp := fingerprint(in)
-	if t, ok := p.transfers[key]; ok {
-		if t.fingerprint != fp {
-			return errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
-		}
-		t.settle(now)
-		return okAnswer(t.view())
-	}
+// newTransfer makes the transfer a create request asks for, with the
+// answer to give once it is recorded, or refuses the request. The outcome
+// is chosen by the account number.
+func (p *PSP) newTransfer(key, fp string, in payoutCreate, now time.Time) (*transfer, answer, bool) {
 	if msg := validatePayout(&in); msg != "" {
-		return errAnswer(http.StatusBadRequest, errValidation, msg)
+		return nil, errAnswer(http.StatusBadRequest, errValidation, msg), false
 	}
 	t := &transfer{
-		id: newID("trf"), key: key, fingerprint: fp, in: in, state: stateProcessing,
-		created: now, updated: now, settleAt: p.settleTime(now), settleTo: stateSuccess,
+		lifecycle: lifecycle{
+			ID: newID("trf"), Key: key, Fingerprint: fp, State: stateProcessing,
+			Created: now, Updated: now, SettleAt: p.settleTime(now), SettleTo: stateSuccess,
+		},
+		AmountMinor: in.AmountMinor, Ccy: in.Ccy, Country: in.Country, Bank: in.Bank,
+		AccountLast4: last4(in.BeneficiaryAcct),
 	}
 	a := answer{status: http.StatusCreated}
 	switch in.BeneficiaryAcct {
 	case acctInvalid:
-		t.state, t.errCode = stateFailed, errAccount
+		t.State, t.ErrCode = stateFailed, errAccount
 	case acctTimeout:
 		a.hold = true
 	case acctDropped:
 		a.drop = true // only this first request: retries find the transfer
 	case acctSlow:
-		t.settleAt = now.Add(slowTransfer)
+		t.SettleAt = now.Add(slowTransfer)
 	}
-	p.transfers[key] = t
-	p.order = append(p.order, t)
 	a.body = t.view()
-	return a
+	return t, a, true
 }
 
 // validatePayout checks a new transfer. Its messages never quote the
@@ -119,7 +103,7 @@ func alphanumeric(s string) bool {
 }
 
 func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpInquirePayout, p.transfers, func(t *transfer, _ time.Time) answer {
+	keyedOp(p, w, r, OpInquirePayout, p.st.transfers(), func(t *transfer, _ time.Time) answer {
 		return okAnswer(t.view())
 	})
 }
@@ -129,11 +113,11 @@ func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
 // transfer becomes CANCELLED after Delay, or when it would have settled
 // if that is sooner. A final transfer is answered as it is.
 func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpCancelPayout, p.transfers, func(t *transfer, now time.Time) answer {
-		if t.state == stateProcessing && t.cancelRequestedAt == nil {
-			t.cancelRequestedAt, t.updated, t.settleTo = &now, now, stateCancelled
-			if at := p.settleTime(now); at.Before(t.settleAt) {
-				t.settleAt = at
+	keyedOp(p, w, r, OpCancelPayout, p.st.transfers(), func(t *transfer, now time.Time) answer {
+		if t.State == stateProcessing && t.CancelRequestedAt == nil {
+			t.CancelRequestedAt, t.Updated, t.SettleTo = &now, now, stateCancelled
+			if at := p.settleTime(now); at.Before(t.SettleAt) {
+				t.SettleAt = at
 			}
 			t.settle(now) // with no Delay the cancel is done at once
 		}
@@ -145,13 +129,13 @@ func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
 // beneficiary bank returned them): SUCCESS becomes REVERSED. No fault
 // reaches it.
 func (p *PSP) returnPayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, "", p.transfers, func(t *transfer, now time.Time) answer {
-		switch t.state {
+	keyedOp(p, w, r, "", p.st.transfers(), func(t *transfer, now time.Time) answer {
+		switch t.State {
 		case stateSuccess:
-			t.state, t.updated = stateReversed, now
+			t.State, t.Updated = stateReversed, now
 		case stateReversed:
 		default:
-			return errAnswer(http.StatusConflict, errState, fmt.Sprintf("Only a SUCCESS transfer can be returned; this one is %s.", t.state))
+			return errAnswer(http.StatusConflict, errState, fmt.Sprintf("Only a SUCCESS transfer can be returned; this one is %s.", t.State))
 		}
 		return okAnswer(t.view())
 	})

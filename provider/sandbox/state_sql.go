@@ -1,0 +1,264 @@
+package sandbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// The SQL state keeps each record as JSON in a data column, beside the
+// columns that find it: idem_key and id (both unique), seq (creation
+// order) and due_at (attention time in Unix microseconds, NULL when none)
+// for the callback round. Concurrency is the database's: a unique key
+// decides which of two creates under one key wins, and an update runs in
+// a transaction that locks the row (FOR UPDATE on PostgreSQL; on SQLite
+// the write lock, taken at BEGIN with sqlstore's _txlock=immediate).
+
+// sqlMigrations are the sandbox schema, in order; an applied one is never
+// edited. %[1]s is the seq column's type, which differs per dialect.
+var sqlMigrations = []string{
+	`CREATE TABLE sandbox_payments (
+		seq      %[1]s,
+		idem_key TEXT   NOT NULL UNIQUE,
+		id       TEXT   NOT NULL UNIQUE,
+		state    TEXT   NOT NULL,
+		due_at   BIGINT,
+		data     TEXT   NOT NULL
+	);
+	CREATE INDEX sandbox_payments_due_at ON sandbox_payments (due_at);
+	CREATE TABLE sandbox_transfers (
+		seq      %[1]s,
+		idem_key TEXT   NOT NULL UNIQUE,
+		id       TEXT   NOT NULL UNIQUE,
+		state    TEXT   NOT NULL,
+		due_at   BIGINT,
+		data     TEXT   NOT NULL
+	);
+	CREATE INDEX sandbox_transfers_due_at ON sandbox_transfers (due_at);
+	CREATE TABLE sandbox_create_calls (
+		idem_key TEXT   NOT NULL PRIMARY KEY,
+		calls    BIGINT NOT NULL
+	)`,
+}
+
+// migrateLockID is the PostgreSQL advisory lock that serializes Migrate
+// calls of several processes.
+const migrateLockID = 0x73616e64626f78 // "sandbox"
+
+// Migrate creates or updates the sandbox_ tables that keep the PSP's
+// state on db (SQLite or PostgreSQL). It is safe to call at every start
+// and from several processes at once.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	pg, err := isPG(db)
+	if err != nil {
+		return err
+	}
+	seq := "INTEGER PRIMARY KEY" // SQLite: the rowid, which grows with each insert
+	if pg {
+		seq = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	for i, m := range sqlMigrations {
+		version := i + 1
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if pg {
+				// Held until commit: a concurrent Migrate waits, then
+				// finds the version recorded.
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrateLockID); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS sandbox_schema_migrations (version INTEGER NOT NULL PRIMARY KEY)"); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sandbox_schema_migrations WHERE version = ?", version).Scan(&n); err != nil || n > 0 {
+				return err
+			}
+			for _, stmt := range strings.Split(fmt.Sprintf(m, seq), ";\n") {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO sandbox_schema_migrations (version) VALUES (?)", version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox: migration %d: %w", version, err)
+		}
+	}
+	return nil
+}
+
+func isPG(db *bun.DB) (bool, error) {
+	switch name := db.Dialect().Name(); name {
+	case dialect.PG:
+		return true, nil
+	case dialect.SQLite:
+		return false, nil
+	default:
+		return false, fmt.Errorf("sandbox: unsupported dialect %s", name)
+	}
+}
+
+// sqlState is the state in a database migrated by Migrate.
+type sqlState struct {
+	db   *bun.DB
+	pays *sqlTable[*payment]
+	trfs *sqlTable[*transfer]
+}
+
+// newSQLState returns the state on db. It panics on a dialect other than
+// SQLite or PostgreSQL, as a configuration error.
+func newSQLState(db *bun.DB) *sqlState {
+	pg, err := isPG(db)
+	if err != nil {
+		panic(err)
+	}
+	return &sqlState{
+		db:   db,
+		pays: &sqlTable[*payment]{db: db, pg: pg, name: "sandbox_payments"},
+		trfs: &sqlTable[*transfer]{db: db, pg: pg, name: "sandbox_transfers"},
+	}
+}
+
+func (s *sqlState) payments() table[*payment]   { return s.pays }
+func (s *sqlState) transfers() table[*transfer] { return s.trfs }
+
+func (s *sqlState) countCreate(ctx context.Context, key string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)
+		ON CONFLICT (idem_key) DO UPDATE SET calls = sandbox_create_calls.calls + 1`, key)
+	return err
+}
+
+func (s *sqlState) createCalls(ctx context.Context, key string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT calls FROM sandbox_create_calls WHERE idem_key = ?", key).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// sqlTable is one of the record tables.
+type sqlTable[T record] struct {
+	db   *bun.DB
+	pg   bool
+	name string
+}
+
+// columns are the values of a record's row.
+func columns[T record](rec T) (key, id, state string, dueAt any, data string, err error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return "", "", "", nil, "", err
+	}
+	l := rec.base()
+	if at, ok := l.attention(); ok {
+		dueAt = at.UnixMicro()
+	}
+	return l.Key, l.ID, l.State, dueAt, string(b), nil
+}
+
+func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
+	key, id, state, dueAt, data, err := columns(rec)
+	if err != nil {
+		return false, err
+	}
+	// A conflict means another create under the key (on any PSP sharing
+	// the database) won: the caller answers with that record.
+	res, err := t.db.ExecContext(ctx, "INSERT INTO "+t.name+" (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+		key, id, state, dueAt, data)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, error) {
+	col := "idem_key"
+	if l.byID {
+		col = "id"
+	}
+	lock := ""
+	if t.pg {
+		lock = " FOR UPDATE"
+	}
+	found := false
+	err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var before string
+		err := tx.QueryRowContext(ctx, "SELECT data FROM "+t.name+" WHERE "+col+" = ?"+lock, l.value).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		var rec T
+		if err := json.Unmarshal([]byte(before), &rec); err != nil {
+			return fmt.Errorf("sandbox: %s record %s: %w", t.name, l.value, err)
+		}
+		fn(rec)
+		key, _, state, dueAt, after, err := columns(rec)
+		if err != nil || after == before {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE "+t.name+" SET state = ?, due_at = ?, data = ? WHERE idem_key = ?", state, dueAt, after, key)
+		return err
+	})
+	return found, err
+}
+
+func (t *sqlTable[T]) list(ctx context.Context, fn func(T)) error {
+	rows, err := t.db.QueryContext(ctx, "SELECT data FROM "+t.name+" ORDER BY seq")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var recs []T
+	for rows.Next() {
+		var data string
+		if err := rows.Scan(&data); err != nil {
+			return err
+		}
+		var rec T
+		if err := json.Unmarshal([]byte(data), &rec); err != nil {
+			return fmt.Errorf("sandbox: %s record: %w", t.name, err)
+		}
+		recs = append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close() // before fn, which may use the database (SQLite may have one connection)
+	for _, rec := range recs {
+		fn(rec)
+	}
+	return nil
+}
+
+func (t *sqlTable[T]) due(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := t.db.QueryContext(ctx, "SELECT idem_key FROM "+t.name+" WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?",
+		now.UnixMicro(), dueBatch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return keys, rows.Err()
+}

@@ -1,0 +1,477 @@
+package sandbox_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/store/sqlstore"
+)
+
+// stateBackend opens a fresh state for a PSP: nil for memory, else a
+// migrated database.
+type stateBackend struct {
+	name string
+	open func(t *testing.T) *bun.DB
+}
+
+var stateBackends = []stateBackend{
+	{"memory", func(*testing.T) *bun.DB { return nil }},
+	{"sqlite", func(t *testing.T) *bun.DB {
+		return openStateDB(t, "sqlite:"+filepath.Join(t.TempDir(), "psp.db"))
+	}},
+	{"postgres", func(t *testing.T) *bun.DB { return openStateDB(t, pgtest.Database(t)) }},
+}
+
+// sqlBackends are the backends whose state outlives a PSP.
+var sqlBackends = stateBackends[1:]
+
+// openStateDB opens dsn as the example server does (through sqlstore) and
+// migrates the sandbox tables, twice: Migrate runs at every start.
+func openStateDB(t *testing.T, dsn string) *bun.DB {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for range 2 {
+		if err := sandbox.Migrate(ctx, s.DB()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s.DB()
+}
+
+// newEnvOn is newEnv with the PSP's state on db (nil: memory), the given
+// clock, an API key of its own, and callbacks to callbackURL when set.
+func newEnvOn(t *testing.T, db *bun.DB, clock *paykit.ManualClock, apiKey, callbackURL string) *env {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String() + "/sandbox"
+	psp := sandbox.NewPSP(sandbox.PSPConfig{
+		BaseURL: base, APIKey: apiKey, Delay: testDelay, Hold: 5 * time.Second, Now: clock.Now,
+		CallbackURL: callbackURL, DB: db,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &env{
+		psp: psp, srv: srv, clock: clock, base: base,
+		prov: sandbox.New(sandbox.Config{BaseURL: base, APIKey: apiKey, Timeout: testTimeout}),
+	}
+}
+
+func newClock() *paykit.ManualClock {
+	return paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+}
+
+// callbackSink receives a PSP's callbacks and verifies them with the
+// adapter of that PSP.
+type callbackSink struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	prov *sandbox.Provider
+	got  []paykit.CallbackEvent
+}
+
+func newCallbackSink(t *testing.T) *callbackSink {
+	t.Helper()
+	c := &callbackSink{}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		evs, err := c.prov.ParseCallback(r.Context(), r)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		c.got = append(c.got, evs...)
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+// verifyWith makes the sink verify callbacks with prov, and forgets what
+// it received.
+func (c *callbackSink) verifyWith(prov *sandbox.Provider) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prov, c.got = prov, nil
+}
+
+// received returns "kind key outcome" of each callback received.
+func (c *callbackSink) received() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, e := range c.got {
+		out = append(out, e.Kind+" "+e.Key+" "+string(e.Result.Outcome))
+	}
+	return out
+}
+
+// pspScenarios are what the PSP does, whichever state it keeps. Each runs
+// on a fresh PSP whose callbacks go to sink.
+var pspScenarios = []struct {
+	name string
+	run  func(t *testing.T, e *env, sink *callbackSink)
+}{
+	{"payment waits for the payer, who approves or declines", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		r := e.prov.CreatePayment(ctx, e.payment("pi_a", "TNG", "MY", 15000))
+		is.Equal(r.Outcome, paykit.OutcomeRequiresAction)
+		again := e.prov.InquirePayment(ctx, "pi_a")
+		is.Equal(again.Reference, r.Reference)
+		is.Equal(*again.Action, *r.Action)
+		is.NoErr(e.prov.Approve(ctx, "pi_a"))
+		is.Equal(e.prov.InquirePayment(ctx, "pi_a").Outcome, paykit.OutcomeSucceeded)
+		is.True(e.prov.Decline(ctx, "pi_a") != nil) // the payer already chose
+
+		e.prov.CreatePayment(ctx, e.payment("pi_d", "TNG", "MY", 15000))
+		is.NoErr(e.prov.Decline(ctx, "pi_d"))
+		is.Equal(e.prov.InquirePayment(ctx, "pi_d").FailureCode, paykit.FailureProviderDeclined)
+		is.Equal(e.psp.PaymentCount(), 2)
+	}},
+	{"payer page shows the attempt and takes the choice", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		r := e.prov.CreatePayment(ctx, e.payment("pi_page", "WECHAT_PAY", "MY", 8800))
+		resp, body := getPage(t, r.Action.URL)
+		is.Equal(resp.StatusCode, 200)
+		is.True(strings.Contains(body, "MYR 88.00"))
+		resp = postForm(t, r.Action.URL+"/approve", nil)
+		is.Equal(resp.StatusCode, http.StatusSeeOther)
+		is.Equal(resp.Header.Get("Location"), "https://shop.example/return?order=1")
+		is.Equal(e.prov.InquirePayment(ctx, "pi_page").Outcome, paykit.OutcomeSucceeded)
+		_, body = getPage(t, r.Action.URL)
+		is.True(strings.Contains(body, "Payment successful"))
+		resp, _ = getPage(t, e.base+"/pay/pay_nosuch")
+		is.Equal(resp.StatusCode, 404)
+	}},
+	{"magic amounts decline, or time out and settle", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_901", "TNG", "MY", 1901)).Outcome, paykit.OutcomeFailed)
+		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_902", "CARD", "TH", 902)).Outcome, paykit.OutcomeUnknown)
+		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_903", "CARD", "TH", 3903)).Outcome, paykit.OutcomeUnknown)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_902").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_902", "CARD", "TH", 902)).Outcome, paykit.OutcomePending)
+		e.clock.Advance(testDelay)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_902").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_903").FailureCode, paykit.FailureProviderDeclined)
+		is.Equal(e.psp.CreateCalls("pi_902"), 2)
+		is.Equal(e.psp.PaymentCount(), 3)
+	}},
+	{"creates are idempotent per key", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		req := e.payment("pi_i", "BOOST", "MY", 4200)
+		first := e.prov.CreatePayment(ctx, req)
+		is.Equal(e.prov.CreatePayment(ctx, req).Reference, first.Reference)
+		req.Amount++
+		is.True(strings.Contains(e.prov.CreatePayment(ctx, req).Detail, "http 409 ERR_IDEMPOTENCY"))
+		po := payout("po_i", "123456789012")
+		is.Equal(e.prov.CreatePayout(ctx, po).Reference, e.prov.CreatePayout(ctx, po).Reference)
+		po.Amount++
+		is.True(strings.Contains(e.prov.CreatePayout(ctx, po).Detail, "http 409 ERR_IDEMPOTENCY"))
+		is.Equal(e.psp.CreateCalls("pi_i"), 3)
+		is.Equal(e.psp.CreateCalls("po_i"), 3)
+		is.Equal(e.psp.PaymentCount(), 1)
+		is.Equal(len(e.psp.Transfers()), 1)
+	}},
+	{"QR and transfer instructions stay the same", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		qr := e.prov.CreatePayment(ctx, e.payment("pi_qr", "PROMPTPAY", "TH", 123456))
+		is.True(strings.HasPrefix(qr.Action.QRData, "000201"))
+		is.Equal(*e.prov.InquirePayment(ctx, "pi_qr").Action, *qr.Action)
+		va := e.prov.CreatePayment(ctx, e.payment("pi_va", "BANK_TRANSFER", "MY", 99000))
+		is.Equal(va.Action.Type, paykit.NextActionBankTransferInstructions)
+		is.Equal(*e.prov.InquirePayment(ctx, "pi_va").Action, *va.Action)
+	}},
+	{"unpaid attempt expires, cancel stops a waiting one", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		req := e.payment("pi_exp", "ALIPAY", "MY", 1000)
+		req.ExpiresAt = e.clock.Now().Add(10 * time.Minute)
+		e.prov.CreatePayment(ctx, req)
+		e.prov.CreatePayment(ctx, e.payment("pi_c", "EMONEI", "MY", 1000))
+		e.prov.CreatePayment(ctx, e.payment("pi_p", "EMONEI", "MY", 902))
+		is.Equal(e.prov.CancelPayment(ctx, "pi_c").Detail, "state=CANCELLED cancel_requested")
+		is.Equal(e.prov.CancelPayment(ctx, "pi_p").Detail, "state=PENDING cancel_requested")
+		e.clock.Advance(10*time.Minute - time.Millisecond)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_exp").Outcome, paykit.OutcomeRequiresAction)
+		e.clock.Advance(time.Millisecond)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_exp").Detail, "state=EXPIRED")
+		is.True(e.prov.Approve(ctx, "pi_exp") != nil)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_p").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.CancelPayment(ctx, "pi_none").Outcome, paykit.OutcomeNotFound)
+	}},
+	{"payout magic accounts", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_ok", "123456789012")).Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_bad", "000111111116")).FailureCode, paykit.FailureAccountInvalid)
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_hold", "000222222227")).Outcome, paykit.OutcomeUnknown)
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_drop", "000333333335")).Outcome, paykit.OutcomeUnacknowledged)
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_drop", "000333333335")).Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_slow", "000444444440")).Outcome, paykit.OutcomePending)
+		e.clock.Advance(testDelay)
+		for key, want := range map[string]paykit.Outcome{
+			"po_ok": paykit.OutcomeSucceeded, "po_bad": paykit.OutcomeFailed, "po_hold": paykit.OutcomeSucceeded,
+			"po_drop": paykit.OutcomeSucceeded, "po_slow": paykit.OutcomePending,
+		} {
+			is.Equal(e.prov.InquirePayout(ctx, key).Outcome, want)
+		}
+		e.clock.Advance(time.Minute)
+		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeSucceeded)
+		var keys []string
+		for _, tr := range e.psp.Transfers() {
+			keys = append(keys, tr.Key)
+			is.Equal(tr.AccountLast4, map[string]string{"po_ok": "9012", "po_bad": "1116", "po_hold": "2227", "po_drop": "3335", "po_slow": "4440"}[tr.Key])
+		}
+		is.Equal(keys, []string{"po_ok", "po_bad", "po_hold", "po_drop", "po_slow"}) // creation order
+	}},
+	{"payout cancel and return", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.prov.CreatePayout(ctx, payout("po_slow", "000444444440"))
+		e.prov.CreatePayout(ctx, payout("po_r", "123456789012"))
+		is.Equal(e.prov.CancelPayout(ctx, "po_slow").Detail, "state=PROCESSING cancel_requested")
+		is.True(e.psp.Transfers()[0].CancelRequested)
+		is.True(e.prov.ReturnPayout(ctx, "po_r") != nil) // still in flight
+		e.clock.Advance(testDelay)
+		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeCancelled)
+		is.NoErr(e.prov.ReturnPayout(ctx, "po_r"))
+		is.Equal(e.prov.InquirePayout(ctx, "po_r").Outcome, paykit.OutcomeReturned)
+		is.Equal(e.prov.CancelPayout(ctx, "po_none").Outcome, paykit.OutcomeNotFound)
+	}},
+	{"faults break requests before or after the record", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: sandbox.FaultStatus500})
+		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_f", "TNG", "MY", 1000)).Outcome, paykit.OutcomeUnacknowledged)
+		is.Equal(e.prov.InquirePayment(ctx, "pi_f").Outcome, paykit.OutcomeNotFound)
+		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: sandbox.FaultReset, AfterRecord: true})
+		is.Equal(e.prov.CreatePayout(ctx, payout("po_f", "123456789012")).Outcome, paykit.OutcomeUnacknowledged)
+		is.Equal(e.prov.InquirePayout(ctx, "po_f").Outcome, paykit.OutcomePending)
+	}},
+	{"callbacks tell each final state until acknowledged", func(t *testing.T, e *env, sink *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.prov.CreatePayout(ctx, payout("po_cb", "123456789012"))
+		e.prov.CreatePayment(ctx, e.payment("pi_cb", "TNG", "MY", 1000))
+		n, err := e.psp.SendCallbacks(ctx)
+		is.NoErr(err)
+		is.Equal(n, 0) // nothing final yet
+		is.NoErr(e.prov.Approve(ctx, "pi_cb"))
+		e.clock.Advance(testDelay)
+		n, err = e.psp.SendCallbacks(ctx)
+		is.NoErr(err)
+		is.Equal(n, 2)
+		is.Equal(sink.received(), []string{"payment pi_cb succeeded", "payout po_cb succeeded"}) // oldest first
+		n, _ = e.psp.SendCallbacks(ctx)
+		is.Equal(n, 0) // acknowledged: not again
+		is.NoErr(e.prov.ReturnPayout(ctx, "po_cb"))
+		n, _ = e.psp.SendCallbacks(ctx)
+		is.Equal(n, 1)
+		is.Equal(sink.received()[2], "payout po_cb returned")
+	}},
+}
+
+// TestPSPOnEveryState runs the PSP's scenarios on each state it can keep.
+func TestPSPOnEveryState(t *testing.T) {
+	for _, b := range stateBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			for _, sc := range pspScenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					sink := newCallbackSink(t)
+					e := newEnvOn(t, b.open(t), newClock(), testAPIKey, sink.srv.URL)
+					sink.verifyWith(e.prov)
+					sc.run(t, e, sink)
+				})
+			}
+		})
+	}
+}
+
+// TestPSPStateSurvivesRestart stops a PSP with a payout in flight, a
+// payment waiting for its payer, an acknowledged callback and an owed one;
+// a new PSP on the same database, with an API key of its own, answers for
+// them, settles them, and sends only the callbacks still owed, signed
+// with its key.
+func TestPSPStateSurvivesRestart(t *testing.T) {
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			db := b.open(t)
+			clock := newClock()
+			sink := newCallbackSink(t)
+			old := newEnvOn(t, db, clock, "key-of-the-first-process", sink.srv.URL)
+			sink.verifyWith(old.prov)
+
+			old.prov.CreatePayout(ctx, payout("po_told", "123456789012"))
+			clock.Advance(testDelay)
+			n, err := old.psp.SendCallbacks(ctx)
+			is.NoErr(err)
+			is.Equal(n, 1) // po_told succeeded, acknowledged
+			inFlight := old.prov.CreatePayout(ctx, payout("po_flight", "123456789012"))
+			is.Equal(inFlight.Outcome, paykit.OutcomePending)
+			waiting := old.prov.CreatePayment(ctx, e2ePayment(old, "pi_wait"))
+			is.Equal(waiting.Outcome, paykit.OutcomeRequiresAction)
+			old.prov.CreatePayment(ctx, e2ePayment(old, "pi_owed"))
+			is.NoErr(old.prov.Approve(ctx, "pi_owed")) // final, callback not yet sent
+			old.srv.Close()                            // the process ends
+
+			e := newEnvOn(t, db, clock, "key-of-the-second-process", sink.srv.URL)
+			sink.verifyWith(e.prov)
+			r := e.prov.InquirePayout(ctx, "po_flight")
+			is.Equal(r.Outcome, paykit.OutcomePending)
+			is.Equal(r.Reference, inFlight.Reference)
+			p := e.prov.InquirePayment(ctx, "pi_wait")
+			is.Equal(p.Outcome, paykit.OutcomeRequiresAction)
+			is.Equal(p.Reference, waiting.Reference)
+			is.Equal(p.Action.URL, e.base+"/pay/"+waiting.Reference) // the payer page of the running PSP
+			resp, body := getPage(t, p.Action.URL)
+			is.Equal(resp.StatusCode, 200)
+			is.True(strings.Contains(body, ">Approve<"))
+			is.Equal(e.psp.CreateCalls("po_flight"), 1)
+			is.Equal(len(e.psp.Transfers()), 2)
+			is.Equal(e.psp.PaymentCount(), 2)
+
+			clock.Advance(testDelay)
+			is.Equal(e.prov.InquirePayout(ctx, "po_flight").Outcome, paykit.OutcomeSucceeded)
+			clock.Advance(time.Second)
+			resp = postForm(t, p.Action.URL+"/approve", nil)
+			is.Equal(resp.StatusCode, http.StatusSeeOther)
+			is.Equal(e.prov.InquirePayment(ctx, "pi_wait").Outcome, paykit.OutcomeSucceeded)
+			n, err = e.psp.SendCallbacks(ctx)
+			is.NoErr(err)
+			is.Equal(n, 3)
+			is.Equal(sink.received(), []string{"payment pi_owed succeeded", "payout po_flight succeeded", "payment pi_wait succeeded"})
+		})
+	}
+}
+
+// e2ePayment is a TNG payment request without an expiry of its own.
+func e2ePayment(e *env, key string) paykit.PaymentRequest {
+	req := e.payment(key, "TNG", "MY", 2000)
+	req.ExpiresAt = time.Time{}
+	return req
+}
+
+// TestPSPsOnOneDatabaseCreateOnce sends the same creates to two PSPs on one
+// database at once: one payment and one transfer come of them, and every
+// answer names it.
+func TestPSPsOnOneDatabaseCreateOnce(t *testing.T) {
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			db := b.open(t)
+			clock := newClock()
+			envs := []*env{newEnvOn(t, db, clock, "key-a", ""), newEnvOn(t, db, clock, "key-b", "")}
+			for i, e := range envs { // room for the writers to queue: this is about what is recorded
+				e.prov = sandbox.New(sandbox.Config{BaseURL: e.base, APIKey: []string{"key-a", "key-b"}[i], Timeout: 10 * time.Second})
+			}
+			const perPSP = 8
+			var mu sync.Mutex
+			refs := map[string]map[string]bool{"payment": {}, "payout": {}}
+			var wg sync.WaitGroup
+			for i := range 2 * perPSP {
+				e := envs[i%2]
+				wg.Go(func() {
+					pay := e.prov.CreatePayment(ctx, e.payment("pi_race", "TNG", "MY", 5000))
+					po := e.prov.CreatePayout(ctx, payout("po_race", "123456789012"))
+					mu.Lock()
+					defer mu.Unlock()
+					refs["payment"][string(pay.Outcome)+" "+pay.Reference] = true
+					refs["payout"][string(po.Outcome)+" "+po.Reference] = true
+				})
+			}
+			wg.Wait()
+			is.Equal(len(refs["payment"]), 1) // one attempt, the same answer everywhere
+			is.Equal(len(refs["payout"]), 1)
+			for _, e := range envs {
+				is.Equal(e.psp.PaymentCount(), 1)
+				is.Equal(len(e.psp.Transfers()), 1)
+				is.Equal(e.psp.CreateCalls("pi_race"), 2*perPSP)
+				is.Equal(e.psp.CreateCalls("po_race"), 2*perPSP)
+			}
+			for k := range refs["payment"] {
+				is.True(strings.HasPrefix(k, "requires_action pay_"))
+			}
+			for k := range refs["payout"] {
+				is.True(strings.HasPrefix(k, "pending trf_"))
+			}
+		})
+	}
+}
+
+// TestSQLStateKeepsNoAccountNumber reads the sandbox tables raw: of an
+// account number they hold the last four digits only, and nothing of the
+// payer's details.
+func TestSQLStateKeepsNoAccountNumber(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := sqlBackends[0].open(t)
+	e := newEnvOn(t, db, newClock(), testAPIKey, "")
+	e.prov.CreatePayout(ctx, payout("po_secret", "987654321012"))
+	e.prov.CreatePayment(ctx, e.payment("pi_secret", "FPX", "MY", 1000))
+	var dump strings.Builder
+	for _, table := range []string{"sandbox_transfers", "sandbox_payments", "sandbox_create_calls"} {
+		rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
+		is.NoErr(err)
+		cols, err := rows.Columns()
+		is.NoErr(err)
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			is.NoErr(rows.Scan(ptrs...))
+			for _, v := range vals {
+				_, _ = io.WriteString(&dump, strings.TrimSpace(toString(v))+"\n")
+			}
+		}
+		is.NoErr(rows.Close())
+	}
+	is.True(strings.Contains(dump.String(), `"account_last4":"1012"`))
+	for _, secret := range []string{"98765432", "Somchai", "aisyah@example.com", "+60123456789"} {
+		if strings.Contains(dump.String(), secret) {
+			t.Errorf("the sandbox tables hold %q", secret)
+		}
+	}
+}
+
+func toString(v any) string {
+	switch v := v.(type) {
+	case []byte:
+		return string(v)
+	case string:
+		return v
+	}
+	return ""
+}
