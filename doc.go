@@ -12,19 +12,33 @@
 //	store/memory      Store in maps, for tests and embedding
 //	store/sqlstore    Store on bun: SQLite (modernc.org/sqlite) and PostgreSQL
 //	store/storetest   the conformance suite every Store passes
-//	httpadapter       net/http handlers for the merchant and operator APIs
+//	provider/sandbox  the sandbox PSP and its adapter
+//	httpadapter       net/http handlers: merchant and operator APIs, payer
+//	                  pages, Provider callbacks
 //	examples/server   the runnable server wiring it all together
+//	examples/embed    the smallest complete host
 //
 // A host picks a Store, builds a Service, mounts the handlers it wants and
-// runs the background worker under its own control:
+// runs the background worker under its own control. A persistent Store
+// needs a SigningKey (list cursors, payer links) and AccountKeys (stored
+// account numbers, webhook secrets) that outlive the process, or New
+// refuses it: keys drawn per process would make what was stored or signed
+// before a restart, or by another instance, unusable. Load them from a
+// secret store, 32 random bytes each (error checks elided):
 //
-//	store, _ := sqlstore.Open(ctx, "sqlite:paykit.db")
-//	_ = store.Migrate(ctx)
-//	svc, _ := paykit.New(paykit.Config{Store: store})
+//	store, err := sqlstore.OpenWith(ctx, "sqlite:paykit.db", sqlstore.Options{MaxConns: 8, ConnWait: 2 * time.Second})
+//	err = store.Migrate(ctx)
+//	accountKeys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": accountKey})
+//	svc, err := paykit.New(paykit.Config{Store: store, SigningKey: signingKey, AccountKeys: accountKeys})
 //	mux := http.NewServeMux()
 //	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{})))
-//	go svc.Run(ctx) // durable background work: recovery, expiry, cancellation
-//	_ = http.ListenAndServe("127.0.0.1:8080", mux)
+//	go svc.Run(ctx) // durable background work: recovery, expiry, webhook deliveries
+//	err = http.Serve(ln, mux)
+//
+// The memory Store may omit both keys. A Store that cannot take more work
+// makes requests answer 503 service_unavailable with Retry-After, never
+// 500. examples/embed is a complete program that also wires the sandbox
+// Provider, the payer pages, the operator API and Provider callbacks.
 //
 // Conventions: money is int64 minor units inside and a decimal string on the
 // wire; every time comes from Config.Now and is kept in UTC at millisecond
