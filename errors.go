@@ -13,6 +13,7 @@ const (
 	CodeInvalidRequest             = "invalid_request"
 	CodeUnauthorized               = "unauthorized"
 	CodeNotFound                   = "not_found"
+	CodeMethodNotAllowed           = "method_not_allowed"
 	CodeIdempotencyConflict        = "idempotency_conflict"
 	CodeIdempotencyInProgress      = "idempotency_in_progress"
 	CodeDuplicateMerchantReference = "duplicate_merchant_reference"
@@ -33,6 +34,7 @@ var statusByCode = map[string]int{
 	CodeInvalidRequest:             http.StatusBadRequest,
 	CodeUnauthorized:               http.StatusUnauthorized,
 	CodeNotFound:                   http.StatusNotFound,
+	CodeMethodNotAllowed:           http.StatusMethodNotAllowed,
 	CodeIdempotencyConflict:        http.StatusConflict,
 	CodeIdempotencyInProgress:      http.StatusConflict,
 	CodeDuplicateMerchantReference: http.StatusConflict,

@@ -49,6 +49,9 @@ func (s *Service) CreateMerchant(ctx context.Context, actor, name string) (*Merc
 	if name == "" || utf8.RuneCountInString(name) > 256 {
 		return nil, InvalidRequest("name", "name must be 1 to 256 characters.")
 	}
+	if !ValidText(name) {
+		return nil, InvalidRequest("name", "name must be UTF-8 text without NUL characters.")
+	}
 	now := s.Now()
 	m := &Merchant{ID: s.newID("mch"), Name: name, CreatedAt: now}
 	err := s.inTx(ctx, func(tx Tx) error {
@@ -184,8 +187,11 @@ func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string)
 }
 
 // keyEnvironment checks the prefixes of a pair and returns its environment.
+// A key that is not ValidText is malformed: it never reaches the Store.
 func keyEnvironment(publicKey, secretKey string) (Environment, bool) {
 	switch {
+	case !ValidText(publicKey) || !ValidText(secretKey):
+		return "", false
 	case strings.HasPrefix(publicKey, PublicKeyPrefixTest) && strings.HasPrefix(secretKey, SecretKeyPrefixTest):
 		return Test, len(publicKey) > len(PublicKeyPrefixTest) && len(secretKey) > len(SecretKeyPrefixTest)
 	case strings.HasPrefix(publicKey, PublicKeyPrefixLive) && strings.HasPrefix(secretKey, SecretKeyPrefixLive):

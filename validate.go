@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -23,8 +25,17 @@ func ValidCurrency(s string) bool { return currencyPattern.MatchString(s) }
 // ValidCountry reports whether s matches ^[A-Z]{2}$.
 func ValidCountry(s string) bool { return countryPattern.MatchString(s) }
 
+// ValidText reports whether s is text paykit accepts: valid UTF-8 without
+// a NUL character. Anything else is refused as invalid_request before it
+// reaches a Store (PostgreSQL's text types cannot hold NUL, and invalid
+// UTF-8 would be stored mangled or not at all).
+func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+
 // validateListFilters checks the shared list filters; empty means unset.
 func validateListFilters(currency, country, merchantReference string) error {
+	if !ValidText(merchantReference) {
+		return InvalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
+	}
 	if currency != "" && !ValidCurrency(currency) {
 		return InvalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
 	}
@@ -82,8 +93,12 @@ var ruleMessages = map[string]string{
 
 // Validate checks v's `validate` struct tags and returns the first failure
 // as a 400 invalid_request whose param is the dotted JSON path of the field
-// (customer.email, recipient.account_number).
+// (customer.email, recipient.account_number). Every string in v (struct
+// fields, map keys and values, slice elements) must also be ValidText.
 func Validate(v any) error {
+	if err := checkText(reflect.ValueOf(v), ""); err != nil {
+		return err
+	}
 	err := validatorInstance().Struct(v)
 	var errs validator.ValidationErrors
 	if !errors.As(err, &errs) {
@@ -115,4 +130,72 @@ func jsonPath(ns string) string {
 	}
 	ns = strings.ReplaceAll(ns, "[", ".")
 	return strings.ReplaceAll(ns, "]", "")
+}
+
+// checkText returns a 400 naming, by its dotted JSON path, the first string
+// in v that is not ValidText; a map key that is not names the map.
+func checkText(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return checkText(v.Elem(), path)
+		}
+	case reflect.String:
+		if !ValidText(v.String()) {
+			return InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			p := path // an embedded struct's fields are its parent's
+			if !f.Anonymous || name != "" {
+				if name == "" {
+					name = f.Name
+				}
+				p = joinPath(path, name)
+			}
+			if err := checkText(v.Field(i), p); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		if v.Type().Key().Kind() == reflect.String {
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		}
+		for _, k := range keys {
+			p := path
+			if k.Kind() == reflect.String {
+				if !ValidText(k.String()) {
+					return InvalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
+				}
+				p = joinPath(path, k.String())
+			}
+			if err := checkText(v.MapIndex(k), p); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil // bytes, not text
+		}
+		for i := range v.Len() {
+			if err := checkText(v.Index(i), joinPath(path, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }

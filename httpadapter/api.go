@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +30,7 @@ type api struct {
 	metrics   *metrics // nil: no metrics
 	mux       *http.ServeMux
 	patterns  []string // registered route patterns, in order
+	methods   []string // the distinct methods of patterns
 
 	// errorPage, when set, renders errors instead of the JSON error body
 	// (the payer pages answer in HTML).
@@ -40,12 +45,40 @@ func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *me
 		log = slog.Default()
 	}
 	a := &api{svc: svc, name: name, challenge: challenge, log: log, metrics: m, mux: http.NewServeMux()}
-	// Every request no route takes, including a known path with another
-	// method, is a JSON 404.
+	// Every request no route takes is an error: 405 with Allow for a known
+	// path with another method, else 404. (The mux would answer 405 itself,
+	// in plain text; this route takes its place.)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := a.allowedMethods(r); len(allow) > 0 {
+			list := strings.Join(allow, ", ")
+			w.Header().Set("Allow", list)
+			a.writeError(w, r, paykit.Errorf(paykit.CodeMethodNotAllowed, "",
+				"The method %s is not allowed for %s; allowed: %s.", r.Method, r.URL.Path, list))
+			return
+		}
 		a.writeError(w, r, errUnknownRoute(r))
 	})
 	return a
+}
+
+// allowedMethods returns the methods some route takes for r's path, sorted
+// as the Allow header lists them (HEAD with GET, which ServeMux serves for
+// it); none for an unknown path. It asks the mux which pattern each method
+// would match.
+func (a *api) allowedMethods(r *http.Request) []string {
+	var allow []string
+	probe := r.WithContext(r.Context()) // a shallow copy
+	for _, m := range a.methods {
+		probe.Method = m
+		if _, pattern := a.mux.Handler(probe); slices.Contains(a.patterns, pattern) {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	slices.Sort(allow)
+	return slices.Compact(allow)
 }
 
 // errUnknownRoute is the 404 of a request no route takes.
@@ -58,14 +91,70 @@ func errUnknownRoute(r *http.Request) error {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers h for a ServeMux pattern ("GET /payment_intents/{id}").
+// Before h runs, the path and query parameters must be text (checkText).
 func (a *api) handle(pattern string, h handlerFunc) {
 	a.patterns = append(a.patterns, pattern)
+	if method, _, ok := strings.Cut(pattern, " "); ok && !slices.Contains(a.methods, method) {
+		a.methods = append(a.methods, method)
+	}
+	wildcards := patternWildcards(pattern)
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		requestInfoFrom(r.Context()).route = pattern
-		if err := h(w, r); err != nil {
+		err := checkText(r, wildcards)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			a.writeError(w, r, err)
 		}
 	})
+}
+
+// patternWildcards returns the names of a pattern's wildcards ("id" of
+// "GET /payment_intents/{id}").
+func patternWildcards(pattern string) []string {
+	var names []string
+	for seg := range strings.SplitSeq(pattern, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			name, _ = strings.CutSuffix(name, "}")
+			name, _ = strings.CutSuffix(name, "...")
+			if name != "$" {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
+// checkText refuses a request whose path parameters or query parameters
+// are not text paykit accepts (paykit.ValidText: UTF-8 without NUL), as
+// 400 invalid_request naming the parameter, before any handler reads them.
+// Body members are checked where bodies are decoded (decodeJSON, the payer
+// form), credentials by authentication (401), the Idempotency-Key by its
+// own printable-ASCII rule.
+func checkText(r *http.Request, wildcards []string) error {
+	for _, name := range wildcards {
+		if !paykit.ValidText(r.PathValue(name)) {
+			return paykit.InvalidRequest(name, "The path parameter %s must be UTF-8 text without NUL characters.", name)
+		}
+	}
+	return checkValues(r.URL.Query(), "query parameter")
+}
+
+// checkValues refuses names or values (query parameters, form fields) that
+// are not paykit.ValidText, naming the parameter; what says what they are.
+func checkValues(values url.Values, what string) error {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if !paykit.ValidText(name) {
+			return paykit.InvalidRequest("", "A %s name must be UTF-8 text without NUL characters.", what)
+		}
+		for _, v := range values[name] {
+			if !paykit.ValidText(v) {
+				return paykit.InvalidRequest(name, "The %s %s must be UTF-8 text without NUL characters.", what, name)
+			}
+		}
+	}
+	return nil
 }
 
 // requestInfo is the mutable per-request record that the envelope creates
@@ -117,12 +206,24 @@ func (a *api) recoverPanic(w *statusWriter, r *http.Request) {
 	}
 }
 
+// statusClientGone is the status the access log and the metrics record, as
+// nginx does (499), for a request whose client went away before the answer:
+// nobody received a status, and the failure the cancellation caused (a
+// cancelled Store or Provider call) is not the service's.
+const statusClientGone = 499
+
 // observe writes the access log line and the metrics of one request. It
 // logs no header, query string or body: credentials and cursors stay out.
 func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Duration) {
 	route := info.route
 	if route == "" {
 		route = "unmatched"
+	}
+	// The server cancels the request's context when the client's connection
+	// closes: the 5xx that follows is the client's doing.
+	gone := status >= 500 && errors.Is(r.Context().Err(), context.Canceled)
+	if gone {
+		status = statusClientGone
 	}
 	path := requestPath(r)
 	if a.logPath != nil {
@@ -148,7 +249,11 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 		attrs = append(attrs, slog.String("actor", info.actor))
 	}
 	level := slog.LevelInfo
-	if e := info.err; e != nil {
+	switch e := info.err; {
+	case gone:
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("error", "client disconnected"))
+	case e != nil:
 		attrs = append(attrs, slog.String("error_code", e.Code))
 		if status >= 500 {
 			level = slog.LevelError

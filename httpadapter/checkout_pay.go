@@ -80,6 +80,9 @@ func (p *payHandler) checkoutSubmit(w http.ResponseWriter, r *http.Request) erro
 	if err := r.ParseForm(); err != nil {
 		return paykit.Errorf(paykit.CodeInvalidRequest, "", "The form could not be read.")
 	}
+	if err := checkValues(r.PostForm, "form field"); err != nil {
+		return err // the error page: browsers never send such a form
+	}
 	self := url.PathEscape(token)
 	if pc.Intent.Status != paykit.PaymentRequiresPaymentMethod {
 		// A second submit, or the form again after the back button: the

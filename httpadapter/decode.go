@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/paykit/paykit"
 )
@@ -123,6 +124,9 @@ func decodeJSON(body []byte, dst any) error {
 	if _, ok := generic.(map[string]any); !ok {
 		return errNotObject()
 	}
+	if err := checkJSONText(body); err != nil {
+		return err
+	}
 	if err := checkShape(generic, reflect.TypeOf(dst), ""); err != nil {
 		return err
 	}
@@ -137,6 +141,86 @@ func decodeJSON(body []byte, dst any) error {
 		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
 	}
 	return nil
+}
+
+// checkJSONText rejects a string of body, member name or value, that is
+// not paykit.ValidText: invalid UTF-8 (which encoding/json would silently
+// replace with U+FFFD) or a NUL character (the escape \u0000, which would
+// reach the Store). A value is named by its dotted path ("customer.name",
+// "items.0.name"), a member name by the path of its object. body is a
+// valid JSON object.
+func checkJSONText(body []byte) error {
+	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) {
+		return nil // the common case: no string can be bad
+	}
+	// A frame per open object or array: the member or index being read.
+	type frame struct {
+		object  bool
+		wantKey bool // object: the next string is a member name
+		key     string
+		index   int
+	}
+	var stack []frame
+	path := func(frames []frame) string {
+		var p string
+		for _, f := range frames {
+			if f.object {
+				p = joinPath(p, f.key)
+			} else {
+				p = joinPath(p, strconv.Itoa(f.index))
+			}
+		}
+		return p
+	}
+	next := func() { // the value of the innermost frame is done
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var offset int64
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return paykit.InvalidRequest("", "The request body is not valid JSON.")
+		}
+		raw := body[offset:dec.InputOffset()] // the token, with the separators before it
+		offset = dec.InputOffset()
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{object: true, wantKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			next()
+			continue
+		}
+		s, isString := tok.(string)
+		ok := !isString || utf8.Valid(raw) && strings.IndexByte(s, 0) < 0
+		if top := &stack[len(stack)-1]; top.object && top.wantKey {
+			if !ok {
+				p := path(stack[:len(stack)-1])
+				return paykit.InvalidRequest(p, "Member names must be UTF-8 text without NUL characters.")
+			}
+			top.key, top.wantKey = s, false
+			continue
+		}
+		if !ok {
+			p := path(stack)
+			return paykit.InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
+		}
+		next()
+	}
 }
 
 var (

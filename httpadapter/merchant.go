@@ -59,11 +59,12 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 
 // auth authenticates the request's API key pair (HTTP Basic: public key as
 // user name, secret key as password) and applies the key's rate limit.
-// Every failure is the same 401.
+// Every failure is the same 401, also credentials that are not text
+// (invalid UTF-8 or a NUL), which never reach the Service.
 func (m *merchantAPI) auth(next func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		publicKey, secretKey, ok := r.BasicAuth()
-		if !ok {
+		if !ok || !paykit.ValidText(publicKey) || !paykit.ValidText(secretKey) {
 			return paykit.ErrUnauthorized()
 		}
 		p, err := m.svc.Authenticate(r.Context(), publicKey, secretKey)
@@ -317,7 +318,8 @@ func listValues(q url.Values, name string) ([]string, error) {
 	return out, nil
 }
 
-// timeValue parses an RFC 3339 date-time with an offset. A '+' sent
+// timeValue parses an RFC 3339 date-time with an offset, in UTC within the
+// years 0001 to 9999 (what every Store can hold and compare). A '+' sent
 // unencoded in a query string arrives as a space, so a space is read as '+'.
 func timeValue(q url.Values, name string) (*time.Time, error) {
 	v, err := singleValue(q, name)
@@ -329,6 +331,9 @@ func timeValue(q url.Values, name string) (*time.Time, error) {
 		return nil, paykit.InvalidRequest(name, "%s must be an ISO 8601 date-time with an offset, such as 2026-01-02T15:04:05Z.", name)
 	}
 	t = t.UTC()
+	if t.Year() < 1 || t.Year() > 9999 {
+		return nil, paykit.InvalidRequest(name, "%s must lie between the years 0001 and 9999 (in UTC).", name)
+	}
 	return &t, nil
 }
 

@@ -369,26 +369,35 @@ func TestRequestIDAndUnknownRoutes(t *testing.T) {
 		e := newEnv(t, open, envConfig{})
 		k := e.merchant(paykit.Test)
 		seen := map[string]bool{}
+		// An unknown path is 404; a known path with another method 405,
+		// with Allow listing the methods it takes.
 		for _, c := range []struct {
 			method, path string
 			auth         header
+			allow        string // "": 404
 		}{
-			{"GET", "/v1/nope", basic(k)},
-			{"GET", "/v1/nope", nil},
-			{"GET", "/v1/payment_intents/", basic(k)},
-			{"POST", "/v1/payment_intents/pi_1", basic(k)},
-			{"DELETE", "/v1/payment_intents", basic(k)},
-			{"PUT", "/v1/openapi.json", nil},
-			{"GET", "/v1/", nil},
-			{"GET", "/operator/nope", bearer(e.opToken)},
-			{"DELETE", "/operator/merchants", bearer(e.opToken)},
+			{"GET", "/v1/nope", basic(k), ""},
+			{"GET", "/v1/nope", nil, ""},
+			{"GET", "/v1/payment_intents/", basic(k), ""},
+			{"POST", "/v1/payment_intents/pi_1", basic(k), "GET, HEAD"},
+			{"DELETE", "/v1/payment_intents", basic(k), "GET, HEAD, POST"},
+			{"PUT", "/v1/openapi.json", nil, "GET, HEAD"},
+			{"GET", "/v1/", nil, ""},
+			{"GET", "/operator/nope", bearer(e.opToken), ""},
+			{"DELETE", "/operator/merchants/mch_1", bearer(e.opToken), "GET, HEAD"},
 		} {
 			var hs []header
 			if c.auth != nil {
 				hs = append(hs, c.auth)
 			}
 			r := e.do(c.method, c.path, nil, hs...)
-			assertError(t, r, http.StatusNotFound, paykit.CodeNotFound, "")
+			if c.allow == "" {
+				assertError(t, r, http.StatusNotFound, paykit.CodeNotFound, "")
+				is.True(strings.HasPrefix(r.errorOf(t)["message"].(string), "Unrecognized request URL ("+c.method+" "))
+			} else {
+				assertError(t, r, http.StatusMethodNotAllowed, paykit.CodeMethodNotAllowed, "")
+				is.Equal(r.header.Get("Allow"), c.allow)
+			}
 			id := r.header.Get("Request-Id")
 			is.True(!seen[id]) // a fresh id per request
 			seen[id] = true

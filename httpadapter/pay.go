@@ -176,6 +176,8 @@ func (p *payHandler) renderError(w http.ResponseWriter, r *http.Request, status 
 	case e == errLink:
 	case status == http.StatusNotFound:
 		v = errorView{Heading: "Page not found", Text: "There is nothing at this address."}
+	case status == http.StatusMethodNotAllowed:
+		v = errorView{Heading: "Page not available", Text: "This address cannot be used this way."}
 	default:
 		v = errorView{Heading: "Something went wrong", Text: "We could not show this page. Please try again in a moment."}
 	}

@@ -270,12 +270,16 @@ func TestPayBadLinks(t *testing.T) {
 		}
 	}
 
-	// Other paths and methods: a 404 page, with the same headers.
+	// Other paths: a 404 page, with the same headers; another method: a
+	// 405 page with Allow.
 	r = e.visit("GET", pay+"/nowhere")
 	is.Equal(r.status, http.StatusNotFound)
 	is.True(strings.Contains(string(r.body), "Page not found"))
 	r = e.visit("POST", next)
-	is.Equal(r.status, http.StatusNotFound)
+	is.Equal(r.status, http.StatusMethodNotAllowed)
+	is.Equal(r.header.Get("Allow"), "GET, HEAD")
+	is.Equal(r.header.Get("Content-Type"), "text/html; charset=utf-8")
+	is.True(strings.Contains(string(r.body), "Page not available"))
 }
 
 func TestPayQRImage(t *testing.T) {

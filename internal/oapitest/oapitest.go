@@ -4,9 +4,12 @@
 // It uses kin-openapi, which loads OpenAPI 3.1 documents natively and, for
 // them, validates bodies and headers with a JSON Schema 2020-12 validator
 // (type arrays with "null", const, $ref siblings). Every response must match
-// the operation's documented status, headers and body; a request no
-// documented operation takes must have been answered 404 with the error
-// shape. Error bodies must also repeat the Request-Id header.
+// the operation's documented status, headers and body; a request for a
+// documented path with a method it does not document must have been
+// answered as the document's MethodNotAllowed response says (405, Allow
+// listing exactly the documented methods, and HEAD with GET); any other
+// request no documented operation takes must have been answered 404 with
+// the error shape. Error bodies must also repeat the Request-Id header.
 package oapitest
 
 import (
@@ -17,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -78,7 +83,10 @@ func (v *Validator) Check(req *http.Request, resp *http.Response) error {
 	}
 
 	route, params, err := v.router.FindRoute(req)
-	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
+	if errors.Is(err, routers.ErrMethodNotAllowed) {
+		return v.checkMethodNotAllowed(req, resp, body)
+	}
+	if errors.Is(err, routers.ErrPathNotFound) {
 		return v.checkUndocumented(resp, body)
 	}
 	if err != nil {
@@ -108,6 +116,68 @@ func (v *Validator) checkUndocumented(resp *http.Response, body []byte) error {
 	schema := v.doc.Components.Schemas["Error"].Value
 	if err := schema.VisitJSON(value, openapi3.EnableJSONSchema2020()); err != nil {
 		return fmt.Errorf("404 body does not match Error: %w", err)
+	}
+	return nil
+}
+
+// allMethods are the methods checkMethodNotAllowed tries on a path.
+var allMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodTrace,
+}
+
+// checkMethodNotAllowed accepts, for a documented path requested with a
+// method it does not document, only the response
+// components/responses/MethodNotAllowed describes, with code
+// method_not_allowed and an Allow header that lists the path's documented
+// methods (and HEAD with GET, which Go's ServeMux serves for it).
+func (v *Validator) checkMethodNotAllowed(req *http.Request, resp *http.Response, body []byte) error {
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		return fmt.Errorf("method %s is not documented for the path: answered %d, want 405", req.Method, resp.StatusCode)
+	}
+	ref := v.doc.Components.Responses["MethodNotAllowed"]
+	if ref == nil {
+		return errors.New("the document has no components/responses/MethodNotAllowed")
+	}
+	op := openapi3.NewOperation()
+	op.Responses = openapi3.NewResponses(openapi3.WithStatus(http.StatusMethodNotAllowed, ref))
+	err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req, Route: &routers.Route{Spec: v.doc, Method: req.Method, Operation: op},
+		},
+		Status:  resp.StatusCode,
+		Header:  resp.Header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	})
+	if err != nil {
+		return err
+	}
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code != "method_not_allowed" {
+		return fmt.Errorf("405 body %s: want code method_not_allowed", body)
+	}
+	var want []string
+	for _, m := range allMethods {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		if _, _, err := v.router.FindRoute(probe); err == nil {
+			want = append(want, m)
+			if m == http.MethodGet {
+				want = append(want, http.MethodHead)
+			}
+		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	got := strings.Split(resp.Header.Get("Allow"), ", ")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("Allow %q, want the documented methods %q", resp.Header.Get("Allow"), strings.Join(want, ", "))
 	}
 	return nil
 }

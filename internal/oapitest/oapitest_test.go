@@ -75,10 +75,20 @@ func TestCheckRejectsDrift(t *testing.T) {
 		{"unknown route 404", "/v1/nope", 404, std, errBody("not_found", "req_1"), true},
 		{"unknown route 200", "/v1/nope", 200, std, `{}`, false},
 		{"unknown route, bad body", "/v1/nope", 404, std, `{"error":"x"}`, false},
+		{"405", "DELETE /v1/payment_intents", 405, with(map[string]string{"Allow": "GET, HEAD, POST"}), errBody("method_not_allowed", "req_1"), true},
+		{"405 on a path with a parameter", "POST /v1/payment_intents/pi_1", 405, with(map[string]string{"Allow": "GET, HEAD"}), errBody("method_not_allowed", "req_1"), true},
+		{"405 without Allow", "DELETE /v1/payment_intents", 405, std, errBody("method_not_allowed", "req_1"), false},
+		{"405 with an Allow that differs from the document", "DELETE /v1/payment_intents", 405, with(map[string]string{"Allow": "GET, HEAD"}), errBody("method_not_allowed", "req_1"), false},
+		{"405 with another code", "DELETE /v1/payment_intents", 405, with(map[string]string{"Allow": "GET, HEAD, POST"}), errBody("not_found", "req_1"), false},
+		{"wrong method answered 404", "DELETE /v1/payment_intents", 404, std, errBody("not_found", "req_1"), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req := httptest.NewRequest("GET", "http://paykit.test"+c.path, nil)
+			method, path, ok := strings.Cut(c.path, " ") // "DELETE /v1/...", or a path to GET
+			if !ok {
+				method, path = "GET", c.path
+			}
+			req := httptest.NewRequest(method, "http://paykit.test"+path, nil)
 			rec := &http.Response{StatusCode: c.status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(c.body))}
 			for k, v := range c.headers {
 				rec.Header.Set(k, v)
