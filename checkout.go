@@ -40,10 +40,6 @@ const (
 	ProviderStatusUnknown   = "unknown"
 )
 
-// processingStaleAfter is how long a payment may stay processing before
-// recovery escalates it (an error-level log line on every later inquiry).
-const processingStaleAfter = 15 * time.Minute
-
 // Checkout is a hosted checkout: a signed payer link to the checkout app
 // and its linked payment intent, created in requires_payment_method. The
 // fields after Version are not stored: the Service fills them from the
@@ -389,13 +385,10 @@ func providerStatus(pi *PaymentIntent) string {
 	return ProviderStatusFailed
 }
 
-// processingStaleAt is when recovery escalates pi, while it is processing.
+// processingStaleAt is when recovery escalates pi, while it is processing
+// (see ProcessingStaleAfter).
 func processingStaleAt(pi *PaymentIntent) *time.Time {
-	if pi.Status != PaymentProcessing {
-		return nil
-	}
-	t := pi.UpdatedAt.Add(processingStaleAfter)
-	return &t
+	return staleAt(pi.Status == PaymentProcessing, pi.UpdatedAt)
 }
 
 // loadCheckout reads a checkout of scope and its linked intent.

@@ -78,6 +78,20 @@ func (s *Service) GetMerchant(ctx context.Context, id string) (*Merchant, error)
 	return m, nil
 }
 
+// ListMerchants returns every merchant, newest first, in the projection
+// CreateMerchant and GetMerchant answer.
+func (s *Service) ListMerchants(ctx context.Context, p PageParams) (*Page[Merchant], error) {
+	limit, after, err := s.pageQuery("merchant", p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListMerchants(ctx, MerchantQuery{After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "merchant", rows, limit, func(m *Merchant) Position { return Position{m.CreatedAt, m.ID} }), nil
+}
+
 // CreateAPIKey issues a key pair for a merchant and environment. The secret
 // is returned once and only its hash is stored.
 func (s *Service) CreateAPIKey(ctx context.Context, actor, merchantID string, env Environment) (*NewAPIKey, error) {

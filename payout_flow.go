@@ -402,6 +402,7 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	if po.Dispatch != DispatchSending {
 		return nil
 	}
+	s.logStalePayout(ctx, po)
 	var p resumePayload
 	if len(j.Payload) > 0 {
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
@@ -432,6 +433,7 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
+	s.logStalePayout(ctx, po)
 	r := pp.InquirePayout(ctx, po.ID)
 	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)

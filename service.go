@@ -90,6 +90,7 @@ type Service struct {
 	lease      time.Duration
 	retention  time.Duration
 	jobs       map[string]JobHandler
+	jobCounts  jobCounters // attempts and errors of this process's jobs
 	routing    Routing
 	providers  map[string]Provider
 	publicURL  string

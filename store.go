@@ -89,6 +89,7 @@ type Tx interface {
 	CheckoutStore
 	EventStore
 	WebhookStore
+	MonitorStore
 }
 
 // Position is a keyset pagination position: the (CreatedAt, ID) of the last
@@ -104,6 +105,14 @@ type MerchantStore interface {
 	CreateMerchant(ctx context.Context, m *Merchant) error
 	// GetMerchant returns the merchant or ErrNotFound.
 	GetMerchant(ctx context.Context, id string) (*Merchant, error)
+	// ListMerchants returns at most q.Limit merchants, newest first.
+	ListMerchants(ctx context.Context, q MerchantQuery) ([]Merchant, error)
+}
+
+// MerchantQuery pages through every merchant.
+type MerchantQuery struct {
+	After *Position
+	Limit int
 }
 
 // APIKeyStore persists API keys (never their secrets, only hashes).

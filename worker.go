@@ -108,30 +108,40 @@ func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	return len(jobs), errors.Join(errs...)
 }
 
+// runJob runs one claimed job and completes or reschedules it. Every
+// attempt is counted (JobRuns), and a failure leaves its kind and scrubbed
+// text in the job's LastError for the operator.
 func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 	h, ok := s.jobs[j.Kind]
 	if !ok {
-		err = fmt.Errorf("no handler for job kind %q", j.Kind)
+		err = fmt.Errorf("job kind %q: %w", j.Kind, errNoHandler)
 	} else {
 		err = safeRun(ctx, h, j)
 	}
 	if err == nil {
+		s.jobCounts.record(j.Kind, "")
 		if cerr := s.store.CompleteJob(ctx, j.ID, s.workerID); cerr != nil && !errors.Is(cerr, ErrNotFound) {
 			return fmt.Errorf("complete job %s: %w", j.ID, cerr)
 		}
 		return nil
 	}
+	kind := classifyJobError(err)
+	s.jobCounts.record(j.Kind, kind)
 	runAt := s.Now().Add(Backoff(j.Attempts))
 	var at retryAt
+	var p panicError
 	switch {
 	case errors.As(err, &at):
 		runAt = at.at // the handler chose its own schedule and logged why
 	case errors.Is(err, errNotYet):
 		s.log.DebugContext(ctx, "job waits", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts)
+	case errors.As(err, &p):
+		s.log.ErrorContext(ctx, "job handler panicked, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "panic", fmt.Sprint(p.value))
 	default:
 		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
 	}
-	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, truncate(err.Error(), 1000)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+	runAt = runAt.Truncate(time.Millisecond) // the contract's precision, as every stored time
+	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, jobErrorText(kind, err)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
 		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)
 	}
 	return nil
@@ -148,7 +158,7 @@ func (r retryAt) Error() string { return "retry at " + FormatTime(r.at) }
 func safeRun(ctx context.Context, h JobHandler, j *Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("job handler panicked: %v", r)
+			err = panicError{r}
 		}
 	}()
 	return h(ctx, j)
@@ -170,11 +180,4 @@ func jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return d/2 + rand.N(d/2+1)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

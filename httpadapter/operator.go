@@ -23,7 +23,8 @@ type OperatorOptions struct {
 	// Logger receives one access-log line per request; default
 	// slog.Default().
 	Logger *slog.Logger
-	// Registerer receives the HTTP request metrics; nil records none.
+	// Registerer receives the HTTP request metrics and the background-work
+	// metrics of the Service (see NewOperatorAPI); nil records none.
 	Registerer prometheus.Registerer
 }
 
@@ -41,6 +42,15 @@ type operatorToken struct {
 // NewOperatorAPI returns the operator API as an http.Handler with paths
 // relative to its mount point (examples/server uses /operator). Every route
 // requires "Authorization: Bearer <token>" with one of opts.Tokens.
+//
+// With opts.Registerer it also registers the background-work metrics of svc,
+// read at scrape time: paykit_jobs_{due,running,retrying} and
+// paykit_jobs_oldest_due_age_seconds by job kind (from the Store, so shared
+// by every instance), paykit_job_attempts_total and paykit_job_errors_total
+// (this process's worker), paykit_payment_intents_stale and
+// paykit_payout_intents_stale (processing past paykit.ProcessingStaleAfter).
+// A Registerer serves one Service: a second operator API registered on it
+// reuses the first one's collector.
 func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o := &operatorAPI{api: newAPI(svc, "operator", `Bearer realm="paykit-operator"`, opts.Logger, newMetrics(opts.Registerer))}
 	for _, actor := range slices.Sorted(maps.Keys(opts.Tokens)) {
@@ -49,6 +59,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 		}
 	}
 	o.handle("POST /merchants", o.auth(o.createMerchant))
+	o.handle("GET /merchants", o.auth(o.listMerchants))
 	o.handle("GET /merchants/{id}", o.auth(o.getMerchant))
 	o.handle("POST /merchants/{id}/api_keys", o.auth(o.createAPIKey))
 	o.handle("GET /merchants/{id}/api_keys", o.auth(o.listAPIKeys))
@@ -56,6 +67,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o.handle("GET /audit_events", o.auth(o.listAuditEvents))
 	o.routePayouts()
 	o.routeWebhooks()
+	o.routeJobs(opts.Registerer)
 	return o
 }
 
@@ -97,6 +109,24 @@ func (o *operatorAPI) createMerchant(w http.ResponseWriter, r *http.Request, act
 		return err
 	}
 	o.writeJSON(w, r, http.StatusCreated, m)
+	return nil
+}
+
+// listMerchants serves GET /merchants: every merchant, newest first.
+func (o *operatorAPI) listMerchants(w http.ResponseWriter, r *http.Request, _ string) error {
+	q := r.URL.Query()
+	if err := allowQuery(q, "limit", "cursor"); err != nil {
+		return err
+	}
+	params, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	page, err := o.svc.ListMerchants(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 

@@ -20,6 +20,10 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		fn   func(t *testing.T, s paykit.Store)
 	}{
 		{"Merchants", testMerchants},
+		{"ListMerchants", testListMerchants},
+		{"ListJobs", testListJobs},
+		{"JobStats", testJobStats},
+		{"CountStaleProcessing", testCountStaleProcessing},
 		{"APIKeys", testAPIKeys},
 		{"AuditLog", testAuditLog},
 		{"PaymentIntentRoundTrip", testPaymentRoundTrip},

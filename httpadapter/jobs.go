@@ -1,0 +1,131 @@
+package httpadapter
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paykit/paykit"
+)
+
+// Background work, made visible: the operator's job list and the
+// Prometheus metrics of jobs and stale intents. paykit exposes plain Go
+// values (Service.ListJobs, JobStats, JobRuns); this file says them over
+// HTTP and in Prometheus' terms.
+
+// routeJobs adds GET /jobs and registers the background-work collector on
+// reg (when not nil).
+func (o *operatorAPI) routeJobs(reg prometheus.Registerer) {
+	o.handle("GET /jobs", o.auth(o.listJobs))
+	if reg != nil {
+		registerOrReuse(reg, newJobCollector(o.svc))
+	}
+}
+
+// listJobs serves GET /jobs: pending background jobs of every merchant,
+// newest first, filtered by kind, state and merchant_id.
+func (o *operatorAPI) listJobs(w http.ResponseWriter, r *http.Request, _ string) error {
+	q := r.URL.Query()
+	if err := allowQuery(q, "limit", "cursor", "kind", "state", "merchant_id"); err != nil {
+		return err
+	}
+	var params paykit.JobListParams
+	var err error
+	if params.PageParams, err = pageParams(q); err != nil {
+		return err
+	}
+	if params.Kind, err = singleValue(q, "kind"); err != nil {
+		return err
+	}
+	state, err := singleValue(q, "state")
+	if err != nil {
+		return err
+	}
+	params.State = paykit.JobState(state)
+	if params.MerchantID, err = singleValue(q, "merchant_id"); err != nil {
+		return err
+	}
+	page, err := o.svc.ListJobs(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	o.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// jobStatsTimeout bounds the Store queries of one scrape.
+const jobStatsTimeout = 5 * time.Second
+
+// jobCollector reports background work at scrape time: gauges read from the
+// Store through Service.JobStats (shared by every instance on one Store) and
+// the counters of this process's worker (Service.JobRuns).
+type jobCollector struct {
+	svc *paykit.Service
+
+	due, running, retrying, oldestDue *prometheus.Desc
+	attempts, errors                  *prometheus.Desc
+	stalePayments, stalePayouts       *prometheus.Desc
+	up                                *prometheus.Desc
+}
+
+func newJobCollector(svc *paykit.Service) *jobCollector {
+	kind := []string{"kind"}
+	stale := paykit.ProcessingStaleAfter.String()
+	return &jobCollector{
+		svc: svc,
+		due: prometheus.NewDesc("paykit_jobs_due",
+			"Pending jobs whose run time has come and that no worker holds, retrying ones included, by kind.", kind, nil),
+		running: prometheus.NewDesc("paykit_jobs_running",
+			"Jobs a worker holds under a live lease, by kind.", kind, nil),
+		retrying: prometheus.NewDesc("paykit_jobs_retrying",
+			"Jobs that ran before without completing (failed or not final yet) and wait for their next attempt, by kind.", kind, nil),
+		oldestDue: prometheus.NewDesc("paykit_jobs_oldest_due_age_seconds",
+			"How long the longest-waiting due job of a kind has waited; 0 when none is due.", kind, nil),
+		attempts: prometheus.NewDesc("paykit_job_attempts_total",
+			"Job attempts this process ran, by kind.", kind, nil),
+		errors: prometheus.NewDesc("paykit_job_errors_total",
+			"Job attempts of this process that did not complete, by kind and error kind (handler_error, panic, no_handler, not_yet, rescheduled).",
+			[]string{"kind", "error"}, nil),
+		stalePayments: prometheus.NewDesc("paykit_payment_intents_stale",
+			"Payment intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
+		stalePayouts: prometheus.NewDesc("paykit_payout_intents_stale",
+			"Payout intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
+		up: prometheus.NewDesc("paykit_job_stats_up",
+			"1 when the Store answered the background-work queries of this scrape, else 0 (and the Store-based gauges are absent).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.svc.JobRuns() {
+		ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(r.Attempts), r.Kind)
+		for kind, n := range r.Errors {
+			ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n), r.Kind, string(kind))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), jobStatsTimeout)
+	defer cancel()
+	stats, err := c.svc.JobStats(ctx)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
+	for _, k := range stats.Kinds {
+		ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(k.Due), k.Kind)
+		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(k.Running), k.Kind)
+		ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(k.Retrying), k.Kind)
+		ch <- prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, k.OldestDueAge(stats.At).Seconds(), k.Kind)
+	}
+	ch <- prometheus.MustNewConstMetric(c.stalePayments, prometheus.GaugeValue, float64(stats.Stale.PaymentIntents))
+	ch <- prometheus.MustNewConstMetric(c.stalePayouts, prometheus.GaugeValue, float64(stats.Stale.PayoutIntents))
+}

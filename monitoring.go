@@ -1,0 +1,399 @@
+package paykit
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Background work that keeps retrying must be visible: a payout whose
+// Provider keeps answering 5xx is never failed by giving up, so an operator
+// has to be able to see it. This file holds what the operator API and the
+// metrics show of it: the state of each pending job (ListJobs), counts by
+// kind and the payments and payouts past their stale time (JobStats), and
+// this process's counters of job attempts and errors (JobRuns). The root
+// package knows nothing of Prometheus; httpadapter adapts these values.
+
+// ProcessingStaleAfter is how long a payment or payout intent may stay
+// processing before it is stale: recovery then escalates it (an error-level
+// log line on every later inquiry), a checkout shows the moment as
+// processing_stale_at, and JobStats counts it. Time is measured from the
+// intent's last change (UpdatedAt).
+const ProcessingStaleAfter = 15 * time.Minute
+
+// staleAt is when an intent last changed at updatedAt becomes stale, while
+// processing is true; nil otherwise.
+func staleAt(processing bool, updatedAt time.Time) *time.Time {
+	if !processing {
+		return nil
+	}
+	t := updatedAt.Add(ProcessingStaleAfter)
+	return &t
+}
+
+// JobState is where a pending job stands at a given moment. Every job is in
+// exactly one state; the first that applies wins.
+type JobState string
+
+// Job states, in order of precedence.
+const (
+	// JobRunning: a worker holds a live lease on the job.
+	JobRunning JobState = "running"
+	// JobRetrying: the job ran before (it failed, or its outcome was not
+	// final yet) and waits for its next attempt, which may be due already.
+	JobRetrying JobState = "retrying"
+	// JobDue: the job never ran and its time has come.
+	JobDue JobState = "due"
+	// JobScheduled: the job never ran and its time is still ahead.
+	JobScheduled JobState = "scheduled"
+)
+
+// JobStates lists the job states.
+var JobStates = []JobState{JobDue, JobRunning, JobRetrying, JobScheduled}
+
+// Valid reports whether s is a known job state.
+func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
+
+// State returns j's state at now. A lease that ended without the job being
+// completed or rescheduled (a worker that died) no longer counts as running.
+func (j *Job) State(now time.Time) JobState {
+	switch {
+	case j.LeaseUntil != nil && j.LeaseUntil.After(now):
+		return JobRunning
+	case j.Attempts > 0:
+		return JobRetrying
+	case j.RunAt.After(now):
+		return JobScheduled
+	}
+	return JobDue
+}
+
+// JobQuery selects pending jobs across tenants; empty fields do not filter.
+// State is judged at Now.
+type JobQuery struct {
+	Kind       string
+	MerchantID string
+	State      JobState
+	Now        time.Time
+	After      *Position
+	Limit      int
+}
+
+// JobKindStats counts the pending jobs of one kind at one moment.
+type JobKindStats struct {
+	Kind string
+	// Due: jobs not leased whose RunAt has come (retrying ones included).
+	Due int
+	// Running: jobs under a live lease.
+	Running int
+	// Retrying: jobs not leased that ran before (Attempts > 0).
+	Retrying int
+	// OldestDue is the RunAt of the longest-waiting due job; nil when none
+	// is due.
+	OldestDue *time.Time
+}
+
+// OldestDueAge is how long the oldest due job has waited at now; zero when
+// none is due.
+func (k JobKindStats) OldestDueAge(now time.Time) time.Duration {
+	if k.OldestDue == nil || k.OldestDue.After(now) {
+		return 0
+	}
+	return now.Sub(*k.OldestDue)
+}
+
+// StaleCounts counts the intents that are processing past their stale time.
+type StaleCounts struct {
+	PaymentIntents int
+	PayoutIntents  int
+}
+
+// MonitorStore answers an operator's questions about background work. Its
+// reads span every tenant.
+type MonitorStore interface {
+	// ListJobs returns at most q.Limit pending jobs that match q, newest
+	// first by (CreatedAt, ID), strictly after q.After.
+	ListJobs(ctx context.Context, q JobQuery) ([]Job, error)
+	// JobStats counts the pending jobs of each kind at now, ordered by
+	// kind; kinds without jobs are absent.
+	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
+	// CountStaleProcessing counts the payment and payout intents that are
+	// processing and last changed at or before updatedBefore.
+	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
+}
+
+// JobListParams are the filters of the operator's job list.
+type JobListParams struct {
+	PageParams
+	Kind       string
+	State      JobState // empty: every state
+	MerchantID string
+}
+
+// JobView is the operator projection of a pending job: the job and its
+// state when it was read. LastError is scrubbed of anything that looks like
+// a credential or an account number.
+type JobView struct {
+	Job
+	State JobState
+}
+
+// MarshalJSON renders the operator projection.
+func (v JobView) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Object      string   `json:"object"`
+		ID          string   `json:"id"`
+		Kind        string   `json:"kind"`
+		State       JobState `json:"state"`
+		MerchantID  *string  `json:"merchant_id"`
+		Environment *string  `json:"environment"`
+		TargetID    *string  `json:"target_id"`
+		Attempts    int      `json:"attempts"`
+		RunAt       string   `json:"run_at"`
+		LeaseUntil  *string  `json:"lease_until"`
+		LastError   *string  `json:"last_error"`
+		CreatedAt   string   `json:"created_at"`
+	}{
+		"job", v.ID, v.Kind, v.State, nullString(v.Scope.MerchantID), nullString(string(v.Scope.Environment)),
+		nullString(v.TargetID), v.Attempts, FormatTime(v.RunAt), formatTimePtr(v.LeaseUntil),
+		nullString(scrubJobError(v.LastError)), FormatTime(v.CreatedAt),
+	})
+}
+
+// ListJobs returns pending background jobs of every tenant, newest first,
+// each with its state now: what is retrying, running or waiting.
+func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
+	if p.State != "" && !p.State.Valid() {
+		return nil, InvalidRequest("state", "state must be one of due, running, retrying, scheduled.")
+	}
+	limit, after, err := s.pageQuery("job", p.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	rows, err := s.store.ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	views := make([]JobView, len(rows))
+	for i := range rows {
+		views[i] = JobView{Job: rows[i], State: rows[i].State(now)}
+	}
+	return makePage(s, "job", views, limit, func(v *JobView) Position { return Position{v.CreatedAt, v.ID} }), nil
+}
+
+// JobStats is a snapshot of the background work a Store holds, for
+// monitoring.
+type JobStats struct {
+	// At is when the snapshot was taken (the Service's clock).
+	At time.Time
+	// Kinds has one entry for every job kind the Service handles (zero when
+	// none is pending) and for any other kind that has pending jobs, by kind.
+	Kinds []JobKindStats
+	// Stale counts the payments and payouts processing for longer than
+	// ProcessingStaleAfter.
+	Stale StaleCounts
+}
+
+// JobStats reads from the Store how much background work is due, running
+// and retrying, by kind, and how many intents are past their stale time.
+func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
+	now := s.Now()
+	kinds, err := s.store.JobStats(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	stale, err := s.store.CountStaleProcessing(ctx, now.Add(-ProcessingStaleAfter))
+	if err != nil {
+		return nil, err
+	}
+	byKind := map[string]JobKindStats{}
+	for kind := range s.jobs {
+		byKind[kind] = JobKindStats{Kind: kind}
+	}
+	for _, k := range kinds {
+		byKind[k.Kind] = k
+	}
+	out := &JobStats{At: now, Stale: stale}
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		out.Kinds = append(out.Kinds, byKind[kind])
+	}
+	return out, nil
+}
+
+// JobErrorKind classifies how a job attempt failed.
+type JobErrorKind string
+
+// Job error kinds.
+const (
+	// JobErrorHandler: the handler returned an error; the job is retried
+	// with backoff.
+	JobErrorHandler JobErrorKind = "handler_error"
+	// JobErrorPanic: the handler panicked; the job is retried with backoff.
+	JobErrorPanic JobErrorKind = "panic"
+	// JobErrorNoHandler: no handler is registered for the job's kind (a job
+	// of another version); it is retried with backoff.
+	JobErrorNoHandler JobErrorKind = "no_handler"
+	// JobErrorNotYet: the outcome is not final yet (a Provider still working
+	// on an attempt); the job asks again later.
+	JobErrorNotYet JobErrorKind = "not_yet"
+	// JobErrorRescheduled: the attempt failed and the handler chose when
+	// to try again (a webhook delivery on its own schedule).
+	JobErrorRescheduled JobErrorKind = "rescheduled"
+)
+
+// JobRunCounts counts the attempts of one job kind this Service ran since
+// New, and how the failed ones failed.
+type JobRunCounts struct {
+	Kind     string
+	Attempts uint64
+	Errors   map[JobErrorKind]uint64
+}
+
+// jobCounters are the Service's in-process job counters. The zero value
+// is ready to use.
+type jobCounters struct {
+	mu sync.Mutex
+	m  map[string]*JobRunCounts
+}
+
+// record counts one attempt of kind, failed with errKind unless it is "".
+func (c *jobCounters) record(kind string, errKind JobErrorKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*JobRunCounts{}
+	}
+	r := c.m[kind]
+	if r == nil {
+		r = &JobRunCounts{Kind: kind, Errors: map[JobErrorKind]uint64{}}
+		c.m[kind] = r
+	}
+	r.Attempts++
+	if errKind != "" {
+		r.Errors[errKind]++
+	}
+}
+
+// JobRuns returns this Service's job counters by kind: attempts run and
+// failures by error kind since New. They count this process only; every
+// instance reports its own.
+func (s *Service) JobRuns() []JobRunCounts {
+	s.jobCounts.mu.Lock()
+	defer s.jobCounts.mu.Unlock()
+	out := make([]JobRunCounts, 0, len(s.jobCounts.m))
+	for _, r := range s.jobCounts.m {
+		out = append(out, JobRunCounts{Kind: r.Kind, Attempts: r.Attempts, Errors: maps.Clone(r.Errors)})
+	}
+	slices.SortFunc(out, func(a, b JobRunCounts) int { return cmp.Compare(a.Kind, b.Kind) })
+	return out
+}
+
+// panicError is a handler panic turned into an error.
+type panicError struct{ value any }
+
+func (p panicError) Error() string { return "job handler panicked" }
+
+// errNoHandler is the error of a job whose kind has no handler.
+var errNoHandler = errors.New("no handler for this job kind")
+
+// classifyJobError tells how a job attempt failed.
+func classifyJobError(err error) JobErrorKind {
+	var at retryAt
+	var p panicError
+	switch {
+	case errors.As(err, &p):
+		return JobErrorPanic
+	case errors.Is(err, errNoHandler):
+		return JobErrorNoHandler
+	case errors.As(err, &at):
+		return JobErrorRescheduled
+	case errors.Is(err, errNotYet):
+		return JobErrorNotYet
+	}
+	return JobErrorHandler
+}
+
+// maxJobError bounds the stored last error, in bytes.
+const maxJobError = 1000
+
+// jobErrorText is what a failed attempt leaves in Job.LastError: its kind
+// and the error's text, scrubbed (a panic's value is left to the log).
+func jobErrorText(kind JobErrorKind, err error) string {
+	return truncateUTF8(string(kind)+": "+scrubJobError(err.Error()), maxJobError)
+}
+
+// Patterns of what must never reach an operator through a job's last
+// error, even if a handler or a dependency wrote it into an error message.
+var (
+	// The user information of a URL: scheme://user:password@host.
+	urlUserinfo = regexp.MustCompile(`://[^\s/@]+@`)
+	// Bearer tokens, then API keys, webhook secrets and key=value
+	// credentials.
+	bearerToken = regexp.MustCompile(`(?i)\bbearer\s+\S+`)
+	secretToken = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)_(?:test|live)_[A-Za-z0-9_-]+|\bwhsec_[A-Za-z0-9+/=_-]+|\b(?:password|passwd|pwd|secret|token|api_?key|authorization)\s*[=:]\s*\S+`)
+	// Alphanumeric words without underscores (ids have one) that hold six
+	// or more digits in a row: account numbers, PromptPay phone numbers and
+	// national ids.
+	longNumber = regexp.MustCompile(`[A-Za-z0-9]*[0-9]{6,}[A-Za-z0-9]*`)
+)
+
+// scrubJobError masks credentials and anything that may be an account
+// number in an error text.
+func scrubJobError(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = urlUserinfo.ReplaceAllString(s, "://[redacted]@")
+	s = bearerToken.ReplaceAllString(s, "[redacted]")
+	s = secretToken.ReplaceAllString(s, "[redacted]")
+	var b strings.Builder
+	last := 0
+	for _, m := range longNumber.FindAllStringIndex(s, -1) {
+		if m[0] > 0 && isIDChar(s[m[0]-1]) || m[1] < len(s) && isIDChar(s[m[1]]) {
+			continue // part of an id such as po_000001
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString("[redacted]")
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isIDChar reports whether c joins a word into an identifier.
+func isIDChar(c byte) bool { return c == '_' }
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// payoutStaleAt is when recovery escalates po, while it is processing (see
+// ProcessingStaleAfter).
+func payoutStaleAt(po *PayoutIntent) *time.Time {
+	return staleAt(po.Status == PayoutProcessing, po.UpdatedAt)
+}
+
+// logStalePayout escalates a payout that is processing past its stale time:
+// an error-level line on every attempt of its dispatch or inquiry jobs.
+func (s *Service) logStalePayout(ctx context.Context, po *PayoutIntent) {
+	if stale := payoutStaleAt(po); stale != nil && !s.Now().Before(*stale) {
+		s.log.ErrorContext(ctx, "payout still processing past its stale time; needs operator attention",
+			"payout_intent", po.ID, "provider", po.Provider, "stale_at", FormatTime(*stale))
+	}
+}

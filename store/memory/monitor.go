@@ -1,0 +1,98 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// --- merchant list and background-work monitoring ---
+
+// ListMerchants implements paykit.MerchantStore.
+func (t *txn) ListMerchants(_ context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
+	rows := slices.Collect(maps.Values(t.d.merchants))
+	return page(rows, func(m *paykit.Merchant) (time.Time, string) { return m.CreatedAt, m.ID }, q.After, q.Limit), nil
+}
+
+// ListJobs implements paykit.MonitorStore.
+func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
+	var out []paykit.Job
+	for _, j := range t.d.jobs {
+		if (q.Kind == "" || j.Kind == q.Kind) && (q.MerchantID == "" || j.Scope.MerchantID == q.MerchantID) &&
+			(q.State == "" || j.State(q.Now) == q.State) {
+			out = append(out, copyJob(j))
+		}
+	}
+	return page(out, func(j *paykit.Job) (time.Time, string) { return j.CreatedAt, j.ID }, q.After, q.Limit), nil
+}
+
+// JobStats implements paykit.MonitorStore.
+func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats, error) {
+	byKind := map[string]*paykit.JobKindStats{}
+	for _, j := range t.d.jobs {
+		k := byKind[j.Kind]
+		if k == nil {
+			k = &paykit.JobKindStats{Kind: j.Kind}
+			byKind[j.Kind] = k
+		}
+		leased := j.LeaseUntil != nil && j.LeaseUntil.After(now)
+		switch {
+		case leased:
+			k.Running++
+		case !j.RunAt.After(now):
+			k.Due++
+			if k.OldestDue == nil || j.RunAt.Before(*k.OldestDue) {
+				k.OldestDue = copyTime(&j.RunAt)
+			}
+		}
+		if !leased && j.Attempts > 0 {
+			k.Retrying++
+		}
+	}
+	out := make([]paykit.JobKindStats, 0, len(byKind))
+	for _, k := range byKind {
+		out = append(out, *k)
+	}
+	slices.SortFunc(out, func(a, b paykit.JobKindStats) int { return cmp.Compare(a.Kind, b.Kind) })
+	return out, nil
+}
+
+// CountStaleProcessing implements paykit.MonitorStore.
+func (t *txn) CountStaleProcessing(_ context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
+	var c paykit.StaleCounts
+	for _, p := range t.d.payments.rows {
+		if p.Status == paykit.PaymentProcessing && !p.UpdatedAt.After(updatedBefore) {
+			c.PaymentIntents++
+		}
+	}
+	for _, p := range t.d.payouts.rows {
+		if p.Status == paykit.PayoutProcessing && !p.UpdatedAt.After(updatedBefore) {
+			c.PayoutIntents++
+		}
+	}
+	return c, nil
+}
+
+// ListMerchants implements paykit.Tx in its own transaction.
+func (s *Store) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.Merchant, error) { return t.ListMerchants(ctx, q) })
+}
+
+// ListJobs implements paykit.Tx in its own transaction.
+func (s *Store) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ListJobs(ctx, q) })
+}
+
+// JobStats implements paykit.Tx in its own transaction.
+func (s *Store) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.JobKindStats, error) { return t.JobStats(ctx, now) })
+}
+
+// CountStaleProcessing implements paykit.Tx in its own transaction.
+func (s *Store) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
+	return call(s, ctx, func(t *txn) (paykit.StaleCounts, error) { return t.CountStaleProcessing(ctx, updatedBefore) })
+}

@@ -1,0 +1,125 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/paykit/paykit"
+)
+
+// The merchant list and the operator's view of background work. Job states
+// depend on the time of the question: the conditions below are those of
+// paykit.Job.State, with now as an argument. Migration 0008 adds the
+// indexes these lists and counts read.
+
+// ListMerchants implements paykit.MerchantStore.
+func (t tx) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
+	var rows []merchantRow
+	if err := t.listMerchantsQuery(&rows, q).Scan(ctx); err != nil {
+		return nil, mapError("list merchants", err)
+	}
+	out := make([]paykit.Merchant, len(rows))
+	for i, r := range rows {
+		out[i] = paykit.Merchant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+	}
+	return out, nil
+}
+
+func (t tx) listMerchantsQuery(rows *[]merchantRow, q paykit.MerchantQuery) *bun.SelectQuery {
+	return newestFirst(t.db.NewSelect().Model(rows), q.After, q.Limit)
+}
+
+// notLeased is the condition of a job no worker holds at ?.
+const notLeased = "(lease_until IS NULL OR lease_until <= ?)"
+
+// ListJobs implements paykit.MonitorStore.
+func (t tx) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
+	var rows []jobRow
+	if err := t.listJobsQuery(&rows, q).Scan(ctx); err != nil {
+		return nil, mapError("list jobs", err)
+	}
+	out := make([]paykit.Job, len(rows))
+	for i := range rows {
+		out[i] = rows[i].job()
+	}
+	return out, nil
+}
+
+func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
+	sel := t.db.NewSelect().Model(rows)
+	if q.Kind != "" {
+		sel = sel.Where("kind = ?", q.Kind)
+	}
+	if q.MerchantID != "" {
+		sel = sel.Where("merchant_id = ?", q.MerchantID)
+	}
+	now := q.Now.UTC()
+	switch q.State {
+	case paykit.JobRunning:
+		sel = sel.Where("lease_until > ?", now)
+	case paykit.JobRetrying:
+		sel = sel.Where(notLeased, now).Where("attempts > 0")
+	case paykit.JobDue:
+		sel = sel.Where(notLeased, now).Where("attempts = 0").Where("run_at <= ?", now)
+	case paykit.JobScheduled:
+		sel = sel.Where(notLeased, now).Where("attempts = 0").Where("run_at > ?", now)
+	}
+	return newestFirst(sel, q.After, q.Limit)
+}
+
+// jobStatsRow is one kind's line of JobStats.
+type jobStatsRow struct {
+	Kind      string     `bun:"kind"`
+	Due       int        `bun:"due"`
+	Running   int        `bun:"running"`
+	Retrying  int        `bun:"retrying"`
+	OldestDue *time.Time `bun:"oldest_due"`
+}
+
+// JobStats implements paykit.MonitorStore in one pass over the jobs table,
+// which holds pending work only.
+func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
+	now = now.UTC()
+	var rows []jobStatsRow
+	err := t.db.NewSelect().Table("jobs").
+		Column("kind").
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
+		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
+		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
+		Group("kind").Order("kind").
+		Scan(ctx, &rows)
+	if err != nil {
+		return nil, mapError("job stats", err)
+	}
+	out := make([]paykit.JobKindStats, len(rows))
+	for i, r := range rows {
+		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, OldestDue: utcPtr(r.OldestDue)}
+	}
+	return out, nil
+}
+
+// CountStaleProcessing implements paykit.MonitorStore with two counts that
+// read the partial indexes of processing intents.
+func (t tx) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
+	var c paykit.StaleCounts
+	for _, q := range []struct {
+		table, status string
+		n             *int
+	}{
+		{"payment_intents", string(paykit.PaymentProcessing), &c.PaymentIntents},
+		{"payout_intents", string(paykit.PayoutProcessing), &c.PayoutIntents},
+	} {
+		err := t.db.NewSelect().Table(q.table).ColumnExpr("count(*)").
+			Where("status = ?", q.status).Where("updated_at <= ?", updatedBefore.UTC()).
+			Scan(ctx, q.n)
+		if err != nil {
+			return paykit.StaleCounts{}, mapError("count stale intents", err)
+		}
+	}
+	return c, nil
+}
+
+var _ paykit.MonitorStore = tx{}

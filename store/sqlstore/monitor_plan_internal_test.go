@@ -1,0 +1,49 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// TestOperatorListPlansUseIndex checks that deep pages of the operator's
+// merchant and job lists are ordered index scans on PostgreSQL (the indexes
+// of migration 0008), whatever the table size.
+func TestOperatorListPlansUseIndex(t *testing.T) {
+	s := openPostgres(t)
+	ctx := context.Background()
+	for _, stmt := range []string{
+		`INSERT INTO merchants (id, name, created_at, version)
+		SELECT 'mch_' || lpad(i::text, 8, '0'), 'Kedai ' || i, TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond', 0
+		FROM generate_series(1, 20000) AS i`,
+		`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, run_at, attempts, lease_owner, last_error, created_at, version)
+		SELECT 'job_' || lpad(i::text, 8, '0'), CASE WHEN i % 3 = 0 THEN 'payout.inquire' ELSE 'webhook.deliver' END,
+		'mch_' || (i % 20), 'live', 'po_' || i, t, i % 2, '', '', t, 0
+		FROM generate_series(1, 20000) AS i, LATERAL (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond' AS t) x`,
+		"ANALYZE merchants",
+		"ANALYZE jobs",
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deep := &paykit.Position{CreatedAt: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC), ID: "x"}
+	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+
+	var merchants []merchantRow
+	checkIndexScan(t, s, "merchants", s.tx.listMerchantsQuery(&merchants, paykit.MerchantQuery{After: deep, Limit: 26}).String(), "merchants_list_idx")
+	for name, c := range map[string]struct {
+		q     paykit.JobQuery
+		index string
+	}{
+		"all":            {paykit.JobQuery{Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
+		"retrying":       {paykit.JobQuery{State: paykit.JobRetrying, Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
+		"merchant":       {paykit.JobQuery{MerchantID: "mch_7", Now: now, After: deep, Limit: 26}, "jobs_merchant_list_idx"},
+		"kind and state": {paykit.JobQuery{Kind: "payout.inquire", State: paykit.JobDue, Now: now, After: deep, Limit: 26}, "jobs_"}, // by kind or by time, as the planner likes
+	} {
+		var rows []jobRow
+		checkIndexScan(t, s, name, s.tx.listJobsQuery(&rows, c.q).String(), c.index)
+	}
+}

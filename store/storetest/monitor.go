@@ -1,0 +1,258 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+)
+
+// The merchant list and the operator's view of background work: ListJobs,
+// JobStats and CountStaleProcessing.
+
+func merchantIDs(rows []paykit.Merchant) []string {
+	return ids(rows, func(m paykit.Merchant) string { return m.ID })
+}
+
+func jobIDs(rows []paykit.Job) []string {
+	return ids(rows, func(j paykit.Job) string { return j.ID })
+}
+
+func testListMerchants(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	none, err := s.ListMerchants(ctx, paykit.MerchantQuery{Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+
+	for _, m := range []paykit.Merchant{
+		{ID: "mch_1", Name: "Kedai Satu", CreatedAt: at(time.Second)},
+		{ID: "mch_2", Name: "Kedai Dua", CreatedAt: at(2 * time.Second)},
+		{ID: "mch_3", Name: "Kedai Tiga", CreatedAt: at(2 * time.Second)}, // same instant: ties break by id
+		{ID: "mch_4", Name: "ร้านสี่", CreatedAt: at(3 * time.Second)},
+		{ID: "mch_5", Name: "Kedai Lima", CreatedAt: base},
+	} {
+		is.NoErr(s.CreateMerchant(ctx, &m))
+	}
+	want := []string{"mch_4", "mch_3", "mch_2", "mch_1", "mch_5"} // newest first
+	for _, limit := range []int{1, 2, 4, 5, 10} {
+		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Merchant, error) {
+			return s.ListMerchants(ctx, paykit.MerchantQuery{After: after, Limit: limit})
+		}, func(m paykit.Merchant) paykit.Position { return paykit.Position{CreatedAt: m.CreatedAt, ID: m.ID} })
+		is.Equal(got, want)
+	}
+	all, err := s.ListMerchants(ctx, paykit.MerchantQuery{})
+	is.NoErr(err)
+	is.Equal(merchantIDs(all), want) // Limit 0: all
+	is.Equal(all[0], paykit.Merchant{ID: "mch_4", Name: "ร้านสี่", CreatedAt: at(3 * time.Second)})
+	is.Equal(all[0].CreatedAt.Location(), time.UTC)
+}
+
+// monitorNow is the moment the job tests ask about.
+var monitorNow = at(time.Hour)
+
+// seedMonitorJobs brings seven jobs into every state by the Store's own
+// operations. At monitorNow:
+//
+//	job_run     k2 mch_b   running: leased until 2h
+//	job_rdue    k1 mch_a   retrying, due since 40m ("provider timeout")
+//	job_rlater  k1 mch_b   retrying, next attempt at 90m
+//	job_rexp    k2 mch_a   retrying: its lease ended at 10m, due since 0
+//	job_sched   k1 mch_a   scheduled at 70m
+//	job_due     k1 mch_a   due since 55m (live environment)
+//	job_sys     k3 (none)  due at monitorNow exactly
+func seedMonitorJobs(t *testing.T, s paykit.Store) {
+	t.Helper()
+	is := is.New(t)
+	ctx := context.Background()
+	enqueue := func(id, kind string, scope paykit.Scope, created, runAt time.Time) {
+		t.Helper()
+		is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: id, Kind: kind, Scope: scope, TargetID: "po_" + id, RunAt: runAt, CreatedAt: created}))
+	}
+	claim := func(now, until time.Time, want ...string) {
+		t.Helper()
+		got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: until, Limit: 10})
+		is.NoErr(err)
+		slices.Sort(want)
+		is.Equal(jobIDs(got), want) // ordered by run_at, then id: here all by id
+	}
+	enqueue("job_run", "k2", scopeB, at(time.Second), base)
+	claim(base, at(2*time.Hour), "job_run")
+	enqueue("job_rdue", "k1", scopeA, at(2*time.Second), base)
+	enqueue("job_rlater", "k1", scopeB, at(2*time.Second), base)
+	enqueue("job_rexp", "k2", scopeA, at(3*time.Second), base)
+	claim(base, at(10*time.Minute), "job_rdue", "job_rlater", "job_rexp")
+	is.NoErr(s.RetryJob(ctx, "job_rdue", "w1", at(40*time.Minute), "provider timeout"))
+	is.NoErr(s.RetryJob(ctx, "job_rlater", "w1", at(90*time.Minute), "not_yet: provider outcome not final yet"))
+	enqueue("job_sched", "k1", scopeA, at(4*time.Second), at(70*time.Minute))
+	enqueue("job_due", "k1", scopeALive, at(5*time.Second), at(55*time.Minute))
+	enqueue("job_sys", "k3", paykit.Scope{}, at(6*time.Second), monitorNow)
+}
+
+func testListJobs(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	none, err := s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow, Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+	seedMonitorJobs(t, s)
+
+	all := []string{"job_sys", "job_due", "job_sched", "job_rexp", "job_rlater", "job_rdue", "job_run"}
+	for _, c := range []struct {
+		name string
+		q    paykit.JobQuery
+		want []string
+	}{
+		{"all", paykit.JobQuery{}, all},
+		{"running", paykit.JobQuery{State: paykit.JobRunning}, []string{"job_run"}},
+		{"retrying", paykit.JobQuery{State: paykit.JobRetrying}, []string{"job_rexp", "job_rlater", "job_rdue"}},
+		{"due", paykit.JobQuery{State: paykit.JobDue}, []string{"job_sys", "job_due"}},
+		{"scheduled", paykit.JobQuery{State: paykit.JobScheduled}, []string{"job_sched"}},
+		{"kind", paykit.JobQuery{Kind: "k1"}, []string{"job_due", "job_sched", "job_rlater", "job_rdue"}},
+		{"unknown kind", paykit.JobQuery{Kind: "k9"}, nil},
+		{"merchant, both environments", paykit.JobQuery{MerchantID: "mch_a"}, []string{"job_due", "job_sched", "job_rexp", "job_rdue"}},
+		{"merchant b", paykit.JobQuery{MerchantID: "mch_b"}, []string{"job_rlater", "job_run"}},
+		{"kind and state", paykit.JobQuery{Kind: "k2", State: paykit.JobRetrying}, []string{"job_rexp"}},
+		{"merchant and state", paykit.JobQuery{MerchantID: "mch_a", State: paykit.JobDue}, []string{"job_due"}},
+		// Two hours later every lease has ended and everything has come due.
+		{"later: nothing runs", paykit.JobQuery{State: paykit.JobRunning, Now: at(2 * time.Hour)}, nil},
+		{"later: due", paykit.JobQuery{State: paykit.JobDue, Now: at(2 * time.Hour)}, []string{"job_sys", "job_due", "job_sched"}},
+		{"later: retrying", paykit.JobQuery{State: paykit.JobRetrying, Now: at(2 * time.Hour)}, []string{"job_rexp", "job_rlater", "job_rdue", "job_run"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			q := c.q
+			if q.Now.IsZero() {
+				q.Now = monitorNow
+			}
+			got, err := s.ListJobs(ctx, q)
+			is.NoErr(err)
+			is.Equal(jobIDs(got), c.want)
+			for _, j := range got {
+				if q.State != "" {
+					is.Equal(j.State(q.Now), q.State) // the Store's filter agrees with Job.State
+				}
+			}
+		})
+	}
+
+	for _, limit := range []int{1, 2, 3, 7, 10} {
+		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
+			return s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow, After: after, Limit: limit})
+		}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
+		is.Equal(got, all)
+	}
+	retrying := walkPages(t, 2, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
+		return s.ListJobs(ctx, paykit.JobQuery{State: paykit.JobRetrying, Now: monitorNow, After: after, Limit: limit})
+	}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
+	is.Equal(retrying, []string{"job_rexp", "job_rlater", "job_rdue"})
+
+	// Listed jobs are the stored jobs, field for field.
+	listed, err := s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow})
+	is.NoErr(err)
+	for _, j := range listed {
+		stored, err := s.GetJob(ctx, j.ID)
+		is.NoErr(err)
+		is.Equal(j, *stored)
+	}
+	byID := map[string]paykit.Job{}
+	for _, j := range listed {
+		byID[j.ID] = j
+	}
+	is.Equal(byID["job_rdue"].LastError, "provider timeout")
+	is.Equal(byID["job_rdue"].Attempts, 1)
+	is.Equal(byID["job_rdue"].RunAt, at(40*time.Minute))
+	is.True(byID["job_rdue"].LeaseUntil == nil)
+	is.Equal(*byID["job_run"].LeaseUntil, at(2*time.Hour))
+	is.Equal(byID["job_run"].LeaseUntil.Location(), time.UTC)
+	is.Equal(byID["job_sys"].Scope, paykit.Scope{})
+	is.Equal(byID["job_due"].Scope, scopeALive)
+}
+
+func testJobStats(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	none, err := s.JobStats(ctx, monitorNow)
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+	seedMonitorJobs(t, s)
+
+	got, err := s.JobStats(ctx, monitorNow)
+	is.NoErr(err)
+	is.Equal(got, []paykit.JobKindStats{
+		{Kind: "k1", Due: 2, Running: 0, Retrying: 2, OldestDue: ptr(at(40 * time.Minute))},
+		{Kind: "k2", Due: 1, Running: 1, Retrying: 1, OldestDue: ptr(base)},
+		{Kind: "k3", Due: 1, Running: 0, Retrying: 0, OldestDue: ptr(monitorNow)},
+	})
+	is.Equal(got[0].OldestDue.Location(), time.UTC)
+	is.Equal(got[0].OldestDueAge(monitorNow), 20*time.Minute)
+
+	// Before the retries were due: nothing of k1 is due, k3 is not due yet.
+	early, err := s.JobStats(ctx, at(30*time.Minute))
+	is.NoErr(err)
+	is.Equal(early, []paykit.JobKindStats{
+		{Kind: "k1", Retrying: 2},
+		{Kind: "k2", Due: 1, Running: 1, Retrying: 1, OldestDue: ptr(base)},
+		{Kind: "k3"},
+	})
+
+	// Completed jobs are gone from the counts.
+	is.NoErr(s.CompleteJob(ctx, "job_run", "w1"))
+	after, err := s.JobStats(ctx, monitorNow)
+	is.NoErr(err)
+	is.Equal(after[1], paykit.JobKindStats{Kind: "k2", Due: 1, Retrying: 1, OldestDue: ptr(base)})
+}
+
+func testCountStaleProcessing(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	none, err := s.CountStaleProcessing(ctx, monitorNow)
+	is.NoErr(err)
+	is.Equal(none, paykit.StaleCounts{})
+
+	paymentAt := func(scope paykit.Scope, id string, status paykit.PaymentStatus, updated time.Time) {
+		p := payment(scope, id, "ref-"+id, base)
+		p.Status, p.NextAction, p.UpdatedAt = status, nil, updated
+		mustCreatePayment(t, s, p)
+	}
+	paymentAt(scopeA, "pi_old", paykit.PaymentProcessing, base)
+	paymentAt(scopeB, "pi_old_b", paykit.PaymentProcessing, at(time.Minute))
+	paymentAt(scopeA, "pi_fresh", paykit.PaymentProcessing, at(20*time.Minute))
+	paymentAt(scopeA, "pi_done", paykit.PaymentSucceeded, base)
+	payoutAt := func(scope paykit.Scope, id string, status paykit.PayoutStatus, updated time.Time) {
+		p := payout(scope, id, "ref-"+id, base)
+		p.Status, p.UpdatedAt = status, updated
+		mustCreatePayout(t, s, p)
+	}
+	payoutAt(scopeALive, "po_old", paykit.PayoutProcessing, base)
+	payoutAt(scopeA, "po_edge", paykit.PayoutProcessing, at(10*time.Minute))
+	payoutAt(scopeA, "po_held", paykit.PayoutRequiresApproval, base)
+	payoutAt(scopeB, "po_fresh", paykit.PayoutProcessing, at(11*time.Minute))
+
+	for _, c := range []struct {
+		before time.Time
+		want   paykit.StaleCounts
+	}{
+		{base.Add(-time.Millisecond), paykit.StaleCounts{}},
+		{base, paykit.StaleCounts{PaymentIntents: 1, PayoutIntents: 1}},
+		{at(10 * time.Minute), paykit.StaleCounts{PaymentIntents: 2, PayoutIntents: 2}}, // the bound is inclusive
+		{at(time.Hour), paykit.StaleCounts{PaymentIntents: 3, PayoutIntents: 3}},
+	} {
+		got, err := s.CountStaleProcessing(ctx, c.before)
+		is.NoErr(err)
+		is.Equal(got, c.want)
+	}
+
+	// An intent that leaves processing is no longer counted.
+	p, err := s.GetPaymentIntent(ctx, scopeA, "pi_old")
+	is.NoErr(err)
+	p.Status = paykit.PaymentSucceeded
+	is.NoErr(s.UpdatePaymentIntent(ctx, p))
+	got, err := s.CountStaleProcessing(ctx, at(time.Hour))
+	is.NoErr(err)
+	is.Equal(got, paykit.StaleCounts{PaymentIntents: 2, PayoutIntents: 3})
+}
