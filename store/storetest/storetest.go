@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"Events", testEvents},
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookAttempts", testWebhookAttempts},
+		{"Heartbeat", testHeartbeat},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
