@@ -144,7 +144,7 @@ func (p *payHandler) qrImage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return linkError(err)
 	}
-	png, err := qrcode.Encode(data, qrcode.Medium, qrSize)
+	png, err := drawQR(data)
 	if err != nil {
 		return paykit.Internal(fmt.Errorf("draw QR code: %w", err))
 	}
@@ -157,9 +157,22 @@ func (p *payHandler) qrImage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// qrSize is the QR image's width and height in pixels: enough for a phone
-// camera at arm's length, also for long EMVCo payloads.
+// qrSize is about the QR image's width and height in pixels: enough for a
+// phone camera at arm's length, also for long EMVCo payloads.
 const qrSize = 320
+
+// drawQR renders data as a PNG of at least qrSize pixels in which every
+// module is the same whole number of pixels: scaled to a size the module
+// count does not divide, modules come out uneven and scanners miss some
+// codes.
+func drawQR(data string) ([]byte, error) {
+	q, err := qrcode.New(data, qrcode.Medium)
+	if err != nil {
+		return nil, err
+	}
+	n := len(q.Bitmap()) // modules across, quiet zone included
+	return q.PNG(n * ((qrSize + n - 1) / n))
+}
 
 // redirect answers 303 See Other to target. The Referrer-Policy set for
 // every answer keeps the token of this page's URL from the next site.

@@ -177,7 +177,7 @@ func (v *Validator) checkMethodNotAllowed(req *http.Request, resp *http.Response
 	got := strings.Split(resp.Header.Get("Allow"), ", ")
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		return fmt.Errorf("Allow %q, want the documented methods %q", resp.Header.Get("Allow"), strings.Join(want, ", "))
+		return fmt.Errorf("header Allow is %q, want the documented methods %q", resp.Header.Get("Allow"), strings.Join(want, ", "))
 	}
 	return nil
 }
