@@ -125,6 +125,12 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 		}
 		return nil
 	}
+	if ctx.Err() != nil {
+		// Stopped by shutdown, not failed: the lease lapses and any
+		// instance takes the job over.
+		s.log.DebugContext(ctx, "job interrupted", "job_id", j.ID, "kind", j.Kind)
+		return nil
+	}
 	kind := classifyJobError(err)
 	s.jobCounts.record(j.Kind, kind)
 	runAt := s.Now().Add(Backoff(j.Attempts))

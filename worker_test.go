@@ -1,8 +1,11 @@
 package paykit_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,4 +128,44 @@ func TestRunStopsWithContext(t *testing.T) {
 	go func() { done <- svc.Run(ctx) }()
 	cancel()
 	is.NoErr(<-done)
+}
+
+// A job cut short by shutdown is not a failure: no warning, no reschedule;
+// its lease lapses and another instance runs it.
+func TestShutdownInterruptsJobWithoutFailing(t *testing.T) {
+	is := is.New(t)
+	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	store := memory.New()
+	var logs bytes.Buffer
+	stopping, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "stopping", JobLease: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	is.NoErr(err)
+	ctx, shutdown := context.WithCancel(context.Background())
+	paykit.HandleJob(stopping, "work", func(ctx context.Context, _ *paykit.Job) error {
+		shutdown() // the process is told to stop while the job runs
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	var job paykit.Job
+	is.NoErr(store.InTx(context.Background(), func(tx paykit.Tx) error {
+		job = paykit.Job{Kind: "work"}
+		return paykit.EnqueueJob(context.Background(), stopping, tx, &job)
+	}))
+	n, err := stopping.ProcessDue(ctx)
+	is.True(err == nil || errors.Is(err, context.Canceled)) // the round ends with its context
+	is.Equal(n, 1)
+	is.True(!strings.Contains(logs.String(), "job failed")) // not logged as a failure
+	left, err := store.GetJob(context.Background(), job.ID)
+	is.NoErr(err)
+	is.Equal(left.LeaseOwner, "stopping") // still leased: not rescheduled
+	is.Equal(left.LastError, "")
+
+	next := newWorkerService(t, store, clock, "next")
+	var ran atomic.Int32
+	paykit.HandleJob(next, "work", func(context.Context, *paykit.Job) error { ran.Add(1); return nil })
+	clock.Advance(time.Minute)
+	n, err = next.ProcessDue(context.Background())
+	is.NoErr(err)
+	is.Equal(n, 1)
+	is.Equal(ran.Load(), int32(1))
 }
