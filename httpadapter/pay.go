@@ -8,6 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -157,21 +161,37 @@ func (p *payHandler) qrImage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// qrSize is about the QR image's width and height in pixels: enough for a
-// phone camera at arm's length, also for long EMVCo payloads.
+// qrSize is the QR image's width and height in pixels: enough for a phone
+// camera at arm's length, also for long EMVCo payloads.
 const qrSize = 320
 
-// drawQR renders data as a PNG of at least qrSize pixels in which every
-// module is the same whole number of pixels: scaled to a size the module
-// count does not divide, modules come out uneven and scanners miss some
-// codes.
+// drawQR renders data as a qrSize×qrSize PNG in which every module is the
+// same whole number of pixels, centred in a white margin: scaled to a size
+// the module count does not divide, modules come out uneven and scanners
+// miss some codes.
 func drawQR(data string) ([]byte, error) {
 	q, err := qrcode.New(data, qrcode.Medium)
 	if err != nil {
 		return nil, err
 	}
-	n := len(q.Bitmap()) // modules across, quiet zone included
-	return q.PNG(n * ((qrSize + n - 1) / n))
+	modules := q.Bitmap() // quiet zone included
+	n := len(modules)
+	scale := max(1, qrSize/n)
+	size := max(qrSize, n*scale)
+	off := (size - n*scale) / 2
+	img := image.NewPaletted(image.Rect(0, 0, size, size), color.Palette{color.White, color.Black})
+	for y, row := range modules {
+		for x, dark := range row {
+			if dark {
+				draw.Draw(img, image.Rect(off+x*scale, off+y*scale, off+(x+1)*scale, off+(y+1)*scale), image.Black, image.Point{}, draw.Src)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // redirect answers 303 See Other to target. The Referrer-Policy set for
