@@ -309,14 +309,19 @@ func stateError(err error) answer {
 }
 
 // serveOp runs one API operation between its injected faults: a fault
-// before the effect leaves no trace, one after it leaves the effect
-// recorded and the answer lost.
-func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, effect func() answer) {
-	if p.fault(w, r, op, false) {
+// before the effect leaves no trace (but for broken, when set, which runs
+// first), one after it leaves the effect recorded and the answer lost.
+func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, broken func(), effect func() answer) {
+	if kind, ok := p.takeFault(op, false); ok {
+		if broken != nil {
+			broken()
+		}
+		p.applyFault(w, r, kind)
 		return
 	}
 	a := effect()
-	if p.fault(w, r, op, true) {
+	if kind, ok := p.takeFault(op, true); ok {
+		p.applyFault(w, r, kind)
 		return
 	}
 	switch {
@@ -335,7 +340,7 @@ func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, effect 
 // attempt exists.
 func keyedOp[T record](p *PSP, w http.ResponseWriter, r *http.Request, op string, records table[T], effect func(rec T, now time.Time) answer) {
 	key := r.PathValue("key")
-	p.serveOp(w, r, op, func() answer {
+	p.serveOp(w, r, op, nil, func() answer {
 		var a answer
 		found, err := records.update(r.Context(), byKey(key), func(rec T) {
 			now := p.now()
@@ -400,34 +405,34 @@ func recordNew[T record](ctx context.Context, p *PSP, records table[T], key, fp 
 // okAnswer is a 200 with body.
 func okAnswer(body any) answer { return answer{status: http.StatusOK, body: body} }
 
-// create serves a create operation: the idempotency key is required and
-// counted, then the body decoded and recorded.
+// create serves a create operation: the idempotency key is required, the
+// body decoded and recorded, and the request counted. It is counted once
+// its record is kept (or a fault broke it first), so that a count never
+// runs ahead of the record it led to.
 func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(key string) answer) {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" || len(key) > 255 {
 		writeError(w, http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
 		return
 	}
-	if err := p.st.countCreate(r.Context(), key); err != nil {
-		a := stateError(err)
-		writeJSON(w, a.status, a.body)
-		return
-	}
-	p.serveOp(w, r, op, func() answer {
+	count := func() error { return p.st.countCreate(r.Context(), key) }
+	p.serveOp(w, r, op, func() { _ = count() }, func() answer {
+		var a answer
 		if err := decode(r, body); err != nil {
-			return errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
+			a = errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
+		} else {
+			a = record(key)
 		}
-		return record(key)
+		if err := count(); err != nil {
+			return stateError(err)
+		}
+		return a
 	})
 }
 
-// fault applies an injected fault of op, if one is due, and reports
-// whether it did (then the request is answered or dropped).
-func (p *PSP) fault(w http.ResponseWriter, r *http.Request, op string, afterRecord bool) bool {
-	kind, ok := p.takeFault(op, afterRecord)
-	if !ok {
-		return false
-	}
+// applyFault breaks the request as an injected fault of kind does: it is
+// held, dropped, or answered 500.
+func (p *PSP) applyFault(w http.ResponseWriter, r *http.Request, kind FaultKind) {
 	switch kind {
 	case FaultTimeout:
 		p.holdRequest(w, r)
@@ -436,7 +441,6 @@ func (p *PSP) fault(w http.ResponseWriter, r *http.Request, op string, afterReco
 	default:
 		writeError(w, http.StatusInternalServerError, errInternal, "Injected fault.")
 	}
-	return true
 }
 
 // holdRequest keeps the request unanswered until the client goes away or

@@ -29,7 +29,7 @@ type pendingCallback struct {
 	body  callbackView
 }
 
-// dueCallbacks settles every record that time changed and returns the
+// dueCallbacks settles every record due for a look and returns the
 // final states the receiver has not acknowledged, oldest first.
 func (p *PSP) dueCallbacks(ctx context.Context, now time.Time) ([]pendingCallback, error) {
 	pays, err := dueIn(ctx, p.st.payments(), "payment", now)
