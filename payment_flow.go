@@ -528,8 +528,9 @@ func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
 }
 
 // expirePaymentJob ends an intent whose payer did not finish in time:
-// without an attempt at once; with one, only after the Provider cancelled
-// it (if the Provider says it succeeded meanwhile, it succeeded).
+// without an attempt at once; with one, only once the Provider confirms it
+// cancelled the attempt or holds none (if the Provider says it succeeded
+// meanwhile, it succeeded). An uncertain answer is asked again later.
 func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
 	if err != nil {
@@ -542,15 +543,7 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 		return errNotYet
 	}
 	if pi.Attempt == AttemptNone {
-		return s.inTx(ctx, func(tx Tx) error {
-			cur, err := tx.GetPaymentIntent(ctx, j.Scope, j.TargetID)
-			if err != nil || cur.Status.Terminal() {
-				return err
-			}
-			now := s.Now()
-			cur.Status, cur.FailureCode, cur.Attempt, cur.CompletedAt, cur.UpdatedAt = PaymentExpired, FailureExpired, AttemptClosed, &now, now
-			return tx.UpdatePaymentIntent(ctx, cur)
-		})
+		return s.expirePayment(ctx, j.Scope, pi.ID)
 	}
 	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
 		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
@@ -559,8 +552,30 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if !ok {
 		return fmt.Errorf("unknown Provider %q", pi.Provider)
 	}
+	r := prov.CancelPayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider cancel payment at expiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound {
+		// Past expires_at the Provider confirms it holds no attempt (it
+		// lost or forgot it): none can succeed there any more.
+		return s.expirePayment(ctx, j.Scope, pi.ID)
+	}
 	// A cancelled answer becomes expired (no merchant asked to cancel).
-	return s.applyInquiry(ctx, j.Scope, pi.ID, prov.CancelPayment(ctx, attemptKey(pi)))
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// expirePayment ends the intent as expired, unless it is final already
+// (a callback or another job may have settled it meanwhile).
+func (s *Service) expirePayment(ctx context.Context, scope Scope, id string) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		pi, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil || pi.Status.Terminal() {
+			return err
+		}
+		now := s.Now()
+		pi.Status, pi.FailureCode, pi.Attempt, pi.NextAction = PaymentExpired, FailureExpired, AttemptClosed, nil
+		pi.CompletedAt, pi.UpdatedAt = &now, now
+		return tx.UpdatePaymentIntent(ctx, pi)
+	})
 }
 
 // asServiceError keeps contract errors and hides everything else.
