@@ -51,7 +51,9 @@ func (o *operatorAPI) routeWebhooks() {
 	o.handle("POST /webhook_endpoints/{id}/rotate_secret", o.auth(o.rotateWebhookSecret))
 	o.handle("POST /webhook_endpoints/{id}/enable", o.auth(o.setWebhookEndpointEnabled(true)))
 	o.handle("POST /webhook_endpoints/{id}/disable", o.auth(o.setWebhookEndpointEnabled(false)))
-	o.handle("GET /webhook_endpoints/{id}/attempts", o.auth(o.listWebhookAttempts))
+	o.handle("GET /webhook_endpoints/{id}/attempts", o.auth(servePaged(o, func(r *http.Request, p paykit.PageParams) (*paykit.Page[paykit.WebhookAttempt], error) {
+		return o.svc.ListWebhookAttempts(r.Context(), r.PathValue("id"), p)
+	})))
 }
 
 func (o *operatorAPI) createWebhookEndpoint(w http.ResponseWriter, r *http.Request, actor string) error {
@@ -123,23 +125,6 @@ func (o *operatorAPI) setWebhookEndpointEnabled(enabled bool) func(w http.Respon
 		o.writeJSON(w, r, http.StatusOK, ep)
 		return nil
 	}
-}
-
-func (o *operatorAPI) listWebhookAttempts(w http.ResponseWriter, r *http.Request, _ string) error {
-	q := r.URL.Query()
-	if err := allowQuery(q, "limit", "cursor"); err != nil {
-		return err
-	}
-	params, err := pageParams(q)
-	if err != nil {
-		return err
-	}
-	page, err := o.svc.ListWebhookAttempts(r.Context(), r.PathValue("id"), params)
-	if err != nil {
-		return err
-	}
-	o.writeJSON(w, r, http.StatusOK, page)
-	return nil
 }
 
 // CallbackOptions configure NewProviderCallbacks.

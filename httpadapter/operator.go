@@ -59,7 +59,9 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 		}
 	}
 	o.handle("POST /merchants", o.auth(o.createMerchant))
-	o.handle("GET /merchants", o.auth(o.listMerchants))
+	o.handle("GET /merchants", o.auth(servePaged(o, func(r *http.Request, p paykit.PageParams) (*paykit.Page[paykit.Merchant], error) {
+		return o.svc.ListMerchants(r.Context(), p) // every merchant, newest first
+	})))
 	o.handle("GET /merchants/{id}", o.auth(o.getMerchant))
 	o.handle("POST /merchants/{id}/api_keys", o.auth(o.createAPIKey))
 	o.handle("GET /merchants/{id}/api_keys", o.auth(o.listAPIKeys))
@@ -112,22 +114,25 @@ func (o *operatorAPI) createMerchant(w http.ResponseWriter, r *http.Request, act
 	return nil
 }
 
-// listMerchants serves GET /merchants: every merchant, newest first.
-func (o *operatorAPI) listMerchants(w http.ResponseWriter, r *http.Request, _ string) error {
-	q := r.URL.Query()
-	if err := allowQuery(q, "limit", "cursor"); err != nil {
-		return err
+// servePaged serves an operator list whose only query parameters are limit
+// and cursor; list gets the request (for its path values) and the page.
+func servePaged[T any](o *operatorAPI, list func(r *http.Request, p paykit.PageParams) (*paykit.Page[T], error)) func(http.ResponseWriter, *http.Request, string) error {
+	return func(w http.ResponseWriter, r *http.Request, _ string) error {
+		q := r.URL.Query()
+		if err := allowQuery(q, "limit", "cursor"); err != nil {
+			return err
+		}
+		params, err := pageParams(q)
+		if err != nil {
+			return err
+		}
+		page, err := list(r, params)
+		if err != nil {
+			return err
+		}
+		o.writeJSON(w, r, http.StatusOK, page)
+		return nil
 	}
-	params, err := pageParams(q)
-	if err != nil {
-		return err
-	}
-	page, err := o.svc.ListMerchants(r.Context(), params)
-	if err != nil {
-		return err
-	}
-	o.writeJSON(w, r, http.StatusOK, page)
-	return nil
 }
 
 func (o *operatorAPI) getMerchant(w http.ResponseWriter, r *http.Request, _ string) error {
