@@ -64,8 +64,6 @@ type Store interface {
 	// returns unchanged). fn may be retried by the caller on
 	// ErrVersionConflict; InTx itself does not retry. fn must not call InTx.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
-	// Ping reports whether the backend answers.
-	Ping(ctx context.Context) error
 	// Heartbeat records that instance was alive at now: a tiny write that
 	// proves the backend accepts writes (a read-only database fails it).
 	Heartbeat(ctx context.Context, instance string, now time.Time) error

@@ -88,9 +88,6 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
 	return fn(t)
 }
 
-// Ping always succeeds.
-func (s *Store) Ping(context.Context) error { return nil }
-
 // Heartbeat records that instance was alive at now.
 func (s *Store) Heartbeat(ctx context.Context, instance string, now time.Time) error {
 	if err := ctx.Err(); err != nil {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,37 +14,47 @@ import (
 
 // pool bounds how long the Store waits for a connection. database/sql
 // queues a caller for a free connection until its context ends, which for
-// a request may be never; pool acquires with a deadline of wait instead and
-// reports paykit.ErrUnavailable when none came free. It is the bun
-// ConnResolver of every statement outside InTx and the source of InTx's
-// connections.
+// a request may be never; pool admits at most as many operations as the
+// pool has connections, waiting at most wait for a slot, and reports
+// paykit.ErrUnavailable when none came free. An admitted operation then
+// finds a connection at once. It is the bun ConnResolver of every statement
+// outside InTx, and InTx takes a slot for its transaction.
 type pool struct {
-	db   *bun.DB
-	wait time.Duration
+	db    *bun.DB
+	slots chan struct{}
+	wait  time.Duration
 }
 
 var _ bun.ConnResolver = (*pool)(nil)
 
-// conn takes a connection of the pool, waiting at most p.wait. The caller
-// closes it (which returns it to the pool).
-func (p *pool) conn(ctx context.Context) (bun.Conn, error) {
-	wctx, cancel := context.WithTimeout(ctx, p.wait)
-	defer cancel()
-	c, err := p.db.Conn(wctx)
-	if err != nil {
-		return bun.Conn{}, p.acquireError(ctx, wctx, err)
-	}
-	return c, nil
+func newPool(db *bun.DB, size int, wait time.Duration) *pool {
+	return &pool{db: db, slots: make(chan struct{}, size), wait: wait}
 }
 
-// acquireError tells the pool's timeout (overload) from the caller's own
-// context ending and from a failure to connect.
-func (p *pool) acquireError(ctx, wctx context.Context, err error) error {
-	if ctx.Err() == nil && wctx.Err() != nil {
+// acquire takes a slot, waiting at most p.wait; release gives it back.
+func (p *pool) acquire(ctx context.Context) error {
+	select {
+	case p.slots <- struct{}{}: // the usual case: no timer needed
+		return nil
+	default:
+	}
+	t := time.NewTimer(p.wait)
+	defer t.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The caller's own time ran out waiting: still overload.
+			return fmt.Errorf("%w: no free database connection before the deadline", paykit.ErrUnavailable)
+		}
+		return ctx.Err() // the caller went away
+	case <-t.C:
 		return fmt.Errorf("%w: no free database connection within %s", paykit.ErrUnavailable, p.wait)
 	}
-	return mapError("connect", err)
 }
+
+func (p *pool) release() { <-p.slots }
 
 // ResolveConn implements bun.ConnResolver: every statement outside a
 // transaction runs through p.
@@ -52,32 +63,24 @@ func (p *pool) ResolveConn(context.Context, bun.Query) bun.IConn { return p }
 // Close implements bun.ConnResolver; the pool belongs to the bun.DB.
 func (p *pool) Close() error { return nil }
 
-// ExecContext runs query on a connection taken with a bounded wait.
+// ExecContext runs query once admitted.
 func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	c, err := p.conn(ctx)
-	if err != nil {
+	if err := p.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	return c.Conn.ExecContext(ctx, query, args...)
+	defer p.release()
+	return p.db.DB.ExecContext(ctx, query, args...)
 }
 
-// QueryContext runs query on a connection taken with a bounded wait. The
-// connection goes back to the pool when the rows are closed.
+// QueryContext runs query once admitted. The slot is given back when the
+// query returns, a little before its connection (bun reads and closes the
+// rows at once), so the pool may briefly see one more caller than slots.
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	c, err := p.conn(ctx)
-	if err != nil {
+	if err := p.acquire(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := c.Conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	// sql.Conn.Close waits for the open rows to close; bun reads and closes
-	// them before the query method returns.
-	go c.Close()
-	return rows, nil
+	defer p.release()
+	return p.db.DB.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs query with database/sql's own wait: a *sql.Row

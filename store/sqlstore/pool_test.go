@@ -43,28 +43,45 @@ func sqlDSNs(t *testing.T) map[string]string {
 	}
 }
 
-// TestPoolExhaustedIsUnavailable holds every connection of a pool of two
-// and checks that reads, writes and transactions wait ConnWait, then fail
-// with ErrUnavailable having written nothing, and work again once the
-// connections are back.
+// TestPoolExhaustedIsUnavailable keeps every connection of a small pool
+// busy in transactions (two on PostgreSQL; one on SQLite, which runs one
+// transaction at a time) and checks that reads, writes and transactions
+// wait ConnWait, then fail with ErrUnavailable having written nothing, and
+// work again once the connections are back.
 func TestPoolExhaustedIsUnavailable(t *testing.T) {
 	for name, dsn := range sqlDSNs(t) {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
 			ctx := context.Background()
-			s := openWith(t, dsn, sqlstore.Options{MaxConns: 2, ConnWait: 100 * time.Millisecond})
-			var held []*sql.Conn
-			for range 2 {
-				c, err := s.DB().DB.Conn(ctx)
-				is.NoErr(err)
-				held = append(held, c)
+			n := map[string]int{"sqlite": 1, "postgres": 2}[name]
+			s := openWith(t, dsn, sqlstore.Options{MaxConns: n, ConnWait: 100 * time.Millisecond})
+			release := make(chan struct{})
+			inside := make(chan struct{}, n)
+			var holders sync.WaitGroup
+			for range n {
+				holders.Go(func() {
+					err := s.InTx(ctx, func(tx paykit.Tx) error {
+						inside <- struct{}{}
+						<-release
+						return nil
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			for range n {
+				<-inside
 			}
 			m := &paykit.Merchant{ID: "mch_busy", Name: "Busy", CreatedAt: time.UnixMilli(1e12).UTC()}
+			waitForUnavailable := func(err error) {
+				t.Helper()
+				is.True(errors.Is(err, paykit.ErrUnavailable))
+			}
 			_, err := s.GetMerchant(ctx, "mch_any")
-			is.True(errors.Is(err, paykit.ErrUnavailable)) // a read
-			is.True(errors.Is(s.CreateMerchant(ctx, m), paykit.ErrUnavailable))
-			err = s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, m) })
-			is.True(errors.Is(err, paykit.ErrUnavailable))
+			waitForUnavailable(err) // a read
+			waitForUnavailable(s.CreateMerchant(ctx, m))
+			waitForUnavailable(s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, m) }))
 
 			// The caller's own end is not overload.
 			cctx, cancel := context.WithCancel(ctx)
@@ -72,9 +89,8 @@ func TestPoolExhaustedIsUnavailable(t *testing.T) {
 			_, err = s.GetMerchant(cctx, "mch_any")
 			is.True(err != nil && !errors.Is(err, paykit.ErrUnavailable))
 
-			for _, c := range held {
-				is.NoErr(c.Close())
-			}
+			close(release)
+			holders.Wait()
 			_, err = s.GetMerchant(ctx, "mch_busy")
 			is.True(errors.Is(err, paykit.ErrNotFound)) // nothing was written
 			is.NoErr(s.CreateMerchant(ctx, m))

@@ -59,6 +59,13 @@ type Options struct {
 	// BusyTimeout is how long a SQLite writer waits for the write lock
 	// before it fails with paykit.ErrUnavailable. Default 5s.
 	BusyTimeout time.Duration
+	// SQLiteSynchronous is SQLite's synchronous setting: "FULL" (the
+	// default) syncs every commit to disk before it returns, so a committed
+	// payment survives power loss; "NORMAL" syncs at checkpoints only: a
+	// commit survives a crash of the process but the last ones may be lost
+	// on power loss, for several times the write rate. Ignored on
+	// PostgreSQL.
+	SQLiteSynchronous string
 }
 
 // Defaults of Options, sized for a small machine: a few connections kept
@@ -78,20 +85,22 @@ func (o Options) withDefaults() Options {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
 	}
+	if o.SQLiteSynchronous == "" {
+		o.SQLiteSynchronous = "FULL"
+	}
 	return o
 }
 
 // sqliteParams are the connection settings of every SQLite connection but
-// the busy timeout: WAL lets readers run beside the writer,
-// synchronous(FULL) makes a commit durable on power loss, and
-// _txlock=immediate takes the write lock at BEGIN.
-const sqliteParams = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-	"&_pragma=synchronous(FULL)&_txlock=immediate"
+// the busy timeout and synchronous: WAL lets readers run beside the writer,
+// and _txlock=immediate takes the write lock at BEGIN.
+const sqliteParams = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // sqliteDSN is the parameter string of a SQLite connection: writers wait
-// up to busy for the lock instead of failing at once.
-func sqliteDSN(busy time.Duration) string {
-	return fmt.Sprintf("_pragma=busy_timeout(%d)&%s", busy.Milliseconds(), sqliteParams)
+// up to BusyTimeout for the lock instead of failing at once, and commits
+// sync as SQLiteSynchronous says.
+func sqliteDSN(o Options) string {
+	return fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&%s", o.BusyTimeout.Milliseconds(), o.SQLiteSynchronous, sqliteParams)
 }
 
 // Open connects to the database named by dsn with the default Options and
@@ -110,11 +119,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // OpenWith is Open with Options.
 func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
+	if opts.SQLiteSynchronous != "FULL" && opts.SQLiteSynchronous != "NORMAL" {
+		return nil, fmt.Errorf("sqlstore: open: SQLiteSynchronous must be FULL or NORMAL, not %q", opts.SQLiteSynchronous)
+	}
 	var db *bun.DB
 	persistent := true
 	switch {
 	case dsn == "sqlite::memory:":
-		sqldb, err := sql.Open("sqlite", ":memory:?"+sqliteDSN(opts.BusyTimeout))
+		sqldb, err := sql.Open("sqlite", ":memory:?"+sqliteDSN(opts))
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: open: %w", err)
 		}
@@ -130,7 +142,7 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		// The path becomes a file: URI, where these three characters are special.
 		path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-		sqldb, err := sql.Open("sqlite", "file:"+path+"?"+sqliteDSN(opts.BusyTimeout))
+		sqldb, err := sql.Open("sqlite", "file:"+path+"?"+sqliteDSN(opts))
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: open: %w", err)
 		}
@@ -170,12 +182,13 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // New returns a Store on a host's bun.DB, which must use sqlitedialect (on
 // modernc.org/sqlite, with the settings described in the package doc) or
 // pgdialect. It panics on another dialect. The host's pool settings stay;
-// New installs a connection resolver on db so that the Store's statements
-// wait at most DefaultConnWait for a free connection. Close closes db.
+// New installs a connection resolver on db that admits at most as many of
+// the Store's operations as db's MaxOpenConns (DefaultMaxConns when
+// unbounded), each waiting at most DefaultConnWait. Close closes db.
 func New(db *bun.DB) *Store { return NewWith(db, Options{}) }
 
-// NewWith is New with Options; only ConnWait applies, the pool being the
-// host's.
+// NewWith is New with Options: MaxConns applies when db's pool is
+// unbounded, ConnWait always.
 func NewWith(db *bun.DB, opts Options) *Store {
 	opts = opts.withDefaults()
 	var pg bool
@@ -186,7 +199,11 @@ func NewWith(db *bun.DB, opts Options) *Store {
 	default:
 		panic(fmt.Sprintf("sqlstore: unsupported dialect %s", name))
 	}
-	p := &pool{db: db, wait: opts.ConnWait}
+	size := opts.MaxConns
+	if n := db.Stats().MaxOpenConnections; n > 0 {
+		size = n // the pool's own bound
+	}
+	p := newPool(db, size, opts.ConnWait)
 	bun.WithConnResolver(p)(db) // statements outside InTx take their connection through p
 	s := &Store{db: db, pool: p, persistent: true}
 	s.tx = tx{db: db, pg: pg, store: s}
@@ -207,12 +224,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 
 // runTx runs fn in a new transaction on a connection of the pool; see InTx.
 func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
-	conn, err := s.pool.conn(ctx)
-	if err != nil {
+	if err := s.pool.acquire(ctx); err != nil {
 		return err
 	}
-	defer conn.Close()
-	btx, err := conn.BeginTx(ctx, nil)
+	defer s.pool.release()
+	btx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return mapError("begin", err)
 	}
@@ -245,12 +261,20 @@ func (t tx) atomic(ctx context.Context, fn func(t tx) error) error {
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Heartbeat records that instance was alive at now, in
-// paykit_heartbeats: a write, so a read-only database fails it.
+// paykit_heartbeats: a write, so a read-only database fails it. Rows of
+// instances silent for heartbeatKept go.
 func (s *Store) Heartbeat(ctx context.Context, instance string, now time.Time) error {
 	_, err := s.db.NewInsert().Model(&heartbeatRow{Instance: instance, BeatAt: now.UTC()}).
 		On("CONFLICT (instance) DO UPDATE").Set("beat_at = EXCLUDED.beat_at").Exec(ctx)
+	if err != nil {
+		return mapError("heartbeat", err)
+	}
+	_, err = s.db.NewDelete().Model((*heartbeatRow)(nil)).Where("beat_at < ?", now.UTC().Add(-heartbeatKept)).Exec(ctx)
 	return mapError("heartbeat", err)
 }
+
+// heartbeatKept is how long the heartbeat of a silent instance is kept.
+const heartbeatKept = 7 * 24 * time.Hour
 
 type heartbeatRow struct {
 	bun.BaseModel `bun:"table:paykit_heartbeats"`
