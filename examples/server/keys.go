@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/paykit/paykit"
 )
@@ -97,6 +103,7 @@ func loadDBKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) ([]byte, *
 	if err != nil {
 		return nil, nil, fmt.Errorf("keys in the database: %w", err)
 	}
+	logger.WarnContext(ctx, "the signing and account keys are kept in the database, beside the data they protect; pass -keys FILE (the same on every instance) to keep them apart")
 	var kf keyFile
 	if err := json.Unmarshal([]byte(stored), &kf); err != nil {
 		return nil, nil, fmt.Errorf("keys in the database: %w", err)
@@ -104,8 +111,65 @@ func loadDBKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) ([]byte, *
 	return kf.keys("keys in the database")
 }
 
-// serverKeysLockID is the PostgreSQL advisory lock of loadDBKeys.
+// serverKeysLockID is the PostgreSQL advisory lock of loadDBKeys and
+// verifyKeys.
 const serverKeysLockID = 0x706b6b657973 // "pkkeys"
+
+// legacyKeysFile is where a PostgreSQL server kept its keys before they
+// moved into the database; when it exists, it is still used.
+const legacyKeysFile = "paykit.keys"
+
+// keyCheck is what verifyKeys seals and signs.
+const keyCheck = "paykit key check"
+
+// verifyKeys refuses keys that are not the ones the database was first
+// started with: under other keys, stored account numbers, webhook secrets,
+// cursors and payer links would not open. The first start records an HMAC
+// under the signing key and a value sealed with the account keyring; every
+// later start checks both (a rotated keyring keeps the old key ids, so it
+// still opens the check).
+func verifyKeys(ctx context.Context, db *bun.DB, signing []byte, accounts *paykit.Keyring) error {
+	h := hmac.New(sha256.New, signing)
+	h.Write([]byte(keyCheck))
+	mac := hex.EncodeToString(h.Sum(nil))
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if db.Dialect().Name() == dialect.PG {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", serverKeysLockID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS paykit_key_check "+
+			"(id INTEGER PRIMARY KEY, signing_mac TEXT NOT NULL, account_key_id TEXT NOT NULL, account_sealed TEXT NOT NULL)"); err != nil {
+			return err
+		}
+		var storedMAC, keyID, sealed string
+		err := tx.QueryRowContext(ctx, "SELECT signing_mac, account_key_id, account_sealed FROM paykit_key_check WHERE id = 1").
+			Scan(&storedMAC, &keyID, &sealed)
+		if errors.Is(err, sql.ErrNoRows) {
+			id, box, err := accounts.Seal(keyCheck, keyCheck)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, "INSERT INTO paykit_key_check (id, signing_mac, account_key_id, account_sealed) VALUES (1, ?, ?, ?)",
+				mac, id, base64.StdEncoding.EncodeToString(box))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if !hmac.Equal([]byte(mac), []byte(storedMAC)) {
+			return errors.New("its signing key is not the one this database was first started with; start with the original keys (-keys FILE)")
+		}
+		box, err := base64.StdEncoding.DecodeString(sealed)
+		if err != nil {
+			return err
+		}
+		if opened, err := accounts.Open(keyID, box, keyCheck); err != nil || opened != keyCheck {
+			return fmt.Errorf("its account keys do not open what this database holds (key id %q); start with the original keys (-keys FILE), adding new ones beside them to rotate", keyID)
+		}
+		return nil
+	})
+}
 
 // loadKeys reads the key file at path, creating it (mode 0600) with fresh
 // keys when it does not exist; when another process creates it first, its

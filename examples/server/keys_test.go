@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/store/sqlstore"
 )
 
 func TestLoadKeysCreatesThenReuses(t *testing.T) {
@@ -69,8 +75,49 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	is.NoErr(err)
 	is.NoErr(second.stop())
 
-	// The same database under other keys: the cursor no longer verifies.
-	third := start(t, "-db", db, "-addr", "127.0.0.1:0", "-operator-token", "fixed-operator-token-123", "-keys", filepath.Join(t.TempDir(), "other.keys"))
-	status, _, _ = call(t, "GET", third.url+"/operator/audit_events?limit=1&cursor="+page.NextCursor, "", bearerAuth(third.token))
-	is.Equal(status, http.StatusBadRequest)
+	// The same database under other keys: what it holds would not open, so
+	// the server refuses to start.
+	err = run(context.Background(), []string{"-db", db, "-addr", "127.0.0.1:0", "-keys", filepath.Join(t.TempDir(), "other.keys")},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "not the one this database was first started with"))
+}
+
+// On PostgreSQL the keys in the database are checked the same way: a
+// server given other keys refuses to start, and a rotated keyring (a new
+// active key beside the old one) is accepted.
+func TestKeysMustMatchTheDatabase(t *testing.T) {
+	is := is.New(t)
+	dsn := pgtest.Database(t)
+	first := start(t, "-db", dsn, "-addr", "127.0.0.1:0") // keys made and kept in the database
+	is.NoErr(first.stop())
+
+	noEnv := func(string) string { return "" }
+	other := filepath.Join(t.TempDir(), "other.keys")
+	err := run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0", "-keys", other}, noEnv, io.Discard, io.Discard)
+	is.True(err != nil && strings.Contains(err.Error(), "the keys of "+other))
+
+	// The database's own keys, rotated: a new active account key beside k1.
+	ctx := context.Background()
+	s, err := sqlstore.Open(ctx, dsn)
+	is.NoErr(err)
+	var stored string
+	is.NoErr(s.DB().NewRaw("SELECT keys FROM paykit_server_keys WHERE id = 1").Scan(ctx, &stored))
+	is.NoErr(s.Close())
+	var kf keyFile
+	is.NoErr(json.Unmarshal([]byte(stored), &kf))
+	kf.AccountKeys["k2"], kf.ActiveAccount = []byte("0123456789abcdef0123456789abcdef"), "k2"
+	rotated := filepath.Join(t.TempDir(), "rotated.keys")
+	data, _ := json.Marshal(kf)
+	is.NoErr(os.WriteFile(rotated, data, 0o600))
+	again := start(t, "-db", dsn, "-addr", "127.0.0.1:0", "-keys", rotated)
+	status, _, _ := call(t, "GET", again.url+"/healthz", "", nil)
+	is.Equal(status, http.StatusOK)
+}
+
+func TestSandboxDB(t *testing.T) {
+	is := is.New(t)
+	is.Equal(sandboxDB("sqlite:/var/lib/paykit/paykit.db"), "sqlite:/var/lib/paykit/paykit.sandbox.db")
+	is.Equal(sandboxDB("sqlite:data"), "sqlite:data.sandbox.db")
+	is.Equal(sandboxDB("postgres://db/paykit"), "postgres://db/paykit") // shared by every server on it
 }

@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,10 +97,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer store.Close()
-	psp, adapter, err := newSandbox(ctx, cfg, baseURL, store)
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store)
 	if err != nil {
 		return err
 	}
+	defer closePSP()
 	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return err
@@ -207,17 +209,17 @@ const (
 // newSandbox builds the sandbox PSP, mounted at /sandbox, and its adapter.
 // Payers reach the PSP's pages through the public URL; the adapter calls
 // its API on this server's own listen address (baseURL). On a SQL store
-// the PSP keeps its state in the same database, as a real PSP keeps its
-// own, so that a restarted server, or any server on the database, answers
+// the PSP keeps its state in its own tables (see sandboxDB), over its own
+// connections, as a real PSP keeps its own, so that a restarted server, or any server on the database, answers
 // for what an earlier one's PSP recorded; on the memory store the state
 // lives as long as the process. The API key, which the adapter sends and
 // which signs the PSP's callbacks, is drawn at start and never stored: each
 // server's adapter calls its own PSP mount, and that PSP posts callbacks to
 // its own server.
-func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, error) {
+func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, func(), error) {
 	key, err := randomToken()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	delay := cfg.SandboxDelay
 	if delay == 0 {
@@ -227,15 +229,39 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 		BaseURL: cfg.PublicURL + "/sandbox", APIKey: key, Delay: delay, Hold: sandboxHold,
 		CallbackURL: baseURL + "/providers/" + sandbox.Name + "/webhooks",
 	}
-	if sql, ok := store.(*sqlstore.Store); ok {
-		if err := sandbox.Migrate(ctx, sql.DB()); err != nil {
-			return nil, nil, err
+	closeDB := func() {}
+	if _, ok := store.(*sqlstore.Store); ok && store.Persistent() {
+		// The PSP stands in for another service: it gets a small pool of
+		// its own on the database, so its work never waits for, or takes,
+		// paykit's connections.
+		// A simulator's records need to survive a restart, not a power cut.
+		db, err := sqlstore.OpenWith(ctx, sandboxDB(cfg.DB), sqlstore.Options{MaxConns: sandboxConns, SQLiteSynchronous: "NORMAL"})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
-		pspCfg.DB = sql.DB()
+		if err := sandbox.Migrate(ctx, db.DB()); err != nil {
+			db.Close()
+			return nil, nil, nil, err
+		}
+		pspCfg.DB, closeDB = db.DB(), func() { db.Close() }
 	}
 	psp := sandbox.NewPSP(pspCfg)
 	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout})
-	return psp, adapter, nil
+	return psp, adapter, closeDB, nil
+}
+
+// sandboxConns is the size of the sandbox PSP's own connection pool.
+const sandboxConns = 4
+
+// sandboxDB is where the sandbox PSP keeps its state: the PostgreSQL
+// database itself, which every server on it shares; beside a SQLite file,
+// a file of its own (paykit.db: paykit.sandbox.db), so that the PSP's
+// writes never queue for paykit's write lock.
+func sandboxDB(db string) string {
+	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
+		return "sqlite:" + strings.TrimSuffix(path, ".db") + ".sandbox.db"
+	}
+	return db
 }
 
 // serverKeys are the signing and account keys: from the -keys file (by
@@ -247,10 +273,36 @@ func serverKeys(ctx context.Context, cfg config, store paykit.Store, logger *slo
 	if path == "" {
 		path = defaultKeysPath(cfg.DB)
 	}
-	if ss, ok := store.(*sqlstore.Store); ok && path == "" && ss.Persistent() {
-		return loadDBKeys(ctx, ss.DB(), logger)
+	ss, ok := store.(*sqlstore.Store)
+	if !ok || !ss.Persistent() {
+		return loadKeys(path)
 	}
-	return loadKeys(path)
+	if path == "" {
+		if _, err := os.Stat(legacyKeysFile); err == nil {
+			// Where servers before keys-in-the-database kept them.
+			logger.InfoContext(ctx, "using the keys of "+legacyKeysFile)
+			path = legacyKeysFile
+		}
+	}
+	var signing []byte
+	var accounts *paykit.Keyring
+	var err error
+	if path == "" {
+		signing, accounts, err = loadDBKeys(ctx, ss.DB(), logger)
+	} else {
+		signing, accounts, err = loadKeys(path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := verifyKeys(ctx, ss.DB(), signing, accounts); err != nil {
+		source := "the keys in the database"
+		if path != "" {
+			source = "the keys of " + path
+		}
+		return nil, nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return signing, accounts, nil
 }
 
 // openStore opens and migrates the store named by -db.

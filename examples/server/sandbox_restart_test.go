@@ -52,7 +52,7 @@ func TestPayoutInFlightSurvivesRestart(t *testing.T) {
 
 	// One transfer, dispatched once, settled by the second server's PSP.
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "sqlite:"+path)
+	db, err := sqlstore.Open(ctx, sandboxDB("sqlite:"+path)) // the PSP's own file beside paykit's
 	is.NoErr(err)
 	defer db.Close()
 	var transfers, creates int
