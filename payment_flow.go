@@ -165,11 +165,7 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 	if c.replay != nil {
 		return c.replay, nil
 	}
-	resp, err := s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
-	if err != nil {
-		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
-	}
-	return resp, err
+	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
 }
 
 // startAttempt records, in the transaction that persisted pi with its
@@ -189,7 +185,18 @@ func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, re
 // runAttempt makes the Provider call of an intent whose attempt is
 // creating (outside any transaction), applies the answer, and completes the
 // idempotency record under idemKey with the intent's projection.
+// A store that turns a step away (503) unlocks the record, so that the
+// retry resumes at once.
 func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+	resp, err := s.attempt(ctx, scope, id, idemKey)
+	if err != nil {
+		s.unlockIfUnavailable(ctx, scope, idemKey, err)
+	}
+	return resp, err
+}
+
+// attempt is runAttempt without the unlock.
+func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
 	pi, err := s.store.GetPaymentIntent(ctx, scope, id)
 	if err != nil {
 		return nil, asServiceError(err)
@@ -563,8 +570,9 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
 }
 
-// expirePayment ends the intent as expired, unless it is final already
-// (a callback or another job may have settled it meanwhile).
+// expirePayment ends the intent as expired (cancelled, when the merchant
+// asked to cancel it), unless it is final already (a callback or another
+// job may have settled it meanwhile).
 func (s *Service) expirePayment(ctx context.Context, scope Scope, id string) error {
 	return s.inTx(ctx, func(tx Tx) error {
 		pi, err := tx.GetPaymentIntent(ctx, scope, id)
@@ -573,6 +581,9 @@ func (s *Service) expirePayment(ctx context.Context, scope Scope, id string) err
 		}
 		now := s.Now()
 		pi.Status, pi.FailureCode, pi.Attempt, pi.NextAction = PaymentExpired, FailureExpired, AttemptClosed, nil
+		if pi.CancelRequestedAt != nil {
+			pi.Status, pi.FailureCode = PaymentCancelled, ""
+		}
 		pi.CompletedAt, pi.UpdatedAt = &now, now
 		return tx.UpdatePaymentIntent(ctx, pi)
 	})

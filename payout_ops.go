@@ -34,10 +34,11 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 		return nil, asServiceError(err)
 	}
 	if _, err := s.dispatch(ctx, scope, id, ""); err != nil {
-		if ErrorCode(err) != CodeDispatchUnavailable {
+		if code := ErrorCode(err); code != CodeDispatchUnavailable && code != CodeServiceUnavailable {
 			return nil, err
 		}
-		// Not acknowledged: the worker re-sends it with the same key.
+		// Not acknowledged, or the store too busy to finish: the approval
+		// is committed and the worker (re)sends it with the same key.
 	}
 	return s.getPayout(ctx, scope, id)
 }

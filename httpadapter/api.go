@@ -329,6 +329,9 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == 0 {
 		status = paykit.StatusForCode(e.Code)
 	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
 	if a.errorPage != nil {
 		a.errorPage(w, r, status, e)
 		return
@@ -341,9 +344,6 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", a.challenge)
-	}
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	body, _ := json.Marshal(errorBody{detail}) // strings only: cannot fail
 	writeBody(w, status, body)
