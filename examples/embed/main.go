@@ -43,7 +43,7 @@ func serve(ctx context.Context, ln net.Listener, operatorToken string, out io.Wr
 
 	// The sandbox PSP stands in for a Provider's own host, at /sandbox; its
 	// adapter calls the PSP's API over HTTP, as a real Provider's would.
-	const pspKey = "sandbox-api-key" // authenticates the adapter, signs callbacks
+	pspKey := rand.Text() // authenticates the adapter and signs callbacks; never published
 	psp := sandbox.NewPSP(sandbox.PSPConfig{
 		BaseURL:     base + "/sandbox",
 		APIKey:      pspKey,

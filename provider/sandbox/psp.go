@@ -48,7 +48,9 @@ type PSPConfig struct {
 	// SQLite or PostgreSQL database, migrated by Migrate: it outlives the
 	// process and is shared by every PSP on the database, so that one
 	// answers for what another recorded. Nil keeps it in memory. Injected
-	// faults stay per PSP either way.
+	// faults stay per PSP either way. A SQLite database must be opened with
+	// sqlstore's settings (sqlstore.Open: transactions take the write lock
+	// at BEGIN, which the PSP's read-modify-writes rely on there).
 	DB *bun.DB
 }
 

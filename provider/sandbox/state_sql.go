@@ -11,6 +11,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/paykit/paykit"
 )
 
 // The SQL state keeps each record as JSON in a data column, beside the
@@ -183,6 +185,9 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 }
 
 func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, error) {
+	if !paykit.ValidText(l.value) {
+		return false, nil // a NUL or invalid UTF-8 names no record (and the database would refuse it)
+	}
 	col := "idem_key"
 	if l.byID {
 		col = "id"

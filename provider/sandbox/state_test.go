@@ -132,6 +132,19 @@ var pspScenarios = []struct {
 	name string
 	run  func(t *testing.T, e *env, sink *callbackSink)
 }{
+	{"a NUL or invalid UTF-8 in a page's id names no payment", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		for _, id := range []string{"%00", "pi%00x", "%ff"} {
+			resp, err := http.Get(e.srv.URL + "/pay/" + id)
+			is.NoErr(err)
+			resp.Body.Close()
+			is.Equal(resp.StatusCode, http.StatusNotFound)
+			resp, err = http.Post(e.srv.URL+"/pay/"+id+"/approve", "application/x-www-form-urlencoded", nil)
+			is.NoErr(err)
+			resp.Body.Close()
+			is.Equal(resp.StatusCode, http.StatusNotFound)
+		}
+	}},
 	{"payment waits for the payer, who approves or declines", func(t *testing.T, e *env, _ *callbackSink) {
 		is := is.New(t)
 		ctx := context.Background()
