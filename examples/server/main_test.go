@@ -323,6 +323,27 @@ func visit(t *testing.T, method, rawURL string) (int, http.Header, string) {
 	return status, h, string(b)
 }
 
+// createPayout creates a 2,500.00 THB KBANK payout with the demo keys
+// under ref (its merchant reference and Idempotency-Key) and returns its id
+// and status.
+func (s *server) createPayout(t *testing.T, ref string) (id, status string) {
+	t.Helper()
+	code, _, body := call(t, "POST", s.url+"/v1/payout_intents", `{"amount":"250000","currency":"THB","country":"TH",
+		"merchant_reference":"`+ref+`","recipient":{"type":"bank_account","account_number":"123456789012","bank_code":"KBANK",
+		"holder_name":"Somchai Jaidee","holder_name_th":"สมชาย ใจดี"}}`, func(r *http.Request) {
+		r.SetBasicAuth(s.public, s.secret)
+		r.Header.Set("Idempotency-Key", ref)
+	})
+	if code != http.StatusCreated {
+		t.Fatalf("create payout %s: %d %s", ref, code, body)
+	}
+	var po struct{ ID, Status string }
+	if err := json.Unmarshal(body, &po); err != nil {
+		t.Fatal(err)
+	}
+	return po.ID, po.Status
+}
+
 // createPayment creates a payment intent with the demo keys and returns
 // its projection.
 func (s *server) createPayment(t *testing.T, key, body string) map[string]any {

@@ -26,18 +26,11 @@ func TestTwoServersOnOnePostgresShareKeys(t *testing.T) {
 	a := start(t, args...)
 	b := start(t, args...)
 
-	status, _, body := call(t, "POST", a.url+"/v1/payout_intents", `{"amount":"250000","currency":"THB","country":"TH",
-		"merchant_reference":"po-held","recipient":{"type":"bank_account","account_number":"123456789012","bank_code":"KBANK",
-		"holder_name":"Somchai Jaidee","holder_name_th":"สมชาย ใจดี"}}`, func(r *http.Request) {
-		r.SetBasicAuth(a.public, a.secret)
-		r.Header.Set("Idempotency-Key", "po-held")
-	})
-	is.Equal(status, http.StatusCreated)
 	var po struct{ ID, Status string }
-	is.NoErr(json.Unmarshal(body, &po))
+	po.ID, po.Status = a.createPayout(t, "po-held")
 	is.Equal(po.Status, "requires_approval")
 
-	status, _, body = call(t, "POST", b.url+"/operator/payout_intents/"+po.ID+"/approve", "", bearerAuth(b.token))
+	status, _, body := call(t, "POST", b.url+"/operator/payout_intents/"+po.ID+"/approve", "", bearerAuth(b.token))
 	is.Equal(status, http.StatusOK) // b opens what a sealed
 	is.NoErr(json.Unmarshal(body, &po))
 	is.Equal(po.Status, "processing")

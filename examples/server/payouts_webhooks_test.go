@@ -55,15 +55,8 @@ func TestServerPayoutAndWebhooks(t *testing.T) {
 	secret = ep.Secret
 	mu.Unlock()
 
-	status, _, body = call(t, "POST", s.url+"/v1/payout_intents", `{"amount":"250000","currency":"THB","country":"TH",
-		"merchant_reference":"po-1","recipient":{"type":"bank_account","account_number":"123456789012","bank_code":"KBANK",
-		"holder_name":"Somchai Jaidee","holder_name_th":"สมชาย ใจดี"}}`, func(r *http.Request) {
-		r.SetBasicAuth(s.public, s.secret)
-		r.Header.Set("Idempotency-Key", "po-1")
-	})
-	is.Equal(status, http.StatusCreated)
 	var po struct{ ID, Status string }
-	is.NoErr(json.Unmarshal(body, &po))
+	po.ID, po.Status = s.createPayout(t, "po-1")
 	is.Equal(po.Status, "processing")
 
 	deadline := time.Now().Add(15 * time.Second)

@@ -24,15 +24,8 @@ func TestPayoutInFlightSurvivesRestart(t *testing.T) {
 	args := []string{"-db", "sqlite:" + path, "-addr", "127.0.0.1:0", "-worker-interval", "50ms", "-sandbox-delay", "2s"}
 
 	first := start(t, args...)
-	status, _, body := call(t, "POST", first.url+"/v1/payout_intents", `{"amount":"250000","currency":"THB","country":"TH",
-		"merchant_reference":"po-restart","recipient":{"type":"bank_account","account_number":"123456789012","bank_code":"KBANK",
-		"holder_name":"Somchai Jaidee","holder_name_th":"สมชาย ใจดี"}}`, func(r *http.Request) {
-		r.SetBasicAuth(first.public, first.secret)
-		r.Header.Set("Idempotency-Key", "po-restart")
-	})
-	is.Equal(status, http.StatusCreated)
 	var po struct{ ID, Status string }
-	is.NoErr(json.Unmarshal(body, &po))
+	po.ID, po.Status = first.createPayout(t, "po-restart")
 	is.Equal(po.Status, "processing") // in flight at the PSP for 2 s
 	is.NoErr(first.stop())
 
@@ -43,7 +36,7 @@ func TestPayoutInFlightSurvivesRestart(t *testing.T) {
 			t.Fatalf("payout is %s after the restart; log:\n%s", po.Status, second.stderr.String())
 		}
 		time.Sleep(50 * time.Millisecond)
-		status, _, body = call(t, "GET", second.url+"/v1/payout_intents/"+po.ID, "", basicAuth(second.public, second.secret))
+		status, _, body := call(t, "GET", second.url+"/v1/payout_intents/"+po.ID, "", basicAuth(second.public, second.secret))
 		is.Equal(status, http.StatusOK)
 		is.NoErr(json.Unmarshal(body, &po))
 	}
