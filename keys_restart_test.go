@@ -59,7 +59,9 @@ func TestNewRefusesPersistentStoreWithoutKeys(t *testing.T) {
 }
 
 // With configured keys a payout held for approval before a restart is
-// approved and dispatched after it: its sealed account number opens.
+// approved and dispatched after it: its sealed account number opens, and
+// the transfer carries the Provider bank code of the route it was created
+// on, though the restarted Service no longer has that route.
 func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
@@ -70,7 +72,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	routing := fakeRouting
 	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
 		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
-	boot := func() (*paykit.Service, *fakeBank, *sqlstore.Store) {
+	boot := func(routing paykit.Routing) (*paykit.Service, *fakeBank, *sqlstore.Store) {
 		store, err := sqlstore.Open(ctx, dsn)
 		is.NoErr(err)
 		is.NoErr(store.Migrate(ctx))
@@ -84,7 +86,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 		is.NoErr(err)
 		return svc, bank, store
 	}
-	svc, _, store := boot()
+	svc, _, store := boot(routing)
 	is.NoErr(store.CreateMerchant(ctx, &paykit.Merchant{ID: "mch_1", Name: "One", CreatedAt: clock.Now()}))
 	_, err = svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: "test", Currency: "THB", Amount: "500000", Reason: "float"})
 	is.NoErr(err)
@@ -96,10 +98,11 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	is.Equal(held.Status, paykit.PayoutRequiresApproval)
 	is.NoErr(store.Close())
 
-	svc, bank, store := boot() // a new process: same database, same keys
+	svc, bank, store := boot(fakeRouting) // a new process: same database, same keys, no payout routes
 	defer store.Close()
 	approved, err := svc.ApprovePayout(ctx, "ops", held.ID, "")
 	is.NoErr(err)
 	is.Equal(approved.Status, paykit.PayoutProcessing)
 	is.Equal(bank.calls(approved.ID), 1) // dispatched with the opened account number
+	is.Equal(bank.bankCode(approved.ID), "TH-004")
 }

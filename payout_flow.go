@@ -84,8 +84,9 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 	}
 	var amount int64
 	var route *PayoutRoute
+	var bank PayoutBank
 	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
-		if amount, route, _, err = s.validatePayout(p.Environment, &req); err != nil {
+		if amount, route, bank, err = s.validatePayout(p.Environment, &req); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
@@ -110,7 +111,7 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 			ID: s.newID("po"), MerchantID: p.MerchantID, Environment: p.Environment,
 			Status: PayoutProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
-			BankCode: req.Recipient.BankCode, HolderName: req.Recipient.HolderName,
+			BankCode: req.Recipient.BankCode, ProviderBankCode: bank.ProviderCode, HolderName: req.Recipient.HolderName,
 			HolderNameTH: req.Recipient.HolderNameTH, AccountLast4: last4(req.Recipient.AccountNumber),
 			Provider: route.Provider, CreatedAt: now, UpdatedAt: now,
 		}
@@ -291,10 +292,17 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 	if err != nil {
 		return Result{}, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
-	_, bank, _ := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+	code := po.ProviderBankCode
+	if code == "" { // stored before codes were frozen at create
+		_, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+		if !ok {
+			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
+		}
+		code = bank.ProviderCode
+	}
 	r := pp.CreatePayout(ctx, PayoutRequest{
 		Key: po.ID, Amount: po.Amount, Currency: po.Currency, Country: po.Country,
-		BankCode: bank.ProviderCode, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
+		BankCode: code, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
 	})
 	s.log.InfoContext(ctx, "provider create payout", "payout_intent", po.ID, "provider", po.Provider, "outcome", r.Outcome, "detail", r.Detail)
 	return r, nil

@@ -29,6 +29,7 @@ type fakeBank struct {
 
 type fakeTransfer struct {
 	account string
+	bank    string // the Provider bank code it was sent with
 	state   paykit.Outcome
 	cancel  bool
 }
@@ -43,7 +44,7 @@ func (b *fakeBank) CreatePayout(_ context.Context, req paykit.PayoutRequest) pay
 	b.dispatch[req.Key]++
 	t, seen := b.transfers[req.Key]
 	if !seen {
-		t = &fakeTransfer{account: req.AccountNumber, state: paykit.OutcomePending}
+		t = &fakeTransfer{account: req.AccountNumber, bank: req.BankCode, state: paykit.OutcomePending}
 		if req.AccountNumber == "000111111116" {
 			t.state = paykit.OutcomeFailed
 		}
@@ -99,6 +100,16 @@ func (b *fakeBank) settle() {
 			}
 		}
 	}
+}
+
+// bankCode is the Provider bank code the transfer under key was sent with.
+func (b *fakeBank) bankCode(key string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t, ok := b.transfers[key]; ok {
+		return t.bank
+	}
+	return ""
 }
 
 func (b *fakeBank) calls(key string) int {

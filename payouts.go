@@ -84,6 +84,7 @@ type PayoutIntent struct {
 
 	RecipientType     string
 	BankCode          string // canonical
+	ProviderBankCode  string // the route's code for BankCode, frozen at create: later route edits do not change it
 	HolderName        string
 	HolderNameTH      string
 	AccountLast4      string

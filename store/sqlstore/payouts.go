@@ -24,6 +24,7 @@ type payoutIntentRow struct {
 	MerchantReference string     `bun:"merchant_reference"`
 	RecipientType     string     `bun:"recipient_type"`
 	BankCode          string     `bun:"bank_code"`
+	ProviderBankCode  string     `bun:"provider_bank_code"`
 	HolderName        string     `bun:"holder_name"`
 	HolderNameTH      string     `bun:"holder_name_th"`
 	AccountLast4      string     `bun:"account_last4"`
@@ -49,7 +50,7 @@ func toPayoutIntentRow(p *paykit.PayoutIntent) *payoutIntentRow {
 	return &payoutIntentRow{
 		ID: p.ID, MerchantID: p.MerchantID, Environment: string(p.Environment), Status: string(p.Status),
 		ApprovalPending: p.ApprovalPending, Amount: p.Amount, Currency: p.Currency, Country: p.Country,
-		MerchantReference: p.MerchantReference, RecipientType: p.RecipientType, BankCode: p.BankCode,
+		MerchantReference: p.MerchantReference, RecipientType: p.RecipientType, BankCode: p.BankCode, ProviderBankCode: p.ProviderBankCode,
 		HolderName: p.HolderName, HolderNameTH: p.HolderNameTH, AccountLast4: p.AccountLast4,
 		AccountCiphertext: p.AccountCiphertext, AccountKeyID: p.AccountKeyID, ReservedAmount: p.ReservedAmount,
 		CompletedAmount: p.CompletedAmount, ReturnedAmount: p.ReturnedAmount, FailureCode: p.FailureCode,
@@ -65,7 +66,7 @@ func (r *payoutIntentRow) payoutIntent() paykit.PayoutIntent {
 		ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		Status: paykit.PayoutStatus(r.Status), ApprovalPending: r.ApprovalPending, Amount: r.Amount,
 		Currency: r.Currency, Country: r.Country, MerchantReference: r.MerchantReference,
-		RecipientType: r.RecipientType, BankCode: r.BankCode, HolderName: r.HolderName,
+		RecipientType: r.RecipientType, BankCode: r.BankCode, ProviderBankCode: r.ProviderBankCode, HolderName: r.HolderName,
 		HolderNameTH: r.HolderNameTH, AccountLast4: r.AccountLast4, AccountCiphertext: r.AccountCiphertext,
 		AccountKeyID: r.AccountKeyID, ReservedAmount: r.ReservedAmount, CompletedAmount: r.CompletedAmount,
 		ReturnedAmount: r.ReturnedAmount, FailureCode: r.FailureCode, FailureMessage: r.FailureMessage,

@@ -16,7 +16,7 @@ func payout(scope paykit.Scope, id, ref string, created time.Time) *paykit.Payou
 	return &paykit.PayoutIntent{
 		ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment,
 		Status: paykit.PayoutProcessing, Amount: 250_000, Currency: "THB", Country: "TH", MerchantReference: ref,
-		RecipientType: "bank_account", BankCode: "KBANK", HolderName: "Somchai", HolderNameTH: "สมชาย",
+		RecipientType: "bank_account", BankCode: "KBANK", ProviderBankCode: "TH-004", HolderName: "Somchai", HolderNameTH: "สมชาย",
 		AccountLast4: "6789", AccountCiphertext: []byte{0x00, 0x9f, 0xff, 'a', 0x00, 0x80}, AccountKeyID: "key-2026",
 		Provider: "sandbox", Dispatch: paykit.DispatchSending, CreatedAt: created, UpdatedAt: created,
 	}
