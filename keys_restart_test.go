@@ -106,3 +106,29 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	is.Equal(bank.calls(approved.ID), 1) // dispatched with the opened account number
 	is.Equal(bank.bankCode(approved.ID), "TH-004")
 }
+
+// New refuses a payout route to a Provider that is missing or cannot pay
+// out, as it refuses a payment route to a missing one.
+func TestNewRefusesPayoutRouteWithoutPayoutProvider(t *testing.T) {
+	route := paykit.PayoutRoute{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
+		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004"}}}
+	for _, c := range []struct {
+		name      string
+		providers map[string]paykit.Provider
+		want      string // "" when New must succeed
+	}{
+		{"missing", map[string]paykit.Provider{}, "not in Config.Providers"},
+		{"payments only", map[string]paykit.Provider{"fake": newFakeProvider()}, "cannot pay out"},
+		{"pays out", map[string]paykit.Provider{"fake": newFakeBank()}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := paykit.New(paykit.Config{Store: memory.New(), Routing: paykit.Routing{Payouts: []paykit.PayoutRoute{route}}, Providers: c.providers})
+			if c.want == "" {
+				is.NoErr(err)
+				return
+			}
+			is.True(err != nil && strings.Contains(err.Error(), c.want))
+		})
+	}
+}

@@ -149,6 +149,15 @@ func New(cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("paykit: route %s %s/%s names Provider %q, which is not in Config.Providers", r.Method, r.Country, r.Currency, r.Provider)
 		}
 	}
+	for _, r := range cfg.Routing.Payouts {
+		p, ok := cfg.Providers[r.Provider]
+		if !ok {
+			return nil, fmt.Errorf("paykit: payout route %s %s/%s names Provider %q, which is not in Config.Providers", r.Environment, r.Country, r.Currency, r.Provider)
+		}
+		if _, ok := p.(PayoutProvider); !ok {
+			return nil, fmt.Errorf("paykit: payout route %s %s/%s names Provider %q, which cannot pay out (no PayoutProvider)", r.Environment, r.Country, r.Currency, r.Provider)
+		}
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
