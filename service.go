@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -101,6 +102,7 @@ type Service struct {
 	webhookClients map[Environment]*http.Client
 	concurrency    int
 	eventIDs       eventIDGen
+	purgedAt       atomic.Int64 // unix ms of this instance's last idempotency purge
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool

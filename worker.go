@@ -102,10 +102,26 @@ func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	}
 	_ = g.Wait() // the goroutines report through errs
 
-	if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
-		errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
+	if s.purgeDue(now) {
+		if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
+			errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
+		}
 	}
 	return len(jobs), errors.Join(errs...)
+}
+
+// purgeEvery is how often an instance purges expired idempotency records.
+// Records are kept at least 24 hours, so a minute late costs nothing, and
+// the delete stays out of most worker rounds.
+const purgeEvery = time.Minute
+
+// purgeDue reports whether this round purges, and claims it.
+func (s *Service) purgeDue(now time.Time) bool {
+	last := s.purgedAt.Load()
+	if last != 0 && now.Sub(time.UnixMilli(last)) < purgeEvery {
+		return false
+	}
+	return s.purgedAt.CompareAndSwap(last, now.UnixMilli())
 }
 
 // runJob runs one claimed job and completes or reschedules it. Every

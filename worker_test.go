@@ -169,3 +169,35 @@ func TestShutdownInterruptsJobWithoutFailing(t *testing.T) {
 	is.Equal(n, 1)
 	is.Equal(ran.Load(), int32(1))
 }
+
+// purgeCounter counts the Store's idempotency purges.
+type purgeCounter struct {
+	paykit.Store
+	n atomic.Int32
+}
+
+func (p *purgeCounter) PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error) {
+	p.n.Add(1)
+	return p.Store.PurgeIdempotencyRecords(ctx, now)
+}
+
+// Expired idempotency records are purged once a minute, not every round.
+func TestIdempotencyPurgeOncePerMinute(t *testing.T) {
+	is := is.New(t)
+	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	store := &purgeCounter{Store: memory.New()}
+	svc := newWorkerService(t, store, clock, "w")
+	for range 3 {
+		_, err := svc.ProcessDue(context.Background())
+		is.NoErr(err)
+	}
+	is.Equal(store.n.Load(), int32(1)) // the first round only
+	clock.Advance(59 * time.Second)
+	_, err := svc.ProcessDue(context.Background())
+	is.NoErr(err)
+	is.Equal(store.n.Load(), int32(1))
+	clock.Advance(time.Second)
+	_, err = svc.ProcessDue(context.Background())
+	is.NoErr(err)
+	is.Equal(store.n.Load(), int32(2)) // a minute on
+}
