@@ -244,7 +244,8 @@ func (p PaymentIntent) MarshalJSON() ([]byte, error) {
 type PaymentIntentListParams = ListParams[PaymentStatus]
 
 // ListParams are the filters the lists of payment intents, payout intents
-// and checkouts share (merchant-api.md 4.2), with S their status type.
+// and checkouts share (the query parameters of GET /payment_intents), with
+// S their status type.
 // Empty fields do not filter.
 type ListParams[S ~string] struct {
 	PageParams

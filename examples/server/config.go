@@ -14,8 +14,8 @@ import (
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
-// config is the command line of the example server (see the contract
-// addendum). Every flag can also come from the environment variable
+// config is the command line of the example server (the README's
+// configuration table). Every flag can also come from the environment variable
 // PAYKIT_<NAME> (-worker-interval: PAYKIT_WORKER_INTERVAL); a flag given on
 // the command line wins.
 type config struct {

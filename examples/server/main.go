@@ -13,8 +13,8 @@
 // demo merchant mch_demo on first start and prints the operator token and a
 // fresh test key pair for the demo merchant on every start. Test-environment
 // payments and payouts go to the sandbox, whose outcomes are chosen by
-// magic amounts and account numbers (see the contract addendum). See
-// `go run ./examples/server -h` for the flags.
+// magic amounts and account numbers (the constants of provider/sandbox,
+// listed in the README). See `go run ./examples/server -h` for the flags.
 package main
 
 import (

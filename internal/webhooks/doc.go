@@ -20,6 +20,7 @@
 // and the operator API calls [ValidateURL] before storing an endpoint and
 // [NewSecret] to create its signing secret.
 //
-// The addendum section "Events and webhooks" of the contract is the
-// specification this package implements.
+// The delivery rules it implements (the retry schedule, Retry-After, 410
+// disabling an endpoint, no redirects) are the ones the README's "Events
+// and webhooks" section gives merchants.
 package webhooks

@@ -8,8 +8,8 @@
 //     server-to-server API under /api/ (payments, payouts, cancels, payer
 //     simulation, returns; bearer API key; Idempotency-Key on creates) and
 //     payer pages under /pay/ where a payer approves or declines. Outcomes
-//     are chosen by magic amounts and account numbers (see the contract
-//     addendum's "Sandbox Provider" section); asynchronous outcomes settle
+//     are chosen by magic amounts and account numbers (the constants in
+//     psp.go; the README lists them); asynchronous outcomes settle
 //     lazily from its clock, so tests with a manual clock are
 //     deterministic. Test hooks (InjectFault, CreateCalls, Transfers) let
 //     tests break the network on purpose and see what the PSP recorded.
