@@ -269,9 +269,7 @@ func (s *Service) SimulateReturn(ctx context.Context, p Principal, id string) (*
 	if po.Status != PayoutSucceeded {
 		return nil, Errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
 	}
-	if ret, ok := s.providers[po.Provider].(interface {
-		ReturnPayout(ctx context.Context, key string) error
-	}); ok {
+	if ret, ok := s.providers[po.Provider].(ReturnSimulator); ok {
 		if err := ret.ReturnPayout(ctx, po.ID); err != nil {
 			return nil, Internal(err)
 		}

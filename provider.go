@@ -136,3 +136,11 @@ type PayerSimulator interface {
 	Approve(ctx context.Context, key string) error
 	Decline(ctx context.Context, key string) error
 }
+
+// ReturnSimulator is implemented by sandbox Providers that pay out: it makes
+// the recipient's bank send a paid-out transfer back. The payout return
+// test helper uses it; with a Provider without it, the helper records the
+// return in paykit only.
+type ReturnSimulator interface {
+	ReturnPayout(ctx context.Context, key string) error
+}

@@ -48,9 +48,10 @@ type Provider struct {
 }
 
 var (
-	_ paykit.Provider       = (*Provider)(nil)
-	_ paykit.PayoutProvider = (*Provider)(nil)
-	_ paykit.PayerSimulator = (*Provider)(nil)
+	_ paykit.Provider        = (*Provider)(nil)
+	_ paykit.PayoutProvider  = (*Provider)(nil)
+	_ paykit.PayerSimulator  = (*Provider)(nil)
+	_ paykit.ReturnSimulator = (*Provider)(nil)
 )
 
 // New returns an adapter for the PSP at cfg.BaseURL.
