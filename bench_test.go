@@ -11,27 +11,17 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/store/memory"
-	"github.com/paykit/paykit/store/sqlstore"
 )
 
 // benchStores opens each Store once for a benchmark.
 func benchStores(b *testing.B) map[string]paykit.Store {
 	b.Helper()
-	ctx := context.Background()
 	out := map[string]paykit.Store{"memory": memory.New()}
 	for name, dsn := range map[string]string{
 		"sqlite":   "sqlite:" + filepath.Join(b.TempDir(), "bench.db"),
 		"postgres": pgtest.Database(b),
 	} {
-		s, err := sqlstore.Open(ctx, dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Close() })
-		if err := s.Migrate(ctx); err != nil {
-			b.Fatal(err)
-		}
-		out[name] = s
+		out[name] = openSQLStore(b, dsn)
 	}
 	return out
 }
@@ -86,9 +76,7 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 func BenchmarkCreatePayoutIntent(b *testing.B) {
 	ctx := context.Background()
 	stores := benchStores(b)
-	routing := fakeRouting
-	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
-		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
+	routing := thPayoutRouting()
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: routing, PublicURL: "https://pay.example/",

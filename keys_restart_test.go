@@ -69,9 +69,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	keyring, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	is.NoErr(err)
-	routing := fakeRouting
-	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
-		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
+	routing := thPayoutRouting()
 	boot := func(routing paykit.Routing) (*paykit.Service, *fakeBank, *sqlstore.Store) {
 		store, err := sqlstore.Open(ctx, dsn)
 		is.NoErr(err)

@@ -66,7 +66,9 @@ var expiryStores = []struct {
 	{"postgres", func(t *testing.T) paykit.Store { return openSQLStore(t, pgtest.Database(t)) }},
 }
 
-func openSQLStore(t *testing.T, dsn string) paykit.Store {
+// openSQLStore opens and migrates the SQL Store at dsn, closed when the
+// test ends.
+func openSQLStore(t testing.TB, dsn string) paykit.Store {
 	t.Helper()
 	ctx := context.Background()
 	s, err := sqlstore.Open(ctx, dsn)

@@ -167,6 +167,15 @@ func newPayoutEnv(t *testing.T, threshold int64) *payoutEnv {
 	return e
 }
 
+// thPayoutRouting is fakeRouting with a payout route to KBANK (TH-004)
+// through the "fake" Provider.
+func thPayoutRouting() paykit.Routing {
+	routing := fakeRouting
+	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
+		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
+	return routing
+}
+
 func thPayout(amount, ref, account string) paykit.CreatePayoutIntentRequest {
 	return paykit.CreatePayoutIntentRequest{Amount: amount, Currency: "THB", Country: "TH", MerchantReference: ref,
 		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: account, BankCode: "KBANK", HolderName: "Somchai", HolderNameTH: "สมชาย"}}

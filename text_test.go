@@ -8,7 +8,6 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
-	"github.com/paykit/paykit/store/sqlstore"
 )
 
 // A Service called directly (not through httpadapter, which refuses them
@@ -18,15 +17,9 @@ import (
 func TestServiceRefusesBadText(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, pgtest.Database(t))
-	is.NoErr(err)
-	t.Cleanup(func() { store.Close() })
-	is.NoErr(store.Migrate(ctx))
-	routing := fakeRouting
-	routing.Payouts = []paykit.PayoutRoute{{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
-		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004", RequiresHolderNameTH: true}}}}
+	store := openSQLStore(t, pgtest.Database(t))
 	svc, err := paykit.New(paykit.Config{
-		Store: store, Routing: routing, Providers: map[string]paykit.Provider{"fake": newFakeBank()},
+		Store: store, Routing: thPayoutRouting(), Providers: map[string]paykit.Provider{"fake": newFakeBank()},
 		PublicURL: "https://pay.example", SigningKey: []byte("text-tests-signing-key-32-bytes!"), AccountKeys: paykit.RandomKeyring(),
 	})
 	is.NoErr(err)

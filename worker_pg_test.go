@@ -12,7 +12,6 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
-	"github.com/paykit/paykit/store/sqlstore"
 )
 
 // Several Service instances on one PostgreSQL database share the work:
@@ -20,10 +19,7 @@ import (
 func TestWorkersShareJobsOnPostgres(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, pgtest.Database(t))
-	is.NoErr(err)
-	t.Cleanup(func() { store.Close() })
-	is.NoErr(store.Migrate(ctx))
+	store := openSQLStore(t, pgtest.Database(t))
 
 	clock := paykit.NewManualClock(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
 	const instances, jobs = 4, 200
