@@ -392,8 +392,15 @@ func payoutStaleAt(po *PayoutIntent) *time.Time {
 // logStalePayout escalates a payout that is processing past its stale time:
 // an error-level line on every attempt of its dispatch or inquiry jobs.
 func (s *Service) logStalePayout(ctx context.Context, po *PayoutIntent) {
-	if stale := payoutStaleAt(po); stale != nil && !s.Now().Before(*stale) {
-		s.log.ErrorContext(ctx, "payout still processing past its stale time; needs operator attention",
-			"payout_intent", po.ID, "provider", po.Provider, "stale_at", FormatTime(*stale))
+	s.logStale(ctx, "payout_intent", po.ID, po.Provider, payoutStaleAt(po))
+}
+
+// logStale is the error-level line of an intent (kind "payment_intent" or
+// "payout_intent") still processing at or after its stale time; nil: not
+// processing.
+func (s *Service) logStale(ctx context.Context, kind, id, provider string, stale *time.Time) {
+	if stale != nil && !s.Now().Before(*stale) {
+		s.log.ErrorContext(ctx, strings.TrimSuffix(kind, "_intent")+" still processing past its stale time; needs operator attention",
+			kind, id, "provider", provider, "stale_at", FormatTime(*stale))
 	}
 }

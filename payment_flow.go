@@ -424,9 +424,7 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	if !ok {
 		return fmt.Errorf("unknown Provider %q", pi.Provider)
 	}
-	if stale := processingStaleAt(pi); stale != nil && !s.Now().Before(*stale) {
-		s.log.ErrorContext(ctx, "payment still processing past its stale time; needs operator attention", "payment_intent", pi.ID, "provider", pi.Provider, "stale_at", FormatTime(*stale))
-	}
+	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
 	r := prov.InquirePayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
