@@ -20,3 +20,10 @@ func ParseAmount(s string) (int64, error) {
 	}
 	return strconv.ParseInt(s, 10, 64)
 }
+
+// MaxAmount is the largest amount of the contract: 18 digits of minor
+// units.
+const MaxAmount int64 = 999_999_999_999_999_999
+
+// ValidMinorUnits reports whether v is a contract amount: 1 to MaxAmount.
+func ValidMinorUnits(v int64) bool { return v > 0 && v <= MaxAmount }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -49,7 +50,7 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 		create := func(b *testing.B) {
 			i := n.Add(1)
 			ref := fmt.Sprintf("%s-%d", name, i)
-			resp, err := svc.CreatePaymentIntent(ctx, p, "key-"+ref, fpx("5000", ref))
+			resp, err := answertest.From(svc.CreatePaymentIntent(ctx, p, "key-"+ref, fpx(5000, ref)))
 			if err != nil || resp.Status != 201 {
 				b.Errorf("create: %v", err)
 			}
@@ -89,14 +90,14 @@ func BenchmarkCreatePayoutIntent(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := svc.AdjustBalance(ctx, "bench", "mch_bench", paykit.BalanceAdjustmentRequest{
-			Environment: "test", Currency: "THB", Amount: "900000000000000000", Reason: "float"}); err != nil {
+			Environment: "test", Currency: "THB", Amount: 900000000000000000, Reason: "float"}); err != nil {
 			b.Fatal(err)
 		}
 		p := paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_bench", Environment: paykit.Test}}
 		var n atomic.Int64
 		create := func(b *testing.B) {
 			ref := fmt.Sprintf("%s-%d", name, n.Add(1))
-			resp, err := svc.CreatePayoutIntent(ctx, p, "key-"+ref, thPayout("1000", ref, "000123456789"))
+			resp, err := answertest.From(svc.CreatePayoutIntent(ctx, p, "key-"+ref, thPayout(1000, ref, "000123456789")))
 			if err != nil || resp.Status != 201 {
 				b.Errorf("create: %v", err)
 			}

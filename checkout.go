@@ -2,11 +2,8 @@ package paykit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
-	"net/http"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -75,112 +72,11 @@ type Checkout struct {
 // Scope returns the tenant of the checkout.
 func (c *Checkout) Scope() Scope { return Scope{c.MerchantID, c.Environment} }
 
-// checkoutFailureMessages explain failure codes to merchants.
-var checkoutFailureMessages = map[string]string{
-	FailureProviderDeclined: "The payment was declined.",
-	FailureProviderError:    "The payment provider could not process the payment.",
-	FailureExpired:          "The payment was not completed in time.",
-}
-
-type checkoutJSON struct {
-	Object            string            `json:"object"`
-	ID                string            `json:"id"`
-	Status            CheckoutStatus    `json:"status"`
-	Amount            string            `json:"amount"`
-	Currency          string            `json:"currency"`
-	Country           string            `json:"country"`
-	MerchantReference string            `json:"merchant_reference"`
-	PaymentIntentID   string            `json:"payment_intent_id"`
-	PaymentStatus     PaymentStatus     `json:"payment_status"`
-	PaymentMethod     *string           `json:"payment_method"`
-	FailureCode       *string           `json:"failure_code"`
-	FailureMessage    *string           `json:"failure_message"`
-	CheckoutURL       string            `json:"checkout_url"`
-	ReturnURL         *string           `json:"return_url"`
-	Metadata          map[string]string `json:"metadata"`
-	ExpiresAt         string            `json:"expires_at"`
-	CreatedAt         string            `json:"created_at"`
-	UpdatedAt         string            `json:"updated_at"`
-	ProcessingStaleAt *string           `json:"processing_stale_at"`
-	ProviderStatus    *string           `json:"provider_status"`
-}
-
-// MarshalJSON renders the contract's checkout projection.
-func (c Checkout) MarshalJSON() ([]byte, error) {
-	method := c.ChosenMethod
-	if method == "" {
-		method = c.PaymentMethod
-	}
-	var msg *string
-	if c.FailureCode != "" {
-		m, ok := checkoutFailureMessages[c.FailureCode]
-		if !ok {
-			m = "The payment failed."
-		}
-		msg = &m
-	}
-	var meta map[string]string
-	if len(c.Metadata) > 0 {
-		meta = c.Metadata
-	}
-	return json.Marshal(checkoutJSON{
-		Object: "checkout", ID: c.ID, Status: c.Status, Amount: FormatAmount(c.Amount), Currency: c.Currency,
-		Country: c.Country, MerchantReference: c.MerchantReference, PaymentIntentID: c.PaymentIntentID,
-		PaymentStatus: c.PaymentStatus, PaymentMethod: nullString(method), FailureCode: nullString(c.FailureCode),
-		FailureMessage: msg, CheckoutURL: c.URL, ReturnURL: nullString(c.ReturnURL), Metadata: meta,
-		ExpiresAt: FormatTime(c.ExpiresAt), CreatedAt: FormatTime(c.CreatedAt), UpdatedAt: FormatTime(c.UpdatedAt),
-		ProcessingStaleAt: formatTimePtr(c.ProcessingStaleAt), ProviderStatus: nullString(c.ProviderStatus),
-	})
-}
-
-// UnmarshalJSON reads the projection MarshalJSON writes (for example a
-// Response body). Stored-only fields (Customer, options, Version) stay
-// empty.
-func (c *Checkout) UnmarshalJSON(b []byte) error {
-	var in checkoutJSON
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	amount, err := ParseAmount(in.Amount)
-	if err != nil {
-		return fmt.Errorf("checkout amount: %w", err)
-	}
-	times := make([]time.Time, 3)
-	for i, s := range []string{in.ExpiresAt, in.CreatedAt, in.UpdatedAt} {
-		if times[i], err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return fmt.Errorf("checkout time: %w", err)
-		}
-	}
-	*c = Checkout{
-		ID: in.ID, Status: in.Status, Amount: amount, Currency: in.Currency, Country: in.Country,
-		MerchantReference: in.MerchantReference, PaymentIntentID: in.PaymentIntentID, Metadata: in.Metadata,
-		ExpiresAt: times[0].UTC(), CreatedAt: times[1].UTC(), UpdatedAt: times[2].UTC(),
-		URL: in.CheckoutURL, PaymentStatus: in.PaymentStatus,
-	}
-	deref := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	c.ChosenMethod, c.FailureCode = deref(in.PaymentMethod), deref(in.FailureCode)
-	c.ReturnURL, c.ProviderStatus = deref(in.ReturnURL), deref(in.ProviderStatus)
-	if in.ProcessingStaleAt != nil {
-		t, err := time.Parse(time.RFC3339Nano, *in.ProcessingStaleAt)
-		if err != nil {
-			return fmt.Errorf("checkout processing_stale_at: %w", err)
-		}
-		t = t.UTC()
-		c.ProcessingStaleAt = &t
-	}
-	return nil
-}
-
-// CreateCheckoutRequest is the body of POST /checkouts. Options are
+// CreateCheckoutRequest asks for a hosted checkout. Options are
 // allowed only with a payment method; a method freezes the payer's choice
 // and is validated (route and payer data) at creation.
 type CreateCheckoutRequest struct {
-	Amount               string            `json:"amount" validate:"required,amount"`
+	Amount               int64             `json:"amount" validate:"minor_units"` // minor units
 	Currency             string            `json:"currency" validate:"required,currency"`
 	Country              string            `json:"country" validate:"required,country"`
 	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
@@ -217,10 +113,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 	if err := Validate(req); err != nil {
 		return 0, err
 	}
-	amount, err := ParseAmount(req.Amount)
-	if err != nil {
-		return 0, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
-	}
+	amount := req.Amount
 	if req.PaymentMethod == "" {
 		if len(req.PaymentMethodOptions) > 0 {
 			return 0, InvalidRequest("payment_method_options", "payment_method_options is allowed only together with payment_method.")
@@ -239,7 +132,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 	if customer == nil {
 		customer = map[string]string{}
 	}
-	_, _, err = s.checkPaymentRoute(env, &CreatePaymentIntentRequest{
+	_, _, err := s.checkPaymentRoute(env, &CreatePaymentIntentRequest{
 		Amount: req.Amount, Currency: req.Currency, Country: req.Country, MerchantReference: req.MerchantReference,
 		PaymentMethod: req.PaymentMethod, Customer: customer, PaymentMethodOptions: req.PaymentMethodOptions,
 		ReturnURL: req.ReturnURL,
@@ -266,35 +159,39 @@ func paymentMethodOf(r *PaymentRoute) PaymentMethod {
 	}
 }
 
-// CreateCheckout creates a checkout (201) and its linked payment intent in
+// CreateCheckout creates a checkout and its linked payment intent in
 // requires_payment_method, under the Idempotency-Key. No Provider is
 // contacted. The linked intent carries the checkout's merchant_reference,
 // so the reference must be new to both checkouts and payment intents.
-func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /checkouts", req)
+func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Checkout, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "checkout.create", "", req)
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
 	// A known key skips validation, as in CreatePaymentIntent.
 	var amount int64
 	validated := false
 	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, err = s.validateCheckout(p.Environment, &req); err != nil {
-			return nil, err
+			return nil, Answer{}, err
 		}
 		validated = true
 	} else if err != nil {
-		return nil, Internal(err)
+		return nil, Answer{}, Internal(err)
 	}
 	now := s.Now()
-	var resp *Response
+	var (
+		stored   *StoredAnswer
+		replayed bool
+		coID     string
+	)
 	err = s.inTx(ctx, func(tx Tx) error {
 		c, err := s.begin(ctx, tx, op, now)
 		if err != nil {
 			return err
 		}
 		if c.replay != nil {
-			resp = c.replay
+			stored, replayed, coID = c.replay, true, c.record.ResourceID
 			return nil
 		}
 		if c.resumed { // never left in progress (one transaction), but be safe
@@ -306,7 +203,7 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 			if err != nil {
 				return err
 			}
-			resp, err = finish(ctx, tx, c.record, http.StatusCreated, s.project(co, pi), now)
+			stored, err = finish(ctx, tx, c.record, AnswerCreated, s.project(co, pi), now)
 			return err
 		}
 		if !validated { // the record we saw was purged meanwhile
@@ -340,16 +237,28 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 			return err
 		}
 		c.record.ResourceID = co.ID
-		resp, err = finish(ctx, tx, c.record, http.StatusCreated, s.project(co, pi), now)
+		stored, err = finish(ctx, tx, c.record, AnswerCreated, s.project(co, pi), now)
 		return err
 	})
 	if errors.Is(err, ErrAlreadyExists) {
-		return nil, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another checkout or payment intent.", req.MerchantReference)
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another checkout or payment intent.", req.MerchantReference)
 	}
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
-	return resp, nil
+	return answered(ctx, stored, replayed, s.currentCheckout(p.Scope, coID))
+}
+
+// currentCheckout reads a checkout's projection now, for the replay of a
+// legacy answer.
+func (s *Service) currentCheckout(scope Scope, id string) func(context.Context) (*Checkout, error) {
+	return func(ctx context.Context) (*Checkout, error) {
+		co, pi, err := loadCheckout(ctx, s.store, scope, id)
+		if err != nil {
+			return nil, err
+		}
+		return s.project(co, pi), nil
+	}
 }
 
 // project fills c's projection fields from its linked intent pi and
@@ -452,37 +361,37 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params Checkou
 	return makePage(s, "checkout", rows, limit, func(c *Checkout) Position { return Position{c.CreatedAt, c.ID} }), nil
 }
 
-// CancelCheckout cancels an open checkout (200 with the projection); a
+// CancelCheckout cancels an open checkout (done, with the checkout); a
 // checkout no longer open is invalid_state. The linked payment is
 // cancelled at once when the payer has not started it; an attempt waiting
 // for the payer is cancelled at the Provider in the background; a
 // processing or uncertain attempt is left to finish (if it succeeds, the
 // checkout becomes completed).
-func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKey, id string) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /checkouts/"+id+"/cancel", struct{}{})
+func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKey, id string) (*Checkout, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "checkout.cancel", id, struct{}{})
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
-	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *Checkout, error) {
 		co, pi, err := loadCheckout(ctx, tx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return 0, nil, notFound("checkout")
+			return "", nil, notFound("checkout")
 		}
 		if err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		if co.Status != CheckoutOpen {
-			return 0, nil, Errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
+			return "", nil, Errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
 		}
 		if err := s.cancelLinkedIntent(ctx, tx, pi, now); err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		co.Status, co.UpdatedAt = CheckoutCancelled, now
 		if err := tx.UpdateCheckout(ctx, co); err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
-		return http.StatusOK, s.project(co, pi), nil
-	})
+		return AnswerDone, s.project(co, pi), nil
+	}, s.currentCheckout(p.Scope, id))
 }
 
 // cancelLinkedIntent ends the payer's part of a checkout's intent when the
@@ -655,7 +564,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 		maps.Copy(options, req.Options)
 	}
 	creq := CreatePaymentIntentRequest{
-		Amount: FormatAmount(co.Amount), Currency: co.Currency, Country: co.Country,
+		Amount: co.Amount, Currency: co.Currency, Country: co.Country,
 		MerchantReference: co.MerchantReference, PaymentMethod: req.PaymentMethod,
 		Customer: customer, PaymentMethodOptions: options,
 	}
@@ -670,7 +579,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 	// A space never occurs in a merchant's Idempotency-Key, so the payer's
 	// keys cannot collide with the merchant's.
 	key := "checkout " + co.ID + " " + submission
-	fp, err := fingerprint("POST /checkouts/"+co.ID+"/pay", creq)
+	fp, err := fingerprint("checkout.pay "+co.ID, creq)
 	if err != nil {
 		return nil, err
 	}
@@ -718,7 +627,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 	case c.replay != nil:
 		return s.currentIntent(ctx, scope, co.PaymentIntentID)
 	}
-	if _, err := s.runAttempt(ctx, scope, piID, key); err != nil {
+	if _, _, err := s.runAttempt(ctx, scope, piID, key); err != nil {
 		return nil, err
 	}
 	return s.currentIntent(ctx, scope, piID)

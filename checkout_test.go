@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 )
 
 // The checkout through the Go API: create, read, list, the payer's side
@@ -28,7 +29,7 @@ func newCheckoutEnv(t *testing.T) *flowEnv {
 
 func (e *flowEnv) createCheckout(t *testing.T, key string, req paykit.CreateCheckoutRequest) paykit.Checkout {
 	t.Helper()
-	resp, err := e.svc.CreateCheckout(context.Background(), e.test, key, req)
+	resp, err := answertest.From(e.svc.CreateCheckout(context.Background(), e.test, key, req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 	ctx := context.Background()
 	e := newCheckoutEnv(t)
 	co := e.createCheckout(t, "co-1", paykit.CreateCheckoutRequest{
-		Amount: "15000", Currency: "MYR", Country: "MY", MerchantReference: "order-1",
+		Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "order-1",
 		ReturnURL: "https://shop.example/done?o=1", Customer: map[string]string{"name": "Aisyah"},
 	})
 	is.Equal(co.Status, paykit.CheckoutOpen)
@@ -137,12 +138,12 @@ func TestCheckoutGoAPI(t *testing.T) {
 	is.Equal(got.PaymentStatus, paykit.PaymentSucceeded)
 	is.Equal(got.ProviderStatus, paykit.ProviderStatusSucceeded)
 	is.Equal(got.ChosenMethod, "FPX")
-	_, err = e.svc.CancelCheckout(ctx, e.test, "cancel-1", co.ID)
+	_, err = answertest.From(e.svc.CancelCheckout(ctx, e.test, "cancel-1", co.ID))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
 
 	// Cancel through the Go API.
-	co2 := e.createCheckout(t, "co-2", paykit.CreateCheckoutRequest{Amount: "900", Currency: "MYR", Country: "MY", MerchantReference: "order-2", PaymentMethod: "TNG"})
-	resp, err := e.svc.CancelCheckout(ctx, e.test, "cancel-2", co2.ID)
+	co2 := e.createCheckout(t, "co-2", paykit.CreateCheckoutRequest{Amount: 900, Currency: "MYR", Country: "MY", MerchantReference: "order-2", PaymentMethod: "TNG"})
+	resp, err := answertest.From(e.svc.CancelCheckout(ctx, e.test, "cancel-2", co2.ID))
 	is.NoErr(err)
 	is.Equal(resp.Status, 200)
 	var cancelled paykit.Checkout
@@ -155,7 +156,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 	_, err = e.svc.PayCheckout(ctx, checkoutToken(co2), paykit.PayCheckoutRequest{PaymentMethod: "TNG", Customer: map[string]string{"name": "A"}})
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
 	// A frozen checkout takes only its method.
-	co3 := e.createCheckout(t, "co-3", paykit.CreateCheckoutRequest{Amount: "900", Currency: "MYR", Country: "MY", MerchantReference: "order-3", PaymentMethod: "TNG"})
+	co3 := e.createCheckout(t, "co-3", paykit.CreateCheckoutRequest{Amount: 900, Currency: "MYR", Country: "MY", MerchantReference: "order-3", PaymentMethod: "TNG"})
 	_, err = e.svc.PayCheckout(ctx, checkoutToken(co3), paykit.PayCheckoutRequest{PaymentMethod: "FPX", Customer: map[string]string{"name": "A", "email": "a@example.com"}})
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidRequest)
 
@@ -174,24 +175,24 @@ func TestCreateCheckoutRejects(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newCheckoutEnv(t)
-	ok := paykit.CreateCheckoutRequest{Amount: "15000", Currency: "MYR", Country: "MY", MerchantReference: "order-r"}
+	ok := paykit.CreateCheckoutRequest{Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "order-r"}
 	for _, tc := range []struct {
 		change      func(r *paykit.CreateCheckoutRequest)
 		code, param string
 	}{
 		{func(r *paykit.CreateCheckoutRequest) { r.PaymentMethodOptions = map[string]string{"bank": "MAYBANK"} }, paykit.CodeInvalidRequest, "payment_method_options"},
 		{func(r *paykit.CreateCheckoutRequest) { r.PaymentMethod = "PROMPTPAY" }, paykit.CodePaymentMethodUnavailable, "payment_method"},
-		{func(r *paykit.CreateCheckoutRequest) { r.Amount, r.PaymentMethod = "600000", "TNG" }, paykit.CodePaymentMethodUnavailable, "payment_method"},
+		{func(r *paykit.CreateCheckoutRequest) { r.Amount, r.PaymentMethod = 600000, "TNG" }, paykit.CodePaymentMethodUnavailable, "payment_method"},
 		{func(r *paykit.CreateCheckoutRequest) { r.Country, r.Currency = "TH", "THB" }, paykit.CodePaymentMethodUnavailable, ""},
 		{func(r *paykit.CreateCheckoutRequest) { r.Metadata = map[string]string{"k": strings.Repeat("v", 501)} }, paykit.CodeInvalidRequest, "metadata.k"},
 	} {
 		req := ok
 		tc.change(&req)
-		_, err := e.svc.CreateCheckout(ctx, e.test, "key", req)
+		_, err := answertest.From(e.svc.CreateCheckout(ctx, e.test, "key", req))
 		e := paykit.AsError(err)
 		is.Equal(e.Code, tc.code)
 		is.Equal(e.Param, tc.param)
 	}
-	_, err := e.svc.CreateCheckout(ctx, e.test, "key", ok)
+	_, err := answertest.From(e.svc.CreateCheckout(ctx, e.test, "key", ok))
 	is.NoErr(err) // the rejections stored nothing under the key
 }

@@ -3,7 +3,6 @@ package paykit
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -29,45 +28,15 @@ const (
 	CodeInternal                   = "internal_error"
 )
 
-// statusByCode is the one table mapping contract codes to HTTP statuses.
-var statusByCode = map[string]int{
-	CodeInvalidRequest:             http.StatusBadRequest,
-	CodeUnauthorized:               http.StatusUnauthorized,
-	CodeNotFound:                   http.StatusNotFound,
-	CodeMethodNotAllowed:           http.StatusMethodNotAllowed,
-	CodeIdempotencyConflict:        http.StatusConflict,
-	CodeIdempotencyInProgress:      http.StatusConflict,
-	CodeDuplicateMerchantReference: http.StatusConflict,
-	CodeRequestTooLarge:            http.StatusRequestEntityTooLarge,
-	CodeInvalidState:               http.StatusUnprocessableEntity,
-	CodePaymentMethodUnavailable:   http.StatusUnprocessableEntity,
-	CodePayoutRouteUnavailable:     http.StatusUnprocessableEntity,
-	CodeMissingRequiredField:       http.StatusUnprocessableEntity,
-	CodeInsufficientBalance:        http.StatusUnprocessableEntity,
-	CodeRateLimited:                http.StatusTooManyRequests,
-	CodeDispatchUnavailable:        http.StatusServiceUnavailable,
-	CodeServiceUnavailable:         http.StatusServiceUnavailable,
-	CodeInternal:                   http.StatusInternalServerError,
-}
-
-// StatusForCode returns the HTTP status of a contract error code; unknown
-// codes map to 500.
-func StatusForCode(code string) int {
-	if s, ok := statusByCode[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
 // Error is the one error type of paykit: a contract code, a message safe to
-// show to the caller, the offending parameter (dotted path, may be empty) and
-// the HTTP status. Err keeps an internal cause for logs; it is never rendered.
+// show to the caller and the offending parameter (dotted path, may be
+// empty). Err keeps an internal cause for logs; it is never rendered.
+// httpadapter maps codes to HTTP statuses.
 type Error struct {
 	Code       string
 	Message    string
 	Param      string
-	Status     int
-	RetryAfter time.Duration // set for idempotency_in_progress and rate_limited
+	RetryAfter time.Duration // when a retry may succeed: idempotency_in_progress, rate_limited, service_unavailable
 	Err        error
 }
 
@@ -86,25 +55,24 @@ func (e *Error) Error() string {
 // Unwrap returns the internal cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf builds an *Error with the status of code.
+// Errorf builds an *Error of code.
 func Errorf(code, param, format string, args ...any) *Error {
-	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...), Status: StatusForCode(code)}
+	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// InvalidRequest is shorthand for a 400 invalid_request naming param.
+// InvalidRequest is shorthand for an invalid_request error naming param.
 func InvalidRequest(param, format string, args ...any) *Error {
 	return Errorf(CodeInvalidRequest, param, format, args...)
 }
 
-// Internal wraps an unexpected failure as a 500 whose message reveals
+// Internal wraps an unexpected failure as internal_error, whose message reveals
 // nothing. A Store that cannot take more work (ErrUnavailable) is not a
 // failure of the request: that cause gives service_unavailable instead.
 func Internal(cause error) *Error {
 	if errors.Is(cause, ErrUnavailable) {
-		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.",
-			Status: http.StatusServiceUnavailable, RetryAfter: UnavailableRetryAfter, Err: cause}
+		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.", RetryAfter: UnavailableRetryAfter, Err: cause}
 	}
-	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Status: http.StatusInternalServerError, Err: cause}
+	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Err: cause}
 }
 
 // UnavailableRetryAfter is the Retry-After of service_unavailable.
@@ -131,7 +99,7 @@ func ErrorCode(err error) string {
 	return AsError(err).Code
 }
 
-var errUnauthorized = &Error{Code: CodeUnauthorized, Message: "Invalid or missing API credentials.", Status: http.StatusUnauthorized}
+var errUnauthorized = &Error{Code: CodeUnauthorized, Message: "Invalid or missing API credentials."}
 
 // ErrUnauthorized is the single answer to every authentication failure.
 func ErrUnauthorized() *Error { e := *errUnauthorized; return &e }

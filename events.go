@@ -2,7 +2,6 @@ package paykit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -43,34 +42,26 @@ var EventTypes = []string{
 	EventPayoutCancelled, EventPayoutExpired, EventPayoutReturned,
 }
 
-// Event records a public state change. Data is the resource's projection
-// as GET showed it right after the change, so data.status is the status
-// the event names.
+// Event records a public state change. It holds the resource as GET showed
+// it right after the change (one of PaymentIntent, Checkout, PayoutIntent),
+// so its status is the status the event names.
 type Event struct {
-	ID          string
-	MerchantID  string
-	Environment Environment
-	Type        string
-	ObjectID    string          // the id of the resource in Data
-	Data        json.RawMessage // the resource's projection
-	CreatedAt   time.Time
+	ID            string
+	MerchantID    string
+	Environment   Environment
+	Type          string
+	ObjectID      string // the id of the resource
+	PaymentIntent *PaymentIntent
+	Checkout      *Checkout
+	PayoutIntent  *PayoutIntent
+	// LegacyData is the JSON an earlier version of paykit stored instead of
+	// the resource; it is rendered as it is.
+	LegacyData []byte
+	CreatedAt  time.Time
 }
 
 // Scope returns the tenant of the event.
 func (e *Event) Scope() Scope { return Scope{e.MerchantID, e.Environment} }
-
-// MarshalJSON renders the contract's event envelope; webhooks carry the
-// same bytes.
-func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		ID          string          `json:"id"`
-		Object      string          `json:"object"`
-		Type        string          `json:"type"`
-		Environment Environment     `json:"environment"`
-		CreatedAt   string          `json:"created_at"`
-		Data        json.RawMessage `json:"data"`
-	}{e.ID, "event", e.Type, e.Environment, FormatTime(e.CreatedAt), e.Data})
-}
 
 // EventQuery selects events of one scope, newest first.
 type EventQuery struct {
@@ -134,15 +125,11 @@ func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListP
 }
 
 // emit writes an event of typ about a resource in tx and schedules its
-// delivery to every enabled webhook endpoint of the scope.
-func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID string, projection any) error {
-	data, err := json.Marshal(projection)
-	if err != nil {
-		return err
-	}
+// delivery to every enabled webhook endpoint of the scope. e carries the
+// resource; emit fills in the rest.
+func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID string, e *Event) error {
 	now := s.Now()
-	e := &Event{ID: s.eventIDs.next(now), MerchantID: scope.MerchantID, Environment: scope.Environment, Type: typ,
-		ObjectID: objectID, Data: data, CreatedAt: now}
+	e.ID, e.MerchantID, e.Environment, e.Type, e.ObjectID, e.CreatedAt = s.eventIDs.next(now), scope.MerchantID, scope.Environment, typ, objectID, now
 	if err := tx.CreateEvent(ctx, e); err != nil {
 		return err
 	}
@@ -194,7 +181,8 @@ func (t eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentI
 	if typ == "" || typ == before {
 		return nil
 	}
-	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, pi)
+	snap := *pi
+	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, &Event{PaymentIntent: &snap})
 }
 
 // payoutEventType is the event a payout's state calls for.
@@ -234,28 +222,8 @@ func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutInt
 	if typ == before {
 		return nil
 	}
-	if po.Status.Terminal() && po.CancelReason != "" {
-		// The terminal event carries the merchant's cancellation reason.
-		return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, payoutWithReason{po})
-	}
-	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, po)
-}
-
-// payoutWithReason is a payout's projection with its cancellation reason
-// added as "reason".
-type payoutWithReason struct{ *PayoutIntent }
-
-// MarshalJSON renders the projection and the reason.
-func (p payoutWithReason) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(p.PayoutIntent)
-	if err != nil {
-		return nil, err
-	}
-	reason, err := json.Marshal(p.CancelReason)
-	if err != nil {
-		return nil, err
-	}
-	return append(append(append(b[:len(b)-1:len(b)-1], `,"reason":`...), reason...), '}'), nil
+	snap := *po
+	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, &Event{PayoutIntent: &snap})
 }
 
 // UpdateCheckout implements Tx and emits checkout.completed, .expired or
@@ -277,7 +245,7 @@ func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
 		return err
 	}
 	view := *c
-	return t.s.emit(ctx, t.Tx, c.Scope(), "checkout."+string(c.Status), c.ID, t.s.project(&view, pi))
+	return t.s.emit(ctx, t.Tx, c.Scope(), "checkout."+string(c.Status), c.ID, &Event{Checkout: t.s.project(&view, pi)})
 }
 
 // eventIDGen makes event ids that sort in the order this process made

@@ -6,21 +6,70 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"time"
 )
 
-// Response is what an idempotent operation answered: the HTTP status and
-// the exact JSON bytes, stored so that a retry with the same Idempotency-Key
-// gets them back byte for byte.
-type Response struct {
-	Status   int
-	Body     json.RawMessage
+// AnswerKind says what a request that changes state did.
+type AnswerKind string
+
+// Answer kinds.
+const (
+	// AnswerCreated: the resource was created.
+	AnswerCreated AnswerKind = "created"
+	// AnswerAccepted: the change was accepted and completes in the
+	// background (a cancel waiting for the Provider).
+	AnswerAccepted AnswerKind = "accepted"
+	// AnswerDone: the change is complete.
+	AnswerDone AnswerKind = "done"
+)
+
+// Answer is how the Service answered a create or cancel under an
+// Idempotency-Key.
+type Answer struct {
+	Kind AnswerKind
+	// Replayed: the answer is the stored one of an earlier request with
+	// the same key, and the resource is as it was then.
 	Replayed bool
+	// LegacyBody is set on a replay of an answer that an earlier version
+	// of paykit stored as rendered JSON (records are kept 24 hours): the
+	// resource returned with it is its current state, and LegacyBody is
+	// what that version answered, for the HTTP adapter to repeat.
+	LegacyBody []byte
 }
 
-// Decode unmarshals the body into v, e.g. a *PaymentIntent.
-func (r *Response) Decode(v any) error { return json.Unmarshal(r.Body, v) }
+// StoredAnswer is what an idempotency record keeps of a completed request:
+// its kind and the resource as it was answered (one of PaymentIntent,
+// PayoutIntent, Checkout), so that a replay answers the same.
+type StoredAnswer struct {
+	Kind          AnswerKind
+	PaymentIntent *PaymentIntent
+	PayoutIntent  *PayoutIntent
+	Checkout      *Checkout
+	// LegacyBody is the rendered JSON an earlier version stored instead of
+	// the resource (read from old records only).
+	LegacyBody []byte
+}
+
+// answerOf makes the stored answer of kind with a copy of resource v.
+func answerOf(kind AnswerKind, v any) *StoredAnswer {
+	a := &StoredAnswer{Kind: kind}
+	switch v := v.(type) {
+	case *PaymentIntent:
+		c := *v
+		a.PaymentIntent = &c
+	case *PayoutIntent:
+		c := *v
+		a.PayoutIntent = &c
+	case *Checkout:
+		c := *v
+		a.Checkout = &c
+	default:
+		panic(fmt.Sprintf("paykit: no stored answer for %T", v))
+	}
+	return a
+}
 
 var idempotencyKeyPattern = regexp.MustCompile(`^[!-~]{1,255}$`)
 
@@ -40,14 +89,15 @@ type operation struct {
 	fingerprint string
 }
 
-// newOperation fingerprints the request: name is "METHOD /path" with the
-// target id, params the parsed request. Semantically equal JSON bodies give
-// equal params, so equal fingerprints.
-func newOperation(scope Scope, key, name string, params any) (operation, error) {
+// newOperation fingerprints the request: name is the operation
+// ("payment_intent.cancel"), target the id it acts on ("" for a create),
+// params the Go request. Semantically equal requests give equal
+// fingerprints.
+func newOperation(scope Scope, key, name, target string, params any) (operation, error) {
 	if !ValidIdempotencyKey(key) {
 		return operation{}, InvalidRequest("Idempotency-Key", "Idempotency-Key header must be 1 to 255 printable ASCII characters.")
 	}
-	fp, err := fingerprint(name, params)
+	fp, err := fingerprint(name+" "+target, params)
 	if err != nil {
 		return operation{}, err
 	}
@@ -67,8 +117,8 @@ func fingerprint(name string, params any) (string, error) {
 // claim is the state of an idempotent operation after begin.
 type claim struct {
 	record  *IdempotencyRecord
-	replay  *Response // the stored answer: return it
-	resumed bool      // an earlier execution stopped midway; carry on from record.RecoveryPoint
+	replay  *StoredAnswer // the stored answer: return it
+	resumed bool          // an earlier execution stopped midway; carry on from record.RecoveryPoint
 }
 
 // begin looks the key up inside tx. It returns a stored response to replay,
@@ -96,10 +146,10 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 		return nil, err
 	}
 	if rec.Fingerprint != op.fingerprint {
-		return nil, Errorf(CodeIdempotencyConflict, "Idempotency-Key", "This Idempotency-Key was already used with a different request.")
+		return nil, errKeyReused()
 	}
 	if rec.State == IdempotencyComplete {
-		return &claim{record: rec, replay: &Response{Status: rec.ResponseStatus, Body: rec.ResponseBody, Replayed: true}}, nil
+		return &claim{record: rec, replay: rec.Answer}, nil
 	}
 	if rec.LockedUntil != nil && rec.LockedUntil.After(now) {
 		e := Errorf(CodeIdempotencyInProgress, "Idempotency-Key", "A request with this Idempotency-Key is still being processed; retry later.")
@@ -112,6 +162,25 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 		return nil, err
 	}
 	return &claim{record: rec, resumed: true}, nil
+}
+
+// IdempotencyKeyConflict returns the idempotency_conflict error when key
+// was already used in p's scope, nil when it is free. It answers a request
+// that cannot equal any stored one (an adapter could not even parse it):
+// under a used key such a request conflicts, as any other that differs.
+func (s *Service) IdempotencyKeyConflict(ctx context.Context, p Principal, key string) error {
+	_, err := s.store.GetIdempotencyRecord(ctx, p.Scope, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return Internal(err)
+	}
+	return errKeyReused()
+}
+
+func errKeyReused() *Error {
+	return Errorf(CodeIdempotencyConflict, "Idempotency-Key", "This Idempotency-Key was already used with a different request.")
 }
 
 // Recovery points of an idempotent operation.
@@ -127,18 +196,43 @@ func checkpoint(ctx context.Context, tx Tx, rec *IdempotencyRecord, point, resou
 	return tx.UpdateIdempotencyRecord(ctx, rec)
 }
 
-// finish stores the final response in tx and releases the lock.
-func finish(ctx context.Context, tx Tx, rec *IdempotencyRecord, status int, v any, now time.Time) (*Response, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
+// finish stores the answer (kind, and resource v as it is now) in tx and
+// releases the lock.
+func finish(ctx context.Context, tx Tx, rec *IdempotencyRecord, kind AnswerKind, v any, now time.Time) (*StoredAnswer, error) {
+	a := answerOf(kind, v)
 	rec.State, rec.RecoveryPoint, rec.LockedUntil = IdempotencyComplete, recoveryFinished, nil
-	rec.ResponseStatus, rec.ResponseBody, rec.UpdatedAt = status, body, now
+	rec.Answer, rec.UpdatedAt = a, now
 	if err := tx.UpdateIdempotencyRecord(ctx, rec); err != nil {
 		return nil, err
 	}
-	return &Response{Status: status, Body: body}, nil
+	return a, nil
+}
+
+// answered returns the resource of a stored answer as T, and how it was
+// answered. A legacy answer (rendered JSON of an earlier version) returns
+// the resource's current state, read by current.
+func answered[T any](ctx context.Context, a *StoredAnswer, replayed bool, current func(context.Context) (*T, error)) (*T, Answer, error) {
+	ans := Answer{Kind: a.Kind, Replayed: replayed, LegacyBody: a.LegacyBody}
+	var v any
+	switch {
+	case a.LegacyBody != nil:
+		cur, err := current(ctx)
+		if err != nil {
+			return nil, Answer{}, asServiceError(err)
+		}
+		return cur, ans, nil
+	case a.PaymentIntent != nil:
+		v = a.PaymentIntent
+	case a.PayoutIntent != nil:
+		v = a.PayoutIntent
+	case a.Checkout != nil:
+		v = a.Checkout
+	}
+	out, ok := v.(*T)
+	if !ok {
+		return nil, Answer{}, Internal(fmt.Errorf("stored answer holds %T, want %T", v, out))
+	}
+	return out, ans, nil
 }
 
 // unlock lets a retry of the operation under key take over at once,
@@ -165,30 +259,34 @@ func (s *Service) unlockIfUnavailable(ctx context.Context, scope Scope, key stri
 }
 
 // idempotent runs a single-transaction operation under its Idempotency-Key:
-// a replay answers the stored response; otherwise fn does the work in tx
-// and its answer (status and projection) is stored with the key. An error
-// from fn stores nothing, so the key may be used again.
-func (s *Service) idempotent(ctx context.Context, op operation, fn func(tx Tx, now time.Time) (int, any, error)) (*Response, error) {
+// a replay answers the stored answer; otherwise fn does the work in tx and
+// its answer (kind and resource) is stored with the key. An error from fn
+// stores nothing, so the key may be used again. current reads the
+// resource's state now, for the replay of a legacy record.
+func idempotent[T any](ctx context.Context, s *Service, op operation, fn func(tx Tx, now time.Time) (AnswerKind, *T, error), current func(context.Context) (*T, error)) (*T, Answer, error) {
 	now := s.Now()
-	var resp *Response
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
 	err := s.inTx(ctx, func(tx Tx) error {
 		c, err := s.begin(ctx, tx, op, now)
 		if err != nil {
 			return err
 		}
 		if c.replay != nil {
-			resp = c.replay
+			stored, replayed = c.replay, true
 			return nil
 		}
-		status, v, err := fn(tx, now)
+		kind, v, err := fn(tx, now)
 		if err != nil {
 			return err
 		}
-		resp, err = finish(ctx, tx, c.record, status, v, now)
+		stored, err = finish(ctx, tx, c.record, kind, v, now)
 		return err
 	})
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
-	return resp, nil
+	return answered(ctx, stored, replayed, current)
 }

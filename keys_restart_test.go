@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -86,10 +87,10 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	}
 	svc, _, store := boot(routing)
 	is.NoErr(store.CreateMerchant(ctx, &paykit.Merchant{ID: "mch_1", Name: "One", CreatedAt: clock.Now()}))
-	_, err = svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: "test", Currency: "THB", Amount: "500000", Reason: "float"})
+	_, err = svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: paykit.Test, Currency: "THB", Amount: 500000, Reason: "float"})
 	is.NoErr(err)
 	p := paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}}
-	resp, err := svc.CreatePayoutIntent(ctx, p, "po-held", thPayout("250000", "po-held", "000123456789"))
+	resp, err := answertest.From(svc.CreatePayoutIntent(ctx, p, "po-held", thPayout(250000, "po-held", "000123456789")))
 	is.NoErr(err)
 	var held paykit.PayoutIntent
 	is.NoErr(resp.Decode(&held))

@@ -1,7 +1,6 @@
 package paykit
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 )
@@ -85,16 +84,6 @@ type Balance struct {
 	Available int64
 	Reserved  int64
 	UpdatedAt time.Time
-}
-
-// MarshalJSON renders the balance projection.
-func (b Balance) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object    string `json:"object"`
-		Currency  string `json:"currency"`
-		Available string `json:"available"`
-		Reserved  string `json:"reserved"`
-	}{"balance", b.Currency, FormatAmount(b.Available), FormatAmount(b.Reserved)})
 }
 
 // LedgerQuery selects entries; empty fields do not filter.

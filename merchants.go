@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -28,19 +27,6 @@ const keyEntropy = 32
 type NewAPIKey struct {
 	APIKey
 	SecretKey string
-}
-
-// MarshalJSON renders the one-time answer of key issuance.
-func (k NewAPIKey) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object      string      `json:"object"`
-		ID          string      `json:"id"`
-		MerchantID  string      `json:"merchant_id"`
-		Environment Environment `json:"environment"`
-		PublicKey   string      `json:"public_key"`
-		SecretKey   string      `json:"secret_key"`
-		CreatedAt   string      `json:"created_at"`
-	}{"api_key", k.ID, k.MerchantID, k.Environment, k.PublicKey, k.SecretKey, FormatTime(k.CreatedAt)})
 }
 
 // CreateMerchant creates a merchant on behalf of an operator (actor).

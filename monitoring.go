@@ -3,7 +3,6 @@ package paykit
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"regexp"
@@ -146,28 +145,6 @@ type JobView struct {
 	State JobState
 }
 
-// MarshalJSON renders the operator projection.
-func (v JobView) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object      string   `json:"object"`
-		ID          string   `json:"id"`
-		Kind        string   `json:"kind"`
-		State       JobState `json:"state"`
-		MerchantID  *string  `json:"merchant_id"`
-		Environment *string  `json:"environment"`
-		TargetID    *string  `json:"target_id"`
-		Attempts    int      `json:"attempts"`
-		RunAt       string   `json:"run_at"`
-		LeaseUntil  *string  `json:"lease_until"`
-		LastError   *string  `json:"last_error"`
-		CreatedAt   string   `json:"created_at"`
-	}{
-		"job", v.ID, v.Kind, v.State, nullString(v.Scope.MerchantID), nullString(string(v.Scope.Environment)),
-		nullString(v.TargetID), v.Attempts, FormatTime(v.RunAt), formatTimePtr(v.LeaseUntil),
-		nullString(scrubJobError(v.LastError)), FormatTime(v.CreatedAt),
-	})
-}
-
 // ListJobs returns pending background jobs of every tenant, newest first,
 // each with its state now: what is retrying, running or waiting.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
@@ -186,6 +163,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 	views := make([]JobView, len(rows))
 	for i := range rows {
 		views[i] = JobView{Job: rows[i], State: rows[i].State(now)}
+		views[i].LastError = scrubJobError(views[i].LastError)
 	}
 	return makePage(s, "job", views, limit, func(v *JobView) Position { return Position{v.CreatedAt, v.ID} }), nil
 }

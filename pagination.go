@@ -1,7 +1,6 @@
 package paykit
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -18,20 +17,6 @@ type Page[T any] struct {
 	Data       []T
 	HasMore    bool
 	NextCursor string // empty when there is no further page
-}
-
-// MarshalJSON renders the list envelope; next_cursor is null on the last page.
-func (p Page[T]) MarshalJSON() ([]byte, error) {
-	data := p.Data
-	if data == nil {
-		data = []T{}
-	}
-	return json.Marshal(struct {
-		Object     string  `json:"object"`
-		Data       []T     `json:"data"`
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	}{"list", data, p.HasMore, nullString(p.NextCursor)})
 }
 
 // PageParams are the paging inputs of every list: Limit 0 means the default.

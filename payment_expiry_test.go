@@ -15,6 +15,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
@@ -165,10 +166,10 @@ func (e *sandboxEnv) drain(t *testing.T) {
 // waitingPayment creates a TNG payment that waits for its payer.
 func (e *sandboxEnv) waitingPayment(t *testing.T, ref string) string {
 	t.Helper()
-	resp, err := e.svc.CreatePaymentIntent(context.Background(), e.p, ref, paykit.CreatePaymentIntentRequest{
-		Amount: "2000", Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "TNG",
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(context.Background(), e.p, ref, paykit.CreatePaymentIntentRequest{
+		Amount: 2000, Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "TNG",
 		Customer: map[string]string{"name": "Aisyah"},
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/mail"
 	"slices"
 	"time"
 )
 
-// CreatePaymentIntentRequest is the body of POST /payment_intents.
+// CreatePaymentIntentRequest asks for a direct payment. Field names in
+// errors are the API's (the json tags).
 type CreatePaymentIntentRequest struct {
-	Amount               string            `json:"amount" validate:"required,amount"`
+	Amount               int64             `json:"amount" validate:"minor_units"` // minor units
 	Currency             string            `json:"currency" validate:"required,currency"`
 	Country              string            `json:"country" validate:"required,country"`
 	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
@@ -60,10 +60,7 @@ func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentReq
 	if err := Validate(req); err != nil {
 		return 0, nil, err
 	}
-	amount, err := ParseAmount(req.Amount)
-	if err != nil {
-		return 0, nil, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
-	}
+	amount := req.Amount
 	route, ok := s.routing.PaymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
 	if !ok {
 		return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method",
@@ -111,11 +108,11 @@ func checkCustomer(route *PaymentRoute, method string, customer map[string]strin
 // stored response (Replayed), a concurrent one idempotency_in_progress, and
 // a retry after a crash resumes the same attempt instead of starting
 // another. Once persisted, a Provider decline or an unknown outcome is still
-// a 201 (failed, or processing).
-func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /payment_intents", req)
+// created (failed, or processing).
+func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payment_intent.create", "", req)
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
 	// A known key skips validation: its request was valid when first seen,
 	// and a replay must not depend on today's configuration.
@@ -123,10 +120,10 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 	var route *PaymentRoute
 	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, route, err = s.validatePaymentRoute(p.Environment, &req); err != nil {
-			return nil, err
+			return nil, Answer{}, err
 		}
 	} else if err != nil {
-		return nil, Internal(err)
+		return nil, Answer{}, Internal(err)
 	}
 	now := s.Now()
 	var c *claim
@@ -157,15 +154,21 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 		return s.startAttempt(ctx, tx, pi, c.record, now)
 	})
 	if errors.Is(err, ErrAlreadyExists) {
-		return nil, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
 	}
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
 	if c.replay != nil {
-		return c.replay, nil
+		return answered(ctx, c.replay, true, s.currentPayment(p.Scope, c.record.ResourceID))
 	}
 	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+}
+
+// currentPayment reads a payment intent's state now, for the replay of a
+// legacy answer.
+func (s *Service) currentPayment(scope Scope, id string) func(context.Context) (*PaymentIntent, error) {
+	return func(ctx context.Context) (*PaymentIntent, error) { return s.store.GetPaymentIntent(ctx, scope, id) }
 }
 
 // startAttempt records, in the transaction that persisted pi with its
@@ -187,29 +190,32 @@ func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, re
 // idempotency record under idemKey with the intent's projection.
 // A store that turns a step away (503) unlocks the record, so that the
 // retry resumes at once.
-func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
-	resp, err := s.attempt(ctx, scope, id, idemKey)
+func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
+	pi, ans, err := s.attempt(ctx, scope, id, idemKey)
 	if err != nil {
 		s.unlockIfUnavailable(ctx, scope, idemKey, err)
 	}
-	return resp, err
+	return pi, ans, err
 }
 
 // attempt is runAttempt without the unlock.
-func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
 	pi, err := s.store.GetPaymentIntent(ctx, scope, id)
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
 	var result *Result
 	if pi.Attempt == AttemptCreating {
 		r, err := s.callCreate(ctx, pi)
 		if err != nil {
-			return nil, err
+			return nil, Answer{}, err
 		}
 		result = &r
 	}
-	var resp *Response
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
 	err = s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetPaymentIntent(ctx, scope, id)
 		if err != nil {
@@ -225,16 +231,16 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 			return err
 		}
 		if rec.State == IdempotencyComplete { // a worker or a retry finished first
-			resp = &Response{Status: rec.ResponseStatus, Body: rec.ResponseBody}
+			stored, replayed = rec.Answer, true
 			return nil
 		}
-		resp, err = finish(ctx, tx, rec, http.StatusCreated, cur, s.Now())
+		stored, err = finish(ctx, tx, rec, AnswerCreated, cur, s.Now())
 		return err
 	})
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
-	return resp, nil
+	return answered(ctx, stored, replayed, s.currentPayment(scope, id))
 }
 
 // callCreate sends the create call of pi's attempt to its Provider.
@@ -406,7 +412,7 @@ func (s *Service) resumePaymentJob(ctx context.Context, j *Job) error {
 	if rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
 		return errNotYet // the request still owns it
 	}
-	_, err = s.runAttempt(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
+	_, _, err = s.runAttempt(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
 	return err
 }
 
@@ -466,46 +472,46 @@ func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Re
 	return nil
 }
 
-// CancelPaymentIntent cancels a pending payment (202 with the projection).
+// CancelPaymentIntent cancels a pending payment (accepted, with the intent).
 // Without a Provider attempt it is cancelled at once; with one, the cancel
 // runs durably at the Provider and the status changes when the Provider
 // confirms (it may still end succeeded). A terminal intent is invalid_state.
-func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPaymentIntentRequest) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /payment_intents/"+id+"/cancel", req)
+func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payment_intent.cancel", id, req)
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
 	if err := Validate(&req); err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
-	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PaymentIntent, error) {
 		pi, err := tx.GetPaymentIntent(ctx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return 0, nil, notFound("payment_intent")
+			return "", nil, notFound("payment_intent")
 		}
 		if err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		if pi.Status.Terminal() {
-			return 0, nil, Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
+			return "", nil, Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
 		}
 		if pi.CancelRequestedAt == nil {
 			pi.CancelRequestedAt = &now
 			if pi.Attempt == AttemptNone {
 				pi.Status, pi.Attempt, pi.CompletedAt, pi.NextAction = PaymentCancelled, AttemptClosed, &now, nil
 			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPaymentCancel, Scope: p.Scope, TargetID: pi.ID, RunAt: now, DedupKey: jobPaymentCancel + ":" + pi.ID}); err != nil {
-				return 0, nil, err
+				return "", nil, err
 			}
 			pi.UpdatedAt = now
 			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
-				return 0, nil, err
+				return "", nil, err
 			}
 			if err := s.syncCheckout(ctx, tx, pi, now); err != nil {
-				return 0, nil, err
+				return "", nil, err
 			}
 		}
-		return http.StatusAccepted, pi, nil
-	})
+		return AnswerAccepted, pi, nil
+	}, s.currentPayment(p.Scope, id))
 }
 
 // cancelPaymentJob asks the Provider to cancel an open attempt.

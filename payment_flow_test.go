@@ -13,6 +13,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -165,14 +167,14 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	}
 }
 
-func fpx(amount, ref string) paykit.CreatePaymentIntentRequest {
+func fpx(amount int64, ref string) paykit.CreatePaymentIntentRequest {
 	return paykit.CreatePaymentIntentRequest{
 		Amount: amount, Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "FPX",
 		Customer: map[string]string{"name": "Aisyah", "email": "aisyah@example.com"},
 	}
 }
 
-func decodeIntent(t *testing.T, r *paykit.Response) map[string]any {
+func decodeIntent(t *testing.T, r *answertest.Response) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -199,9 +201,9 @@ func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	req := fpx("15000", "order-1")
+	req := fpx(15000, "order-1")
 	req.PaymentMethodOptions = map[string]string{"bank": "MAYBANK"}
-	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req)
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req))
 	is.NoErr(err)
 	is.Equal(resp.Status, 201)
 	is.True(!resp.Replayed)
@@ -226,11 +228,12 @@ func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
 	is.Equal(typed.Amount, int64(15000))
 	is.Equal(*typed.NextAction, *stored.NextAction)
 	is.Equal(typed.ExpiresAt, stored.ExpiresAt)
-	reencoded, err := json.Marshal(typed)
+	is.Equal(typed.ProviderURL, stored.ProviderURL) // the Go value is whole, internal fields included
+	reencoded, err := httpadapter.Marshal(&typed)
 	is.NoErr(err)
-	is.Equal(string(reencoded), string(resp.Body)) // the projection round-trips exactly
+	is.Equal(string(reencoded), string(resp.Body)) // the API renders the Go value
 
-	again, err := e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req)
+	again, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "key-1", req))
 	is.NoErr(err)
 	is.True(again.Replayed)
 	is.Equal(string(again.Body), string(resp.Body)) // byte for byte
@@ -238,26 +241,25 @@ func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
 
 	// Key order and map order do not matter; any changed field does.
 	changed := req
-	changed.Amount = "15001"
-	_, err = e.svc.CreatePaymentIntent(ctx, e.test, "key-1", changed)
+	changed.Amount = 15001
+	_, err = answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "key-1", changed))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyConflict)
-	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "key-1", id, paykit.CancelPaymentIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "key-1", id, paykit.CancelPaymentIntentRequest{}))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyConflict) // another endpoint
 
 	// The same key in the live environment is a different key.
-	_, err = e.svc.CreatePaymentIntent(ctx, e.live, "key-1", req)
+	_, err = answertest.From(e.svc.CreatePaymentIntent(ctx, e.live, "key-1", req))
 	is.Equal(paykit.ErrorCode(err), paykit.CodePaymentMethodUnavailable) // live has no routes
 
-	_, err = e.svc.CreatePaymentIntent(ctx, e.test, "key-2", req)
+	_, err = answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "key-2", req))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeDuplicateMerchantReference)
-	is.Equal(paykit.AsError(err).Status, 409)
 }
 
 func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 	ctx := context.Background()
 	e := newFlowEnv(t)
 	mod := func(f func(*paykit.CreatePaymentIntentRequest)) paykit.CreatePaymentIntentRequest {
-		r := fpx("1000", "order-x")
+		r := fpx(1000, "order-x")
 		f(&r)
 		return r
 	}
@@ -267,8 +269,9 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 		code  string
 		param string
 	}{
-		{"zero amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = "0" }), paykit.CodeInvalidRequest, "amount"},
-		{"decimal amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = "10.50" }), paykit.CodeInvalidRequest, "amount"},
+		{"zero amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = 0 }), paykit.CodeInvalidRequest, "amount"},
+		{"negative amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = -1050 }), paykit.CodeInvalidRequest, "amount"},
+		{"amount over 18 digits", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = paykit.MaxAmount + 1 }), paykit.CodeInvalidRequest, "amount"},
 		{"lowercase currency", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Currency = "myr" }), paykit.CodeInvalidRequest, "currency"},
 		{"bad country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "MYS" }), paykit.CodeInvalidRequest, "country"},
 		{"no method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "" }), paykit.CodeInvalidRequest, "payment_method"},
@@ -285,7 +288,7 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 		{"no route for method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "PROMPTPAY" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
 		{"no route for country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "TH" }), paykit.CodePaymentMethodUnavailable, "payment_method"},
 		{"over route maximum", mod(func(r *paykit.CreatePaymentIntentRequest) {
-			r.PaymentMethod, r.Amount = "TNG", "500001"
+			r.PaymentMethod, r.Amount = "TNG", 500001
 		}), paykit.CodePaymentMethodUnavailable, "payment_method"},
 		{"missing email", mod(func(r *paykit.CreatePaymentIntentRequest) { delete(r.Customer, "email") }), paykit.CodeMissingRequiredField, "customer.email"},
 		{"empty name", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Customer["name"] = "" }), paykit.CodeMissingRequiredField, "customer.name"},
@@ -293,20 +296,20 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", c.req)
+			_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", c.req))
 			e := paykit.AsError(err)
 			is.Equal(e.Code, c.code)
 			is.Equal(e.Param, c.param)
 		})
 	}
 	is := is.New(t)
-	_, err := e.svc.CreatePaymentIntent(ctx, e.test, "bad key with spaces", fpx("1000", "order-x"))
+	_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "bad key with spaces", fpx(1000, "order-x")))
 	is.Equal(paykit.AsError(err).Param, "Idempotency-Key")
 	// Nothing was stored, so the key works with a corrected request.
 	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 0)
-	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", fpx("1000", "order-x"))
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", fpx(1000, "order-x")))
 	is.NoErr(err)
 	is.Equal(resp.Status, 201)
 }
@@ -315,7 +318,7 @@ func TestDeclinedAndUnknownOutcomes(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	declined, err := e.svc.CreatePaymentIntent(ctx, e.test, "k1", fpx("10901", "o1"))
+	declined, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "k1", fpx(10901, "o1")))
 	is.NoErr(err)
 	body := decodeIntent(t, declined)
 	is.Equal(declined.Status, 201)
@@ -324,7 +327,7 @@ func TestDeclinedAndUnknownOutcomes(t *testing.T) {
 	is.True(body["completed_at"] != nil)
 	is.True(!strings.Contains(string(declined.Body), "LOCAL_DECLINE")) // Provider codes stay inside
 
-	unknown, err := e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx("10902", "o2"))
+	unknown, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx(10902, "o2")))
 	is.NoErr(err)
 	body = decodeIntent(t, unknown)
 	is.Equal(body["status"], "processing")
@@ -352,7 +355,7 @@ func TestDeclinedAndUnknownOutcomes(t *testing.T) {
 	is.Equal(e.provider.createCalls(id), 1)
 
 	// The stored answer stays the first one.
-	replay, err := e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx("10902", "o2"))
+	replay, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "k2", fpx(10902, "o2")))
 	is.NoErr(err)
 	is.Equal(string(replay.Body), string(unknown.Body))
 }
@@ -368,13 +371,13 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 			done := make(chan struct{})
 			go func() { // a request that hangs in the Provider call, then dies
 				defer close(done)
-				_, _ = e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx("5000", "o-crash"))
+				_, _ = answertest.From(e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx(5000, "o-crash")))
 			}()
 			waitFor(t, func() bool {
 				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 				return len(page.Data) == 1
 			})
-			_, err := e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx("5000", "o-crash"))
+			_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx(5000, "o-crash")))
 			is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
 			is.True(paykit.AsError(err).RetryAfter > 0)
 			stop()
@@ -388,7 +391,7 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 			if via == "worker" {
 				e.drain(t)
 			}
-			resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx("5000", "o-crash"))
+			resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx(5000, "o-crash")))
 			is.NoErr(err)
 			is.Equal(resp.Replayed, via == "worker")
 			is.Equal(decodeIntent(t, resp)["status"], "requires_action")
@@ -411,7 +414,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx("7000", "o-same"))
+			resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
 			if err != nil {
 				codes[i] = paykit.ErrorCode(err)
 				return
@@ -445,11 +448,11 @@ func TestCancelPaymentIntent(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "c1", fpx("3000", "o-cancel"))
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "c1", fpx(3000, "o-cancel")))
 	is.NoErr(err)
 	id := decodeIntent(t, resp)["id"].(string)
 
-	cancel, err := e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"})
+	cancel, err := answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"}))
 	is.NoErr(err)
 	is.Equal(cancel.Status, 202)
 	is.Equal(decodeIntent(t, cancel)["status"], "requires_action") // waits for the Provider
@@ -458,22 +461,22 @@ func TestCancelPaymentIntent(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(pi.Status, paykit.PaymentCancelled)
 
-	replay, err := e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"})
+	replay, err := answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "cancel-1", id, paykit.CancelPaymentIntentRequest{Reason: "customer left"}))
 	is.NoErr(err)
 	is.True(replay.Replayed)
-	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-2", id, paykit.CancelPaymentIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "cancel-2", id, paykit.CancelPaymentIntentRequest{}))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
-	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-3", "pi_unknown", paykit.CancelPaymentIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "cancel-3", "pi_unknown", paykit.CancelPaymentIntentRequest{}))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound)
-	_, err = e.svc.CancelPaymentIntent(ctx, e.live, "cancel-4", id, paykit.CancelPaymentIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPaymentIntent(ctx, e.live, "cancel-4", id, paykit.CancelPaymentIntentRequest{}))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound) // another environment's intent
 
 	// A payer who paid before the cancel reached the Provider wins.
-	resp, err = e.svc.CreatePaymentIntent(ctx, e.test, "c2", fpx("3000", "o-paid"))
+	resp, err = answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "c2", fpx(3000, "o-paid")))
 	is.NoErr(err)
 	paid := decodeIntent(t, resp)["id"].(string)
 	e.provider.approve(paid)
-	_, err = e.svc.CancelPaymentIntent(ctx, e.test, "cancel-5", paid, paykit.CancelPaymentIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPaymentIntent(ctx, e.test, "cancel-5", paid, paykit.CancelPaymentIntentRequest{}))
 	is.NoErr(err)
 	e.drain(t)
 	pi, err = e.svc.GetPaymentIntent(ctx, e.test, paid)
@@ -485,7 +488,7 @@ func TestAbandonedPaymentExpires(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "e1", fpx("3000", "o-expire"))
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "e1", fpx(3000, "o-expire")))
 	is.NoErr(err)
 	id := decodeIntent(t, resp)["id"].(string)
 	e.clock.Advance(29 * time.Minute)
@@ -516,26 +519,26 @@ func TestListPaymentMethods(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	page, err := e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "600000", Currency: "MYR", Country: "MY"})
+	page, err := e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: 600000, Currency: "MYR", Country: "MY"})
 	is.NoErr(err)
-	b, err := json.Marshal(page)
+	b, err := httpadapter.Marshal(page)
 	is.NoErr(err)
 	// TNG is over its maximum at this amount; the unavailable bank is listed as such.
 	is.Equal(string(b), `{"object":"list","data":[{"object":"payment_method","payment_method":"FPX","next_action_type":"redirect_to_url",`+
 		`"required_customer_fields":["name","email"],"banks":[{"code":"MAYBANK","name":"Maybank2u","available":true},`+
 		`{"code":"BSN","name":"BSN","available":false}]}],"has_more":false,"next_cursor":null}`)
 
-	page, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR", Country: "MY"})
+	page, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: 1000, Currency: "MYR", Country: "MY"})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 2)
 	is.Equal(page.Data[1].Method, "TNG")
 	b, _ = json.Marshal(page.Data[1])
 	is.True(!strings.Contains(string(b), "banks")) // no bank choice, no banks field
 
-	page, err = e.svc.ListPaymentMethods(ctx, e.live, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR", Country: "MY"})
+	page, err = e.svc.ListPaymentMethods(ctx, e.live, paykit.PaymentMethodsRequest{Amount: 1000, Currency: "MYR", Country: "MY"})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 0) // live has no routes
-	_, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: "1000", Currency: "MYR"})
+	_, err = e.svc.ListPaymentMethods(ctx, e.test, paykit.PaymentMethodsRequest{Amount: 1000, Currency: "MYR"})
 	is.Equal(paykit.AsError(err).Param, "country")
 }
 
@@ -543,9 +546,9 @@ func TestPayerLinks(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	req := fpx("4000", "o-links")
+	req := fpx(4000, "o-links")
 	req.ReturnURL = "https://shop.example/done?order=7"
-	resp, err := e.svc.CreatePaymentIntent(ctx, e.test, "l1", req)
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "l1", req))
 	is.NoErr(err)
 	body := decodeIntent(t, resp)
 	id := body["id"].(string)
@@ -577,7 +580,7 @@ func TestPayerLinks(t *testing.T) {
 	is.Equal(err, paykit.ErrLinkInvalid) // nothing left to continue
 
 	// Links expire with the intent.
-	resp, err = e.svc.CreatePaymentIntent(ctx, e.test, "l2", fpx("4000", "o-links-2"))
+	resp, err = answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "l2", fpx(4000, "o-links-2")))
 	is.NoErr(err)
 	link = decodeIntent(t, resp)["next_action"].(map[string]any)["url"].(string)
 	e.clock.Advance(31 * time.Minute)

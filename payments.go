@@ -2,9 +2,7 @@ package paykit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -67,55 +65,17 @@ const (
 // NextAction is what the payer must do next. Only the fields of its Type are
 // rendered.
 type NextAction struct {
-	Type      string    `json:"type"`
-	URL       string    `json:"url,omitempty"`
-	QRData    string    `json:"qr_data,omitempty"`
-	ImageURL  string    `json:"image_url,omitempty"`
-	BankName  string    `json:"bank_name,omitempty"`
-	Account   string    `json:"account_number,omitempty"`
-	Holder    string    `json:"account_holder,omitempty"`
-	Reference string    `json:"reference,omitempty"`
-	Amount    int64     `json:"-"` // bank_transfer_instructions only
-	Currency  string    `json:"currency,omitempty"`
-	ExpiresAt time.Time `json:"-"`
-}
-
-// MarshalJSON renders the next action with the contract's field formats.
-func (n NextAction) MarshalJSON() ([]byte, error) {
-	type plain NextAction
-	out := struct {
-		plain
-		Amount    string `json:"amount,omitempty"`
-		ExpiresAt string `json:"expires_at"`
-	}{plain: plain(n), ExpiresAt: FormatTime(n.ExpiresAt)}
-	if n.Type == NextActionBankTransferInstructions {
-		out.Amount = FormatAmount(n.Amount)
-	}
-	return json.Marshal(out)
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote (the Stores keep next actions
-// as JSON).
-func (n *NextAction) UnmarshalJSON(b []byte) error {
-	type plain NextAction
-	var in struct {
-		plain
-		Amount    json.Number `json:"amount"`
-		ExpiresAt time.Time   `json:"expires_at"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	*n = NextAction(in.plain)
-	n.ExpiresAt = in.ExpiresAt.UTC()
-	if in.Amount != "" {
-		v, err := in.Amount.Int64()
-		if err != nil {
-			return err
-		}
-		n.Amount = v
-	}
-	return nil
+	Type      string
+	URL       string
+	QRData    string
+	ImageURL  string
+	BankName  string
+	Account   string
+	Holder    string
+	Reference string
+	Amount    int64 // bank_transfer_instructions only
+	Currency  string
+	ExpiresAt time.Time
 }
 
 // Receipt is the proof of a succeeded payment.
@@ -125,37 +85,6 @@ type Receipt struct {
 	Amount        int64
 	Currency      string
 	PaymentMethod string
-}
-
-type receiptJSON struct {
-	Number        string `json:"number"`
-	PaidAt        string `json:"paid_at"`
-	Amount        string `json:"amount"`
-	Currency      string `json:"currency"`
-	PaymentMethod string `json:"payment_method"`
-}
-
-// MarshalJSON renders the receipt projection.
-func (r Receipt) MarshalJSON() ([]byte, error) {
-	return json.Marshal(receiptJSON{r.Number, FormatTime(r.PaidAt), FormatAmount(r.Amount), r.Currency, r.PaymentMethod})
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (r *Receipt) UnmarshalJSON(b []byte) error {
-	var in receiptJSON
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	paid, err := time.Parse(time.RFC3339Nano, in.PaidAt)
-	if err != nil {
-		return err
-	}
-	amount, err := ParseAmount(in.Amount)
-	if err != nil {
-		return err
-	}
-	*r = Receipt{Number: in.Number, PaidAt: paid.UTC(), Amount: amount, Currency: in.Currency, PaymentMethod: in.PaymentMethod}
-	return nil
 }
 
 // AttemptState is the internal state of the Provider attempt of an intent.
@@ -212,34 +141,6 @@ func (p *PaymentIntent) CapturedAmount() int64 {
 	return 0
 }
 
-// MarshalJSON renders the contract's payment_intent projection.
-func (p PaymentIntent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object            string        `json:"object"`
-		ID                string        `json:"id"`
-		Status            PaymentStatus `json:"status"`
-		Amount            string        `json:"amount"`
-		CapturedAmount    string        `json:"captured_amount"`
-		Currency          string        `json:"currency"`
-		Country           string        `json:"country"`
-		MerchantReference string        `json:"merchant_reference"`
-		PaymentMethod     *string       `json:"payment_method"`
-		Environment       Environment   `json:"environment"`
-		NextAction        *NextAction   `json:"next_action"`
-		FailureCode       *string       `json:"failure_code"`
-		Receipt           *Receipt      `json:"receipt"`
-		ExpiresAt         string        `json:"expires_at"`
-		CompletedAt       *string       `json:"completed_at"`
-		CreatedAt         string        `json:"created_at"`
-		UpdatedAt         string        `json:"updated_at"`
-	}{
-		"payment_intent", p.ID, p.Status, FormatAmount(p.Amount), FormatAmount(p.CapturedAmount()),
-		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
-		p.NextAction, nullString(p.FailureCode), p.Receipt, FormatTime(p.ExpiresAt),
-		formatTimePtr(p.CompletedAt), FormatTime(p.CreatedAt), FormatTime(p.UpdatedAt),
-	})
-}
-
 // PaymentIntentListParams are the filters of GET /payment_intents.
 type PaymentIntentListParams = ListParams[PaymentStatus]
 
@@ -293,50 +194,4 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Pa
 		return nil, Internal(err)
 	}
 	return makePage(s, "payment_intent", rows, limit, func(pi *PaymentIntent) Position { return Position{pi.CreatedAt, pi.ID} }), nil
-}
-
-// UnmarshalJSON reads the projection MarshalJSON writes (for example a
-// Response body), so Go callers get typed intents back. Internal fields
-// stay empty.
-func (p *PaymentIntent) UnmarshalJSON(b []byte) error {
-	var in struct {
-		ID                string        `json:"id"`
-		Status            PaymentStatus `json:"status"`
-		Amount            string        `json:"amount"`
-		Currency          string        `json:"currency"`
-		Country           string        `json:"country"`
-		MerchantReference string        `json:"merchant_reference"`
-		PaymentMethod     *string       `json:"payment_method"`
-		Environment       Environment   `json:"environment"`
-		NextAction        *NextAction   `json:"next_action"`
-		FailureCode       *string       `json:"failure_code"`
-		Receipt           *Receipt      `json:"receipt"`
-		ExpiresAt         time.Time     `json:"expires_at"`
-		CompletedAt       *time.Time    `json:"completed_at"`
-		CreatedAt         time.Time     `json:"created_at"`
-		UpdatedAt         time.Time     `json:"updated_at"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	amount, err := ParseAmount(in.Amount)
-	if err != nil {
-		return fmt.Errorf("payment_intent amount: %w", err)
-	}
-	*p = PaymentIntent{
-		ID: in.ID, Status: in.Status, Amount: amount, Currency: in.Currency, Country: in.Country,
-		MerchantReference: in.MerchantReference, Environment: in.Environment, NextAction: in.NextAction,
-		Receipt: in.Receipt, ExpiresAt: in.ExpiresAt.UTC(), CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
-	}
-	if in.PaymentMethod != nil {
-		p.PaymentMethod = *in.PaymentMethod
-	}
-	if in.FailureCode != nil {
-		p.FailureCode = *in.FailureCode
-	}
-	if in.CompletedAt != nil {
-		t := in.CompletedAt.UTC()
-		p.CompletedAt = &t
-	}
-	return nil
 }

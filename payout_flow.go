@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 )
 
 // CreatePayoutIntentRequest is the body of POST /payout_intents.
 type CreatePayoutIntentRequest struct {
-	Amount            string    `json:"amount" validate:"required,amount"`
+	Amount            int64     `json:"amount" validate:"minor_units"` // minor units
 	Currency          string    `json:"currency" validate:"required,currency"`
 	Country           string    `json:"country" validate:"required,country"`
 	MerchantReference string    `json:"merchant_reference" validate:"required,max=256"`
@@ -44,10 +43,7 @@ func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest
 	if err := Validate(req); err != nil {
 		return 0, nil, PayoutBank{}, err
 	}
-	amount, err := ParseAmount(req.Amount)
-	if err != nil {
-		return 0, nil, PayoutBank{}, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
-	}
+	amount := req.Amount
 	code := req.Recipient.BankCode
 	if !s.routing.RecognisedBankCode(req.Country, code) {
 		return 0, nil, PayoutBank{}, InvalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
@@ -77,20 +73,20 @@ func (s *Service) needsApproval(p *PayoutIntent) bool {
 // dispatch_unavailable: the payout and its Provider idempotency key stay, and
 // a retry with the same key and body (or the worker) resumes the same
 // dispatch, so a second payout or transfer cannot exist.
-func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /payout_intents", req)
+func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payout_intent.create", "", req)
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
 	var amount int64
 	var route *PayoutRoute
 	var bank PayoutBank
 	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, route, bank, err = s.validatePayout(p.Environment, &req); err != nil {
-			return nil, err
+			return nil, Answer{}, err
 		}
 	} else if err != nil {
-		return nil, Internal(err)
+		return nil, Answer{}, Internal(err)
 	}
 	now := s.Now()
 	var c *claim
@@ -134,7 +130,7 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 			if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutExpire, Scope: p.Scope, TargetID: po.ID, RunAt: *po.ApprovalExpiresAt, DedupKey: jobPayoutExpire + ":" + po.ID}); err != nil {
 				return err
 			}
-			_, err := finish(ctx, tx, c.record, http.StatusCreated, po, now)
+			_, err := finish(ctx, tx, c.record, AnswerCreated, po, now)
 			return err
 		}
 		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
@@ -144,25 +140,34 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
-		return nil, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
+		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
 	case errors.Is(err, ErrAlreadyExists):
-		return nil, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
 	case err != nil:
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
 	if c.replay != nil {
-		return c.replay, nil
+		return answered(ctx, c.replay, true, s.currentPayout(p.Scope, c.record.ResourceID))
 	}
-	var resp *Response
+	var (
+		out *PayoutIntent
+		ans Answer
+	)
 	if po.ApprovalPending || po.Dispatch != DispatchSending {
-		resp, err = s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+		out, ans, err = s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
 	} else {
-		resp, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
+		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
 	}
 	if err != nil {
 		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
 	}
-	return resp, err
+	return out, ans, err
+}
+
+// currentPayout reads a payout's state now, for the replay of a legacy
+// answer.
+func (s *Service) currentPayout(scope Scope, id string) func(context.Context) (*PayoutIntent, error) {
+	return func(ctx context.Context) (*PayoutIntent, error) { return s.store.GetPayoutIntent(ctx, scope, id) }
 }
 
 func last4(account string) string {
@@ -200,17 +205,18 @@ func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent,
 // dispatch sends the transfer of a payout whose dispatch is sending (the
 // Provider key is the payout id, so a repeat never makes a second
 // transfer), applies the answer, and completes the idempotency record under
-// idemKey, if any. An unacknowledged dispatch answers 503 and leaves the
-// record open for the retry.
-func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
+// idemKey, if any. An unacknowledged dispatch answers dispatch_unavailable
+// and leaves the record open for the retry. Without idemKey it returns no
+// payout.
+func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
 	po, err := s.store.GetPayoutIntent(ctx, scope, id)
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
 	if po.Dispatch == DispatchSending {
 		r, err := s.callCreatePayout(ctx, po)
 		if err != nil {
-			return nil, err
+			return nil, Answer{}, err
 		}
 		if r.Outcome == OutcomeUnacknowledged {
 			// Let the merchant's retry take over at once; the worker retries too.
@@ -227,9 +233,9 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 				return s.scheduleDispatch(ctx, tx, cur, s.Now().Add(2*time.Second), idemKey)
 			})
 			if err != nil {
-				return nil, asServiceError(err)
+				return nil, Answer{}, asServiceError(err)
 			}
-			return nil, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
+			return nil, Answer{}, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
 		}
 		err = s.inTx(ctx, func(tx Tx) error {
 			cur, err := tx.GetPayoutIntent(ctx, scope, id)
@@ -239,19 +245,22 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 			return s.applyPayoutCreate(ctx, tx, cur, r)
 		})
 		if err != nil {
-			return nil, asServiceError(err)
+			return nil, Answer{}, asServiceError(err)
 		}
 	}
 	if idemKey == "" {
-		return nil, nil
+		return nil, Answer{}, nil
 	}
 	return s.finishPayoutRequest(ctx, scope, id, idemKey)
 }
 
-// finishPayoutRequest completes the idempotency record with the payout's
-// current projection (201), unless someone finished it first.
-func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idemKey string) (*Response, error) {
-	var resp *Response
+// finishPayoutRequest completes the idempotency record with the payout as
+// it is now (created), unless someone finished it first.
+func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
 	err := s.inTx(ctx, func(tx Tx) error {
 		po, err := tx.GetPayoutIntent(ctx, scope, id)
 		if err != nil {
@@ -262,16 +271,16 @@ func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idem
 			return err
 		}
 		if rec.State == IdempotencyComplete {
-			resp = &Response{Status: rec.ResponseStatus, Body: rec.ResponseBody}
+			stored, replayed = rec.Answer, true
 			return nil
 		}
-		resp, err = finish(ctx, tx, rec, http.StatusCreated, po, s.Now())
+		stored, err = finish(ctx, tx, rec, AnswerCreated, po, s.Now())
 		return err
 	})
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, Answer{}, asServiceError(err)
 	}
-	return resp, nil
+	return answered(ctx, stored, replayed, s.currentPayout(scope, id))
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
@@ -417,7 +426,7 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 			return err
 		}
 	}
-	if _, err := s.dispatch(ctx, j.Scope, po.ID, p.IdempotencyKey); err != nil {
+	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, p.IdempotencyKey); err != nil {
 		return err
 	}
 	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
@@ -493,49 +502,49 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 	return nil
 }
 
-// CancelPayoutIntent cancels a payout (202 with the projection). Before
+// CancelPayoutIntent cancels a payout (accepted, with the payout). Before
 // execution (an approval hold) it is cancelled at once; in flight it stays
 // processing until the Provider confirms the cancellation or another final
 // outcome. A terminal payout is invalid_state. The reason is stored.
-func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPayoutIntentRequest) (*Response, error) {
-	op, err := newOperation(p.Scope, idempotencyKey, "POST /payout_intents/"+id+"/cancel", req)
+func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payout_intent.cancel", id, req)
 	if err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
 	if err := Validate(&req); err != nil {
-		return nil, err
+		return nil, Answer{}, err
 	}
-	return s.idempotent(ctx, op, func(tx Tx, now time.Time) (int, any, error) {
+	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PayoutIntent, error) {
 		po, err := tx.GetPayoutIntent(ctx, p.Scope, id)
 		if errors.Is(err, ErrNotFound) {
-			return 0, nil, notFound("payout_intent")
+			return "", nil, notFound("payout_intent")
 		}
 		if err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		if po.Status.Terminal() {
-			return 0, nil, Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
+			return "", nil, Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
 		}
 		if po.CancelRequestedAt != nil {
-			return http.StatusAccepted, po, nil // a cancel is already under way
+			return AnswerAccepted, po, nil // a cancel is already under way
 		}
 		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
 		if po.Dispatch == DispatchNone {
 			if err := s.release(ctx, tx, po, now); err != nil {
-				return 0, nil, err
+				return "", nil, err
 			}
 			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
 		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
 		// The merchant's cancel and its reason, in the operators' log.
-		return http.StatusAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
+		return AnswerAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
 			TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
 			Details: details("reason", req.Reason, "status", string(po.Status))})
-	})
+	}, s.currentPayout(p.Scope, id))
 }
 
 // cancelPayoutJob asks the Provider to cancel an in-flight transfer and

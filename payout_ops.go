@@ -2,7 +2,6 @@ package paykit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -33,7 +32,7 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 	if err != nil {
 		return nil, asServiceError(err)
 	}
-	if _, err := s.dispatch(ctx, scope, id, ""); err != nil {
+	if _, _, err := s.dispatch(ctx, scope, id, ""); err != nil {
 		if code := ErrorCode(err); code != CodeDispatchUnavailable && code != CodeServiceUnavailable {
 			return nil, err
 		}
@@ -159,11 +158,14 @@ func (s *Service) ListPendingApprovals(ctx context.Context, params PageParams) (
 
 // BalanceAdjustmentRequest is an operator's correction of a balance.
 type BalanceAdjustmentRequest struct {
-	Environment string `json:"environment" validate:"required,environment"`
-	Currency    string `json:"currency" validate:"required,currency"`
-	Amount      string `json:"amount" validate:"required"` // signed minor units: "5000" credits, "-5000" debits
-	Reason      string `json:"reason" validate:"required,min=1,max=512"`
+	Environment Environment `json:"environment" validate:"required,environment"`
+	Currency    string      `json:"currency" validate:"required,currency"`
+	Amount      int64       `json:"amount"` // signed minor units: 5000 credits, -5000 debits
+	Reason      string      `json:"reason" validate:"required,min=1,max=512"`
 }
+
+// AdjustmentAmountMessage explains the amount of a balance adjustment.
+const AdjustmentAmountMessage = "amount must be a non-zero integer of minor units, negative to debit."
 
 // BalanceAdjustment is the answer to an adjustment.
 type BalanceAdjustment struct {
@@ -177,22 +179,6 @@ type BalanceAdjustment struct {
 	CreatedAt   time.Time
 }
 
-// MarshalJSON renders the adjustment with its amount as a signed string of
-// minor units and the balance after it.
-func (a BalanceAdjustment) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object      string      `json:"object"`
-		ID          string      `json:"id"`
-		MerchantID  string      `json:"merchant_id"`
-		Environment Environment `json:"environment"`
-		Currency    string      `json:"currency"`
-		Amount      string      `json:"amount"`
-		Reason      string      `json:"reason"`
-		Balance     Balance     `json:"balance"`
-		CreatedAt   string      `json:"created_at"`
-	}{"balance_adjustment", a.ID, a.MerchantID, a.Environment, a.Currency, strconv.FormatInt(a.Amount, 10), a.Reason, a.Balance, FormatTime(a.CreatedAt)})
-}
-
 // AdjustBalance credits (positive amount) or debits (negative) a merchant's
 // available balance as an operator, with a ledger entry against the
 // adjustments account and an audit event. A debit cannot make the balance
@@ -201,21 +187,13 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 	if err := Validate(&req); err != nil {
 		return nil, err
 	}
-	raw := req.Amount
-	negative := len(raw) > 0 && raw[0] == '-'
-	if negative {
-		raw = raw[1:]
+	amount := req.Amount
+	if amount == 0 || !ValidMinorUnits(max(amount, -amount)) {
+		return nil, InvalidRequest("amount", AdjustmentAmountMessage)
 	}
-	amount, err := ParseAmount(raw)
-	if err != nil {
-		return nil, InvalidRequest("amount", "amount must be a non-zero integer of minor units, negative to debit.")
-	}
-	if negative {
-		amount = -amount
-	}
-	scope := Scope{MerchantID: merchantID, Environment: Environment(req.Environment)}
+	scope := Scope{MerchantID: merchantID, Environment: req.Environment}
 	adj := &BalanceAdjustment{ID: s.newID("adj"), MerchantID: merchantID, Environment: scope.Environment, Currency: req.Currency, Amount: amount, Reason: req.Reason, CreatedAt: s.Now()}
-	err = s.inTx(ctx, func(tx Tx) error {
+	err := s.inTx(ctx, func(tx Tx) error {
 		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
 			return err
 		}

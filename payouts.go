@@ -1,9 +1,6 @@
 package paykit
 
 import (
-	"encoding/json"
-	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -111,99 +108,3 @@ type PayoutIntent struct {
 
 // Scope returns the tenant of the payout.
 func (p *PayoutIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
-
-// MarshalJSON renders the contract's payout_intent projection.
-func (p PayoutIntent) MarshalJSON() ([]byte, error) {
-	type recipient struct {
-		Type         string `json:"type"`
-		AccountLast4 string `json:"account_last4"`
-		BankCode     string `json:"bank_code"`
-		HolderName   string `json:"holder_name"`
-	}
-	out := struct {
-		Object            string       `json:"object"`
-		ID                string       `json:"id"`
-		Amount            string       `json:"amount"`
-		Currency          string       `json:"currency"`
-		Country           string       `json:"country"`
-		Environment       Environment  `json:"environment"`
-		MerchantReference string       `json:"merchant_reference"`
-		Status            PayoutStatus `json:"status"`
-		ApprovalStatus    string       `json:"approval_status,omitempty"`
-		ReservedAmount    string       `json:"reserved_amount"`
-		CompletedAmount   string       `json:"completed_amount"`
-		ReturnedAmount    string       `json:"returned_amount"`
-		NextAction        *NextAction  `json:"next_action"`
-		FailureCode       *string      `json:"failure_code"`
-		FailureMessage    *string      `json:"failure_message"`
-		Recipient         recipient    `json:"recipient"`
-		CreatedAt         string       `json:"created_at"`
-		UpdatedAt         string       `json:"updated_at"`
-	}{
-		Object: "payout_intent", ID: p.ID, Amount: FormatAmount(p.Amount), Currency: p.Currency,
-		Country: p.Country, Environment: p.Environment, MerchantReference: p.MerchantReference,
-		Status: p.Status, ReservedAmount: FormatAmount(p.ReservedAmount),
-		CompletedAmount: FormatAmount(p.CompletedAmount), ReturnedAmount: FormatAmount(p.ReturnedAmount),
-		FailureCode: nullString(p.FailureCode), FailureMessage: nullString(p.FailureMessage),
-		Recipient: recipient{p.RecipientType, p.AccountLast4, p.BankCode, p.HolderName},
-		CreatedAt: FormatTime(p.CreatedAt), UpdatedAt: FormatTime(p.UpdatedAt),
-	}
-	if p.ApprovalPending {
-		out.ApprovalStatus = "pending"
-	}
-	return json.Marshal(out)
-}
-
-// UnmarshalJSON reads the projection MarshalJSON writes (for example a
-// Response body), so Go callers get typed payouts back. Internal fields
-// stay empty.
-func (p *PayoutIntent) UnmarshalJSON(b []byte) error {
-	var in struct {
-		ID                string       `json:"id"`
-		Amount            string       `json:"amount"`
-		Currency          string       `json:"currency"`
-		Country           string       `json:"country"`
-		Environment       Environment  `json:"environment"`
-		MerchantReference string       `json:"merchant_reference"`
-		Status            PayoutStatus `json:"status"`
-		ApprovalStatus    string       `json:"approval_status"`
-		ReservedAmount    string       `json:"reserved_amount"`
-		CompletedAmount   string       `json:"completed_amount"`
-		ReturnedAmount    string       `json:"returned_amount"`
-		FailureCode       *string      `json:"failure_code"`
-		FailureMessage    *string      `json:"failure_message"`
-		Recipient         struct {
-			Type         string `json:"type"`
-			AccountLast4 string `json:"account_last4"`
-			BankCode     string `json:"bank_code"`
-			HolderName   string `json:"holder_name"`
-		} `json:"recipient"`
-		CreatedAt time.Time `json:"created_at"`
-		UpdatedAt time.Time `json:"updated_at"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	amounts := make([]int64, 4)
-	for i, s := range []string{in.Amount, in.ReservedAmount, in.CompletedAmount, in.ReturnedAmount} {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 {
-			return fmt.Errorf("payout_intent: amount %q is not a non-negative integer", s)
-		}
-		amounts[i] = v
-	}
-	*p = PayoutIntent{
-		ID: in.ID, Amount: amounts[0], Currency: in.Currency, Country: in.Country, Environment: in.Environment,
-		MerchantReference: in.MerchantReference, Status: in.Status, ApprovalPending: in.ApprovalStatus == "pending",
-		ReservedAmount: amounts[1], CompletedAmount: amounts[2], ReturnedAmount: amounts[3],
-		RecipientType: in.Recipient.Type, AccountLast4: in.Recipient.AccountLast4, BankCode: in.Recipient.BankCode,
-		HolderName: in.Recipient.HolderName, CreatedAt: in.CreatedAt.UTC(), UpdatedAt: in.UpdatedAt.UTC(),
-	}
-	if in.FailureCode != nil {
-		p.FailureCode = *in.FailureCode
-	}
-	if in.FailureMessage != nil {
-		p.FailureMessage = *in.FailureMessage
-	}
-	return nil
-}

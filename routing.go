@@ -2,7 +2,6 @@ package paykit
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 )
 
@@ -150,33 +149,9 @@ type PaymentMethod struct {
 	Banks                  []Bank // nil when the method takes no bank choice
 }
 
-// MarshalJSON renders the payment_method projection; Provider bank codes
-// never appear.
-func (m PaymentMethod) MarshalJSON() ([]byte, error) {
-	type bank struct {
-		Code      string `json:"code"`
-		Name      string `json:"name"`
-		Available bool   `json:"available"`
-	}
-	out := struct {
-		Object         string   `json:"object"`
-		Method         string   `json:"payment_method"`
-		NextActionType string   `json:"next_action_type"`
-		Required       []string `json:"required_customer_fields"`
-		Banks          []bank   `json:"banks,omitempty"`
-	}{Object: "payment_method", Method: m.Method, NextActionType: m.NextActionType, Required: m.RequiredCustomerFields}
-	if out.Required == nil {
-		out.Required = []string{}
-	}
-	for _, b := range m.Banks {
-		out.Banks = append(out.Banks, bank{b.Code, b.Name, b.Available})
-	}
-	return json.Marshal(out)
-}
-
-// PaymentMethodsRequest is the query of GET /payment_methods.
+// PaymentMethodsRequest asks which methods can pay an amount.
 type PaymentMethodsRequest struct {
-	Amount   string `json:"amount" validate:"required,amount"`
+	Amount   int64  `json:"amount" validate:"minor_units"` // minor units
 	Currency string `json:"currency" validate:"required,currency"`
 	Country  string `json:"country" validate:"required,country"`
 }
@@ -189,10 +164,7 @@ func (s *Service) ListPaymentMethods(_ context.Context, p Principal, req Payment
 	if err := Validate(&req); err != nil {
 		return nil, err
 	}
-	amount, err := ParseAmount(req.Amount)
-	if err != nil {
-		return nil, InvalidRequest("amount", "amount %s.", ruleMessages["amount"])
-	}
+	amount := req.Amount
 	page := &Page[PaymentMethod]{Data: []PaymentMethod{}}
 	for _, m := range PaymentMethods {
 		r, ok := s.routing.PaymentRoute(p.Environment, m, req.Country, req.Currency, amount)

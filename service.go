@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -74,6 +73,9 @@ type Config struct {
 	AccountKeys *Keyring
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
+	// WebhookSender delivers webhooks. Nil: the first httpadapter API
+	// mounted provides its HTTP sender; until then deliveries wait.
+	WebhookSender WebhookSender
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -99,7 +101,8 @@ type Service struct {
 
 	checkoutTTL time.Duration
 
-	webhookClients map[Environment]*http.Client
+	webhookSender  atomic.Pointer[WebhookSender]
+	webhookTimeout time.Duration
 	concurrency    int
 	eventIDs       eventIDGen
 	purgedAt       atomic.Int64 // unix ms of this instance's last idempotency purge
@@ -202,7 +205,13 @@ func New(cfg Config) (*Service, error) {
 	if s.accountKeys == nil {
 		s.accountKeys = RandomKeyring()
 	}
-	s.webhookClients = newWebhookClients(cfg.WebhookTimeout)
+	s.webhookTimeout = cfg.WebhookTimeout
+	if s.webhookTimeout <= 0 {
+		s.webhookTimeout = 15 * time.Second
+	}
+	if cfg.WebhookSender != nil {
+		s.ProvideWebhookSender(cfg.WebhookSender)
+	}
 	s.concurrency = cfg.WorkerConcurrency
 	if s.concurrency <= 0 {
 		s.concurrency = 8

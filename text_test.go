@@ -7,6 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/internal/pgtest"
 )
 
@@ -48,25 +49,25 @@ func TestServiceRefusesBadText(t *testing.T) {
 				return err
 			}},
 			{"customer value", paykit.CodeInvalidRequest, "customer.name", func() error {
-				req := fpx("1500", "ref-value")
+				req := fpx(1500, "ref-value")
 				req.Customer["name"] = bad
-				_, err := svc.CreatePaymentIntent(ctx, p, "k-value", req)
+				_, err := answertest.From(svc.CreatePaymentIntent(ctx, p, "k-value", req))
 				return err
 			}},
 			{"customer key", paykit.CodeInvalidRequest, "customer", func() error {
-				req := fpx("1500", "ref-key")
+				req := fpx(1500, "ref-key")
 				req.Customer[bad] = "x"
-				_, err := svc.CreatePaymentIntent(ctx, p, "k-key", req)
+				_, err := answertest.From(svc.CreatePaymentIntent(ctx, p, "k-key", req))
 				return err
 			}},
 			{"merchant_reference", paykit.CodeInvalidRequest, "merchant_reference", func() error {
-				_, err := svc.CreatePaymentIntent(ctx, p, "k-ref", fpx("1500", bad))
+				_, err := answertest.From(svc.CreatePaymentIntent(ctx, p, "k-ref", fpx(1500, bad)))
 				return err
 			}},
 			{"recipient", paykit.CodeInvalidRequest, "recipient.holder_name", func() error {
-				req := thPayout("1500", "po-1", "000123456789")
+				req := thPayout(1500, "po-1", "000123456789")
 				req.Recipient.HolderName = bad
-				_, err := svc.CreatePayoutIntent(ctx, p, "k-po", req)
+				_, err := answertest.From(svc.CreatePayoutIntent(ctx, p, "k-po", req))
 				return err
 			}},
 			{"list filter", paykit.CodeInvalidRequest, "merchant_reference", func() error {

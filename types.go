@@ -1,7 +1,6 @@
 package paykit
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -38,16 +37,6 @@ type Merchant struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// MarshalJSON renders the operator projection.
-func (m Merchant) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object    string `json:"object"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		CreatedAt string `json:"created_at"`
-	}{"merchant", m.ID, m.Name, FormatTime(m.CreatedAt)})
-}
-
 // APIKey is a merchant's key pair. Only a hash of the secret is kept.
 type APIKey struct {
 	ID          string
@@ -59,20 +48,6 @@ type APIKey struct {
 	CreatedAt   time.Time
 	RevokedAt   *time.Time
 	Version     int64
-}
-
-// MarshalJSON renders the operator projection, without any secret.
-func (k APIKey) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Object      string      `json:"object"`
-		ID          string      `json:"id"`
-		MerchantID  string      `json:"merchant_id"`
-		Environment Environment `json:"environment"`
-		PublicKey   string      `json:"public_key"`
-		SecretLast4 string      `json:"secret_key_last4"`
-		CreatedAt   string      `json:"created_at"`
-		RevokedAt   *string     `json:"revoked_at"`
-	}{"api_key", k.ID, k.MerchantID, k.Environment, k.PublicKey, k.SecretLast4, FormatTime(k.CreatedAt), formatTimePtr(k.RevokedAt)})
 }
 
 // AuditEvent records one operator action: who, what, on which target, when.
@@ -88,26 +63,6 @@ type AuditEvent struct {
 	CreatedAt   time.Time         `json:"created_at"`
 }
 
-// MarshalJSON renders the operator projection.
-func (a AuditEvent) MarshalJSON() ([]byte, error) {
-	details := a.Details
-	if details == nil {
-		details = map[string]string{}
-	}
-	return json.Marshal(struct {
-		Object      string            `json:"object"`
-		ID          string            `json:"id"`
-		Actor       string            `json:"actor"`
-		Action      string            `json:"action"`
-		TargetType  string            `json:"target_type"`
-		TargetID    string            `json:"target_id"`
-		MerchantID  *string           `json:"merchant_id"`
-		Environment *string           `json:"environment"`
-		Details     map[string]string `json:"details"`
-		CreatedAt   string            `json:"created_at"`
-	}{"audit_event", a.ID, a.Actor, a.Action, a.TargetType, a.TargetID, nullString(a.MerchantID), nullString(string(a.Environment)), details, FormatTime(a.CreatedAt)})
-}
-
 // IdempotencyState is the lifecycle of an idempotency record.
 type IdempotencyState string
 
@@ -119,21 +74,20 @@ const (
 
 // IdempotencyRecord remembers one Idempotency-Key of one scope: the request's
 // fingerprint, how far its execution got (RecoveryPoint, in the manner of
-// Stripe's idempotency design) and, once complete, the response to replay.
+// Stripe's idempotency design) and, once complete, the answer to replay.
 type IdempotencyRecord struct {
 	Scope
-	Key            string
-	Fingerprint    string
-	State          IdempotencyState
-	RecoveryPoint  string
-	ResourceID     string
-	LockedUntil    *time.Time
-	ResponseStatus int
-	ResponseBody   []byte
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	ExpiresAt      time.Time
-	Version        int64
+	Key           string
+	Fingerprint   string
+	State         IdempotencyState
+	RecoveryPoint string
+	ResourceID    string
+	LockedUntil   *time.Time
+	Answer        *StoredAnswer // set once complete
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ExpiresAt     time.Time
+	Version       int64
 }
 
 // Job is a unit of durable background work.

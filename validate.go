@@ -71,6 +71,9 @@ func validatorInstance() *validator.Validate {
 			}
 		}
 		must("amount", amountPattern.MatchString)
+		if err := v.RegisterValidation("minor_units", func(fl validator.FieldLevel) bool { return ValidMinorUnits(fl.Field().Int()) }); err != nil {
+			panic(err)
+		}
 		must("currency", ValidCurrency)
 		must("country", ValidCountry)
 		must("payment_method", ValidPaymentMethod)
@@ -83,6 +86,7 @@ func validatorInstance() *validator.Validate {
 var ruleMessages = map[string]string{
 	"required":       "is required",
 	"amount":         "must be a string of a positive integer in minor units (^[1-9]\\d*$, at most 18 digits)",
+	"minor_units":    "must be a positive integer of minor units (at most 18 digits)",
 	"currency":       "must match ^[A-Z]{3,6}$",
 	"country":        "must match ^[A-Z]{2}$",
 	"payment_method": "is not a supported payment method",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
 	"github.com/paykit/paykit/internal/webhooks"
@@ -58,40 +57,12 @@ type WebhookSecret struct {
 // Scope returns the tenant of the endpoint.
 func (w *WebhookEndpoint) Scope() Scope { return Scope{w.MerchantID, w.Environment} }
 
-type webhookEndpointView struct {
-	Object         string      `json:"object"`
-	ID             string      `json:"id"`
-	MerchantID     string      `json:"merchant_id"`
-	Environment    Environment `json:"environment"`
-	URL            string      `json:"url"`
-	Status         string      `json:"status"`
-	DisabledReason *string     `json:"disabled_reason"`
-	CreatedAt      string      `json:"created_at"`
-	UpdatedAt      string      `json:"updated_at"`
-}
-
-func (w *WebhookEndpoint) view() webhookEndpointView {
-	return webhookEndpointView{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
-		nullString(w.DisabledReason), FormatTime(w.CreatedAt), FormatTime(w.UpdatedAt)}
-}
-
-// MarshalJSON renders the endpoint without its secrets.
-func (w WebhookEndpoint) MarshalJSON() ([]byte, error) { return json.Marshal(w.view()) }
-
 // NewWebhookSecret is an endpoint with the secret just made for it: the
 // answer to creating an endpoint or rotating its secret, the only time the
 // secret is shown.
 type NewWebhookSecret struct {
 	Endpoint *WebhookEndpoint
 	Secret   string // whsec_…
-}
-
-// MarshalJSON renders the endpoint and its new secret.
-func (n NewWebhookSecret) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		webhookEndpointView
-		Secret string `json:"secret"`
-	}{n.Endpoint.view(), n.Secret})
 }
 
 // WebhookAttempt records one delivery attempt of an event to an endpoint.
@@ -108,28 +79,6 @@ type WebhookAttempt struct {
 	Error       string        // why no answer came, or why it was refused
 	Succeeded   bool
 	CreatedAt   time.Time
-}
-
-// MarshalJSON renders the attempt for the operator API.
-func (a WebhookAttempt) MarshalJSON() ([]byte, error) {
-	var status *int
-	if a.StatusCode != 0 {
-		status = &a.StatusCode
-	}
-	return json.Marshal(struct {
-		Object     string  `json:"object"`
-		ID         string  `json:"id"`
-		EndpointID string  `json:"endpoint_id"`
-		EventID    string  `json:"event_id"`
-		Number     int     `json:"attempt"`
-		StatusCode *int    `json:"status_code"`
-		LatencyMS  int64   `json:"latency_ms"`
-		Response   string  `json:"response"`
-		Error      *string `json:"error"`
-		Succeeded  bool    `json:"succeeded"`
-		CreatedAt  string  `json:"created_at"`
-	}{"webhook_attempt", a.ID, a.EndpointID, a.EventID, a.Number, status, a.Latency.Milliseconds(), a.Response,
-		nullString(a.Error), a.Succeeded, FormatTime(a.CreatedAt)})
 }
 
 // WebhookAttemptQuery selects the attempts of one endpoint, newest first.
@@ -400,21 +349,17 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(e)
-	if err != nil {
-		return err
+	sender := s.webhookSender.Load()
+	if sender == nil {
+		return errors.New("no WebhookSender: set paykit.Options.WebhookSender, or mount an httpadapter API, which provides one")
 	}
-	header, err := webhooks.Headers(secrets, e.ID, now, body)
-	if err != nil {
-		return err
-	}
-	res := webhooks.Deliver(ctx, s.webhookClients[w.Environment], w.URL, header, body)
+	res := (*sender).SendWebhook(ctx, WebhookDelivery{Endpoint: w, Event: e, Secrets: secrets, SentAt: now})
 	if ctx.Err() != nil {
 		return ctx.Err() // the worker is stopping: the attempt does not count
 	}
 	a := &WebhookAttempt{ID: s.newID("wha"), EndpointID: w.ID, EventID: e.ID, MerchantID: w.MerchantID,
 		Environment: w.Environment, Number: j.Attempts, StatusCode: res.StatusCode,
-		Latency: res.Latency.Truncate(time.Millisecond), Response: res.Response, Error: res.Err,
+		Latency: res.Latency.Truncate(time.Millisecond), Response: res.Response, Error: res.Error,
 		Succeeded: res.Succeeded(), CreatedAt: s.Now()}
 	if err := s.store.CreateWebhookAttempt(ctx, a); err != nil {
 		return err
@@ -430,10 +375,10 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	}
 	delay, ok := webhooks.NextDelay(j.Attempts, res.RetryAfter, rand.Float64)
 	if !ok {
-		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Err)...)
+		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Error)...)
 		return s.disableWebhookEndpoint(ctx, w.ID, DisabledFailing)
 	}
-	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Err, "retry_in", delay.String())...)
+	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Error, "retry_in", delay.String())...)
 	return retryAt{s.Now().Add(delay)}
 }
 
@@ -452,10 +397,44 @@ func (s *Service) disableWebhookEndpoint(ctx context.Context, id, reason string)
 	})
 }
 
-// newWebhookClients makes the outbound HTTP clients of each environment.
-func newWebhookClients(timeout time.Duration) map[Environment]*http.Client {
-	return map[Environment]*http.Client{
-		Live: webhooks.NewClientWith(webhooks.ClientOptions{Live: true, Timeout: timeout}),
-		Test: webhooks.NewClientWith(webhooks.ClientOptions{Live: false, Timeout: timeout}),
-	}
+// WebhookSender delivers one event to one webhook endpoint: it renders the
+// event, signs it with every secret given and sends it, within Timeout.
+// httpadapter's sender POSTs it as the contract says. The Service records
+// each attempt and retries on its schedule.
+type WebhookSender interface {
+	SendWebhook(ctx context.Context, d WebhookDelivery) WebhookResult
 }
+
+// WebhookDelivery is one delivery attempt to make.
+type WebhookDelivery struct {
+	Endpoint *WebhookEndpoint
+	Event    *Event
+	Secrets  []string  // the plain secrets that sign now, newest first
+	SentAt   time.Time // the signature's timestamp
+}
+
+// WebhookResult is the outcome of one delivery attempt.
+type WebhookResult struct {
+	StatusCode int           // 0 when no answer came
+	Latency    time.Duration // from sending to having read the answer
+	Response   string        // the start of the answer's body, valid UTF-8
+	Error      string        // why no answer came
+	RetryAfter time.Duration // the delay the receiver asked for, if any
+}
+
+// Succeeded reports whether the endpoint answered 2xx.
+func (r WebhookResult) Succeeded() bool { return r.StatusCode >= 200 && r.StatusCode <= 299 }
+
+// Gone reports whether the endpoint answered 410 Gone: it is disabled.
+func (r WebhookResult) Gone() bool { return r.StatusCode == 410 }
+
+// ProvideWebhookSender installs ws as the Service's webhook sender unless
+// Options named one, and reports whether it did. httpadapter's APIs call it,
+// so a host that mounts them delivers webhooks without further setup.
+func (s *Service) ProvideWebhookSender(ws WebhookSender) bool {
+	return s.webhookSender.CompareAndSwap(nil, &ws)
+}
+
+// WebhookTimeout is the bound of one webhook delivery attempt
+// (Options.WebhookTimeout).
+func (s *Service) WebhookTimeout() time.Duration { return s.webhookTimeout }

@@ -41,6 +41,7 @@ type api struct {
 }
 
 func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *metrics) *api {
+	provideWebhookSender(svc)
 	if log == nil {
 		log = slog.Default()
 	}
@@ -274,9 +275,9 @@ func requestPath(r *http.Request) string {
 	return r.URL.Path
 }
 
-// writeJSON writes v as a JSON response with status.
+// writeJSON writes v's projection as a JSON response with status.
 func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := json.Marshal(project(v))
 	if err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
@@ -284,15 +285,32 @@ func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v an
 	writeBody(w, status, body)
 }
 
-// writeStored writes the answer of an idempotent operation as the Service
-// stored it: its status and its body bytes, never re-marshalled, so that a
-// replay is byte for byte the first answer; a replay also carries
-// Idempotent-Replayed: true.
-func writeStored(w http.ResponseWriter, resp *paykit.Response) {
-	if resp.Replayed {
+// answerStatus is the HTTP status of each kind of answer.
+var answerStatus = map[paykit.AnswerKind]int{
+	paykit.AnswerCreated:  http.StatusCreated,
+	paykit.AnswerAccepted: http.StatusAccepted,
+	paykit.AnswerDone:     http.StatusOK,
+}
+
+// writeAnswer writes the answer of an idempotent operation: the status of
+// its kind and the projection of v. A replay renders the resource as it was
+// answered, so it is byte for byte the first answer, and carries
+// Idempotent-Replayed: true; the replay of an answer an earlier version
+// stored as JSON repeats those bytes.
+func (a *api) writeAnswer(w http.ResponseWriter, r *http.Request, v any, ans paykit.Answer) {
+	if ans.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeBody(w, resp.Status, resp.Body)
+	status, ok := answerStatus[ans.Kind]
+	if !ok {
+		a.writeError(w, r, paykit.Internal(fmt.Errorf("answer of unknown kind %q", ans.Kind)))
+		return
+	}
+	if ans.LegacyBody != nil {
+		writeBody(w, status, ans.LegacyBody)
+		return
+	}
+	a.writeJSON(w, r, status, v)
 }
 
 // writeBody writes a JSON body followed by a newline.
@@ -325,10 +343,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := paykit.AsError(err)
 	info := requestInfoFrom(r.Context())
 	info.err = e
-	status := e.Status
-	if status == 0 {
-		status = paykit.StatusForCode(e.Code)
-	}
+	status := StatusForCode(e.Code)
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}

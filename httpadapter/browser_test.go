@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/internal/browsertest"
 )
 
@@ -71,11 +72,11 @@ func TestBrowserPaymentIntentFPX(t *testing.T) {
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	k := e.merchant(paykit.Test)
-	resp, err := e.svc.CreatePaymentIntent(e.ctx, principal(k), "browser-fpx-1", paykit.CreatePaymentIntentRequest{
-		Amount: "15000", Currency: "MYR", Country: "MY", MerchantReference: "browser-fpx-1", PaymentMethod: "FPX",
+	resp, err := answertest.From(e.svc.CreatePaymentIntent(e.ctx, principal(k), "browser-fpx-1", paykit.CreatePaymentIntentRequest{
+		Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "browser-fpx-1", PaymentMethod: "FPX",
 		Customer:             map[string]string{"name": "Aisyah Rahman", "email": "aisyah@example.com"},
 		PaymentMethodOptions: map[string]string{"bank": "MAYBANK"},
-	})
+	}))
 	is.NoErr(err)
 	var pi struct {
 		ID         string `json:"id"`

@@ -8,7 +8,7 @@ import (
 
 // Merchant checkout routes (the payer's side is checkout_pay.go).
 func (m *merchantAPI) routeMerchantCheckouts() {
-	m.handle("POST /checkouts", m.auth(serveCreate(m.svc.CreateCheckout)))
+	m.handle("POST /checkouts", m.auth(serveCreate[createCheckoutBody](m, m.svc.CreateCheckout)))
 	m.handle("GET /checkouts", m.auth(serveList(m, m.svc.ListCheckouts)))
 	m.handle("GET /checkouts/{id}", m.auth(serveGet(m, m.svc.GetCheckout)))
 	m.handle("POST /checkouts/{id}/cancel", m.auth(m.cancelCheckout))
@@ -30,10 +30,10 @@ func (m *merchantAPI) cancelCheckout(w http.ResponseWriter, r *http.Request, p p
 	if err := decodeOptionalBody(w, r, &checkoutCancelRequest{}); err != nil {
 		return err
 	}
-	resp, err := m.svc.CancelCheckout(r.Context(), p, key, r.PathValue("id"))
+	co, ans, err := m.svc.CancelCheckout(r.Context(), p, key, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	writeStored(w, resp)
+	m.writeAnswer(w, r, co, ans)
 	return nil
 }

@@ -365,3 +365,11 @@ func TestRoutesMatchDocument(t *testing.T) {
 	}
 	is.Equal(served, documented)
 }
+
+func TestStatusForCode(t *testing.T) {
+	is := is.New(t)
+	is.Equal(StatusForCode(paykit.CodeDispatchUnavailable), 503)
+	is.Equal(StatusForCode(paykit.CodeInvalidState), 422)
+	is.Equal(StatusForCode(paykit.CodeIdempotencyConflict), 409)
+	is.Equal(StatusForCode("nonsense"), 500)
+}

@@ -44,7 +44,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 		limiter: newKeyLimiter(opts.RateLimit, svc.Now),
 	}
 	m.handle("GET /openapi.json", serveOpenAPI)
-	m.handle("POST /payment_intents", m.auth(serveCreate(svc.CreatePaymentIntent)))
+	m.handle("POST /payment_intents", m.auth(serveCreate[createPaymentIntentBody](m, svc.CreatePaymentIntent)))
 	m.handle("GET /payment_intents", m.auth(serveList(m, svc.ListPaymentIntents)))
 	m.handle("GET /payment_intents/{id}", m.auth(serveGet(m, svc.GetPaymentIntent)))
 	m.handle("POST /payment_intents/{id}/cancel", m.auth(m.cancelPaymentIntent))
@@ -107,19 +107,22 @@ func (m *merchantAPI) cancelPaymentIntent(w http.ResponseWriter, r *http.Request
 	if err := decodeOptionalBody(w, r, &req); err != nil {
 		return err
 	}
-	resp, err := m.svc.CancelPaymentIntent(r.Context(), p, key, r.PathValue("id"), paykit.CancelPaymentIntentRequest{Reason: req.reason()})
+	pi, ans, err := m.svc.CancelPaymentIntent(r.Context(), p, key, r.PathValue("id"), paykit.CancelPaymentIntentRequest{Reason: req.reason()})
 	if err != nil {
 		return err
 	}
-	writeStored(w, resp)
+	m.writeAnswer(w, r, pi, ans)
 	return nil
 }
 
 // serveCreate serves a create (payment intent, payout intent, checkout)
-// under its Idempotency-Key: the Service validates, persists and starts the
-// work; its answer (201, or the stored one on a replay) is written as
-// stored.
-func serveCreate[Req any](create func(context.Context, paykit.Principal, string, Req) (*paykit.Response, error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
+// under its Idempotency-Key: the body B converts to the Service's request;
+// the Service validates, persists and starts the work; its answer (201, or
+// the stored one on a replay) is written.
+func serveCreate[B any, Req any, T any, PB interface {
+	*B
+	createBody[Req]
+}](m *merchantAPI, create func(context.Context, paykit.Principal, string, Req) (*T, paykit.Answer, error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
 	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
 		if err := allowQuery(r.URL.Query()); err != nil {
 			return err
@@ -128,15 +131,19 @@ func serveCreate[Req any](create func(context.Context, paykit.Principal, string,
 		if err != nil {
 			return err
 		}
-		var req Req
-		if _, err := decodeBody(w, r, &req); err != nil {
+		body := PB(new(B))
+		if _, err := decodeBody(w, r, body); err != nil {
 			return err
 		}
-		resp, err := create(r.Context(), p, key, req)
+		req, err := toRequest[Req](r.Context(), m.svc, p, key, body)
 		if err != nil {
 			return err
 		}
-		writeStored(w, resp)
+		v, ans, err := create(r.Context(), p, key, req)
+		if err != nil {
+			return err
+		}
+		m.writeAnswer(w, r, v, ans)
 		return nil
 	}
 }
@@ -189,18 +196,25 @@ func (m *merchantAPI) listPaymentMethods(w http.ResponseWriter, r *http.Request,
 	if err := allowQuery(q, "amount", "currency", "country"); err != nil {
 		return err
 	}
-	var req paykit.PaymentMethodsRequest
+	var query paymentMethodsQuery
 	var err error
-	if req.Amount, err = singleValue(q, "amount"); err != nil {
+	if query.Amount, err = singleValue(q, "amount"); err != nil {
 		return err
 	}
-	if req.Currency, err = singleValue(q, "currency"); err != nil {
+	if query.Currency, err = singleValue(q, "currency"); err != nil {
 		return err
 	}
-	if req.Country, err = singleValue(q, "country"); err != nil {
+	if query.Country, err = singleValue(q, "country"); err != nil {
 		return err
 	}
-	page, err := m.svc.ListPaymentMethods(r.Context(), p, req)
+	if err := paykit.Validate(&query); err != nil {
+		return err
+	}
+	amount, err := paykit.ParseAmount(query.Amount)
+	if err != nil {
+		return paykit.InvalidRequest("amount", "amount is invalid.")
+	}
+	page, err := m.svc.ListPaymentMethods(r.Context(), p, paykit.PaymentMethodsRequest{Amount: amount, Currency: query.Currency, Country: query.Country})
 	if err != nil {
 		return err
 	}

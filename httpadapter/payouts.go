@@ -8,7 +8,7 @@ import (
 
 // Merchant payout routes.
 func (m *merchantAPI) routePayouts() {
-	m.handle("POST /payout_intents", m.auth(serveCreate(m.svc.CreatePayoutIntent)))
+	m.handle("POST /payout_intents", m.auth(serveCreate[createPayoutIntentBody](m, m.svc.CreatePayoutIntent)))
 	m.handle("GET /payout_intents", m.auth(serveList(m, m.svc.ListPayoutIntents)))
 	m.handle("GET /payout_intents/{id}", m.auth(serveGet(m, m.svc.GetPayoutIntent)))
 	m.handle("POST /payout_intents/{id}/cancel", m.auth(m.cancelPayoutIntent))
@@ -30,11 +30,11 @@ func (m *merchantAPI) cancelPayoutIntent(w http.ResponseWriter, r *http.Request,
 	if err := decodeOptionalBody(w, r, &req); err != nil {
 		return err
 	}
-	resp, err := m.svc.CancelPayoutIntent(r.Context(), p, key, r.PathValue("id"), paykit.CancelPayoutIntentRequest{Reason: req.reason()})
+	po, ans, err := m.svc.CancelPayoutIntent(r.Context(), p, key, r.PathValue("id"), paykit.CancelPayoutIntentRequest{Reason: req.reason()})
 	if err != nil {
 		return err
 	}
-	writeStored(w, resp)
+	m.writeAnswer(w, r, po, ans)
 	return nil
 }
 
@@ -150,8 +150,12 @@ func (o *operatorAPI) adjustBalance(w http.ResponseWriter, r *http.Request, acto
 	if err := allowQuery(r.URL.Query()); err != nil {
 		return err
 	}
-	var req paykit.BalanceAdjustmentRequest
-	if _, err := decodeBody(w, r, &req); err != nil {
+	var body balanceAdjustmentBody
+	if _, err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	req, err := body.request()
+	if err != nil {
 		return err
 	}
 	adj, err := o.svc.AdjustBalance(r.Context(), actor, r.PathValue("id"), req)

@@ -66,7 +66,7 @@ var demoBalanceCurrencies = []string{"MYR", "THB"}
 const (
 	demoMerchantID   = "mch_demo"
 	demoMerchantName = "Demo merchant"
-	demoBalance      = "100000000" // minor units, per currency, credited on first start
+	demoBalance      = 100_000_000 // minor units, per currency, credited on first start
 	setupActor       = "examples/server"
 	operatorName     = "operator" // the actor of operator API calls in the audit log
 )
@@ -351,7 +351,7 @@ func setUpDemo(ctx context.Context, svc *paykit.Service) (*paykit.NewAPIKey, err
 		// A test balance to pay out from, as an operator's adjustment.
 		for _, currency := range demoBalanceCurrencies {
 			if _, err := svc.AdjustBalance(ctx, setupActor, demoMerchantID, paykit.BalanceAdjustmentRequest{
-				Environment: string(paykit.Test), Currency: currency, Amount: demoBalance, Reason: "demo float",
+				Environment: paykit.Test, Currency: currency, Amount: demoBalance, Reason: "demo float",
 			}); err != nil {
 				return nil, err
 			}

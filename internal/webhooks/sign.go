@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -119,24 +118,4 @@ func Sign(secrets []string, msgID string, ts time.Time, body []byte) (string, er
 		sb.WriteString(base64.StdEncoding.EncodeToString(m.Sum(nil)))
 	}
 	return sb.String(), nil
-}
-
-// Headers returns the headers of one delivery attempt: webhook-id (msgID),
-// webhook-timestamp (unix seconds of ts), webhook-signature (see Sign),
-// Content-Type application/json and User-Agent UserAgent. The body must be
-// the exact bytes that will be sent. ts should be the time of the attempt:
-// receivers reject timestamps more than a few minutes old, so a retry is
-// signed anew with the same msgID.
-func Headers(secrets []string, msgID string, ts time.Time, body []byte) (http.Header, error) {
-	sig, err := Sign(secrets, msgID, ts, body)
-	if err != nil {
-		return nil, err
-	}
-	h := make(http.Header, 5)
-	h.Set(HeaderID, msgID) // canonicalised to Webhook-Id; names are case-insensitive
-	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, sig)
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", UserAgent)
-	return h, nil
 }

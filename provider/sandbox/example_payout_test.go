@@ -38,29 +38,25 @@ func Example_payout() {
 	key, _ := svc.CreateAPIKey(ctx, "ops", m.ID, paykit.Test)
 	p, _ := svc.Authenticate(ctx, key.PublicKey, key.SecretKey)
 	if _, err := svc.AdjustBalance(ctx, "ops", m.ID, paykit.BalanceAdjustmentRequest{
-		Environment: "test", Currency: "THB", Amount: "500000", Reason: "opening float",
+		Environment: paykit.Test, Currency: "THB", Amount: 500000, Reason: "opening float",
 	}); err != nil {
 		panic(err)
 	}
 
-	resp, err := svc.CreatePayoutIntent(ctx, p, "payout-inv-7", paykit.CreatePayoutIntentRequest{
-		Amount: "120000", Currency: "THB", Country: "TH", MerchantReference: "inv-7",
+	po, answer, err := svc.CreatePayoutIntent(ctx, p, "payout-inv-7", paykit.CreatePayoutIntentRequest{
+		Amount: 120000, Currency: "THB", Country: "TH", MerchantReference: "inv-7",
 		Recipient: paykit.Recipient{Type: "bank_account", BankCode: "KBANK", AccountNumber: "1234567890",
 			HolderName: "Somchai Jaidee", HolderNameTH: "สมชาย ใจดี"},
 	})
 	if err != nil {
 		panic(err)
 	}
-	var po paykit.PayoutIntent
-	if err := resp.Decode(&po); err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.Status, po.Status, po.AccountLast4)
+	fmt.Println(answer.Kind, po.Status, po.AccountLast4)
 
 	balances, _ := svc.ListBalances(ctx, p)
 	b := balances.Data[0]
 	fmt.Println(b.Currency, b.Available, b.Reserved, len(psp.Transfers()))
 	// Output:
-	// 201 processing 7890
+	// created processing 7890
 	// THB 380000 120000 1
 }

@@ -37,18 +37,14 @@ func Example() {
 	key, _ := svc.CreateAPIKey(ctx, "ops", m.ID, paykit.Test)
 	p, _ := svc.Authenticate(ctx, key.PublicKey, key.SecretKey)
 
-	resp, err := svc.CreatePaymentIntent(ctx, p, "create-order-1", paykit.CreatePaymentIntentRequest{
-		Amount: "15000", Currency: "MYR", Country: "MY", MerchantReference: "order-1",
+	pi, answer, err := svc.CreatePaymentIntent(ctx, p, "create-order-1", paykit.CreatePaymentIntentRequest{
+		Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "order-1",
 		PaymentMethod: "TNG", Customer: map[string]string{"name": "Aisyah"},
 	})
 	if err != nil {
 		panic(err)
 	}
-	var pi paykit.PaymentIntent
-	if err := resp.Decode(&pi); err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.Status, pi.Status, pi.NextAction.Type)
+	fmt.Println(answer.Kind, pi.Status, pi.NextAction.Type)
 
 	// Act as the payer on the PSP's page (the merchant API's test helper).
 	paid, err := svc.SimulatePayer(ctx, p, pi.ID, true)
@@ -57,6 +53,6 @@ func Example() {
 	}
 	fmt.Println(paid.Status, psp.PaymentCount())
 	// Output:
-	// 201 requires_action redirect_to_url
+	// created requires_action redirect_to_url
 	// succeeded 1
 }

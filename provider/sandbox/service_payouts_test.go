@@ -11,13 +11,14 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 )
 
 func fundedService(t *testing.T, e *env) (*paykit.Service, paykit.Principal) {
 	t.Helper()
 	svc, p := newService(t, e)
 	if _, err := svc.AdjustBalance(context.Background(), "ops:test", p.MerchantID, paykit.BalanceAdjustmentRequest{
-		Environment: "test", Currency: "THB", Amount: "10000000", Reason: "float",
+		Environment: "test", Currency: "THB", Amount: 10000000, Reason: "float",
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -25,11 +26,11 @@ func fundedService(t *testing.T, e *env) (*paykit.Service, paykit.Principal) {
 }
 
 func thPayoutIntent(ref, account string) paykit.CreatePayoutIntentRequest {
-	return paykit.CreatePayoutIntentRequest{Amount: "250000", Currency: "THB", Country: "TH", MerchantReference: ref,
+	return paykit.CreatePayoutIntentRequest{Amount: 250000, Currency: "THB", Country: "TH", MerchantReference: ref,
 		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: account, BankCode: "KBANK", HolderName: "Somchai", HolderNameTH: "สมชาย"}}
 }
 
-func payoutID(t *testing.T, r *paykit.Response) string {
+func payoutID(t *testing.T, r *answertest.Response) string {
 	t.Helper()
 	var b struct {
 		ID     string `json:"id"`
@@ -52,21 +53,21 @@ func TestServicePayoutMagicAccounts(t *testing.T) {
 
 	// 000333333335: the first dispatch is not acknowledged (503); the
 	// retry with the same key resumes the same transfer.
-	_, err := svc.CreatePayoutIntent(ctx, p, "k-drop", thPayoutIntent("drop", "000333333335"))
+	_, err := answertest.From(svc.CreatePayoutIntent(ctx, p, "k-drop", thPayoutIntent("drop", "000333333335")))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeDispatchUnavailable)
-	resp, err := svc.CreatePayoutIntent(ctx, p, "k-drop", thPayoutIntent("drop", "000333333335"))
+	resp, err := answertest.From(svc.CreatePayoutIntent(ctx, p, "k-drop", thPayoutIntent("drop", "000333333335")))
 	is.NoErr(err)
 	is.Equal(resp.Status, 201)
 	drop := payoutID(t, resp)
 	is.Equal(e.psp.CreateCalls(drop), 2)
 
 	// 000222222227: the dispatch times out; recovery finds the transfer.
-	resp, err = svc.CreatePayoutIntent(ctx, p, "k-slowack", thPayoutIntent("slowack", "000222222227"))
+	resp, err = answertest.From(svc.CreatePayoutIntent(ctx, p, "k-slowack", thPayoutIntent("slowack", "000222222227")))
 	is.NoErr(err)
 	slowack := payoutID(t, resp)
 
 	// 000111111116: failed, account_invalid.
-	resp, err = svc.CreatePayoutIntent(ctx, p, "k-bad", thPayoutIntent("bad", "000111111116"))
+	resp, err = answertest.From(svc.CreatePayoutIntent(ctx, p, "k-bad", thPayoutIntent("bad", "000111111116")))
 	is.NoErr(err)
 	var bad map[string]any
 	is.NoErr(json.Unmarshal(resp.Body, &bad))
@@ -74,10 +75,10 @@ func TestServicePayoutMagicAccounts(t *testing.T) {
 	is.Equal(bad["failure_code"], paykit.FailureAccountInvalid)
 
 	// 000444444440: slow; a cancel stays processing until the PSP confirms.
-	resp, err = svc.CreatePayoutIntent(ctx, p, "k-slow", thPayoutIntent("slow", "000444444440"))
+	resp, err = answertest.From(svc.CreatePayoutIntent(ctx, p, "k-slow", thPayoutIntent("slow", "000444444440")))
 	is.NoErr(err)
 	slow := payoutID(t, resp)
-	resp, err = svc.CancelPayoutIntent(ctx, p, "k-cancel", slow, paykit.CancelPayoutIntentRequest{Reason: "changed my mind"})
+	resp, err = answertest.From(svc.CancelPayoutIntent(ctx, p, "k-cancel", slow, paykit.CancelPayoutIntentRequest{Reason: "changed my mind"}))
 	is.NoErr(err)
 	is.Equal(resp.Status, 202)
 	drain(t, svc)

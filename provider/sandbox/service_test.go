@@ -12,6 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -60,7 +61,7 @@ func drain(t *testing.T, svc *paykit.Service) {
 
 func createIntent(t *testing.T, svc *paykit.Service, p paykit.Principal, key string, req paykit.CreatePaymentIntentRequest) (int, map[string]any) {
 	t.Helper()
-	resp, err := svc.CreatePaymentIntent(context.Background(), p, key, req)
+	resp, err := answertest.From(svc.CreatePaymentIntent(context.Background(), p, key, req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestServiceRecoversTimedOutPayment(t *testing.T) {
 	e := newEnv(t)
 	svc, p := newService(t, e)
 	status, body := createIntent(t, svc, p, "idem-902", paykit.CreatePaymentIntentRequest{
-		Amount: "10902", Currency: "MYR", Country: "MY", MerchantReference: "order-902", PaymentMethod: "TNG",
+		Amount: 10902, Currency: "MYR", Country: "MY", MerchantReference: "order-902", PaymentMethod: "TNG",
 		Customer: map[string]string{"name": "Aisyah"},
 	})
 	is.Equal(status, 201)
@@ -107,7 +108,7 @@ func TestServiceWithPayerAndQR(t *testing.T) {
 	svc, p := newService(t, e)
 
 	status, body := createIntent(t, svc, p, "idem-fpx", paykit.CreatePaymentIntentRequest{
-		Amount: "15000", Currency: "MYR", Country: "MY", MerchantReference: "order-fpx", PaymentMethod: "FPX",
+		Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "order-fpx", PaymentMethod: "FPX",
 		Customer: map[string]string{"name": "Aisyah", "email": "aisyah@example.com"}, PaymentMethodOptions: map[string]string{"bank": "MAYBANK"},
 		ReturnURL: "https://shop.example/done",
 	})
@@ -120,7 +121,7 @@ func TestServiceWithPayerAndQR(t *testing.T) {
 	is.Equal(pi.Status, paykit.PaymentSucceeded)
 
 	_, body = createIntent(t, svc, p, "idem-qr", paykit.CreatePaymentIntentRequest{
-		Amount: "2500", Currency: "THB", Country: "TH", MerchantReference: "order-qr", PaymentMethod: "PROMPTPAY",
+		Amount: 2500, Currency: "THB", Country: "TH", MerchantReference: "order-qr", PaymentMethod: "PROMPTPAY",
 		Customer: map[string]string{"name": "Somchai"},
 	})
 	is.Equal(body["status"], "requires_action")
@@ -133,7 +134,7 @@ func TestServiceWithPayerAndQR(t *testing.T) {
 	is.Equal(pi.FailureCode, paykit.FailureProviderDeclined)
 
 	_, body = createIntent(t, svc, p, "idem-901", paykit.CreatePaymentIntentRequest{
-		Amount: "901", Currency: "MYR", Country: "MY", MerchantReference: "order-901", PaymentMethod: "BOOST",
+		Amount: 901, Currency: "MYR", Country: "MY", MerchantReference: "order-901", PaymentMethod: "BOOST",
 		Customer: map[string]string{"name": "Aisyah"},
 	})
 	is.Equal(body["status"], "failed")

@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -84,7 +85,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	m, err := svc.CreateMerchant(ctx, "ops:test", "Kedai Kopi")
 	is.NoErr(err)
 	p := paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}
-	_, err = svc.AdjustBalance(ctx, "ops:test", m.ID, paykit.BalanceAdjustmentRequest{Environment: "test", Currency: "THB", Amount: "1000000", Reason: "float"})
+	_, err = svc.AdjustBalance(ctx, "ops:test", m.ID, paykit.BalanceAdjustmentRequest{Environment: paykit.Test, Currency: "THB", Amount: 1000000, Reason: "float"})
 	is.NoErr(err)
 
 	// The request's own dispatch is not acknowledged, so the work goes to
@@ -92,7 +93,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	// then hangs.
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: sandbox.FaultStatus500, Times: 1})
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: sandbox.FaultTimeout, AfterRecord: true, Times: 1})
-	_, err = svc.CreatePayoutIntent(ctx, p, "k-crash", thPayoutIntent("crash", "123456789012"))
+	_, err = answertest.From(svc.CreatePayoutIntent(ctx, p, "k-crash", thPayoutIntent("crash", "123456789012")))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeDispatchUnavailable)
 	page, err := svc.ListPayoutIntents(ctx, p, paykit.PayoutIntentListParams{})
 	is.NoErr(err)

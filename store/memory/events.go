@@ -11,7 +11,8 @@ import (
 // --- events ---
 
 func copyEvent(e paykit.Event) paykit.Event {
-	e.Data = slices.Clone(e.Data)
+	e.LegacyData = slices.Clone(e.LegacyData)
+	e.PaymentIntent, e.PayoutIntent, e.Checkout = deepCopy(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
 	return e
 }
 

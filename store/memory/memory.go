@@ -3,6 +3,8 @@ package memory
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -402,8 +404,26 @@ func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, er
 
 func copyIdempotency(r paykit.IdempotencyRecord) paykit.IdempotencyRecord {
 	r.LockedUntil = copyTime(r.LockedUntil)
-	r.ResponseBody = slices.Clone(r.ResponseBody)
+	r.Answer = deepCopy(r.Answer)
 	return r
+}
+
+// deepCopy copies v and everything it points to, so that the Store never
+// shares memory with its callers. The Service's values have no cycles and
+// no custom JSON encodings, so a JSON round trip copies them exactly.
+func deepCopy[T any](v *T) *T {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("memory: copy %T: %v", v, err))
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(fmt.Sprintf("memory: copy %T: %v", v, err))
+	}
+	return out
 }
 
 // --- jobs ---

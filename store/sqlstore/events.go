@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -22,15 +23,34 @@ type eventRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-func (r *eventRow) event() paykit.Event {
-	return paykit.Event{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
-		Type: r.Type, ObjectID: r.ObjectID, Data: []byte(r.Data), CreatedAt: r.CreatedAt.UTC()}
+// event decodes the row. data holds a snapshot of the resource, or the
+// rendered JSON an earlier version stored (LegacyData).
+func (r *eventRow) event() (paykit.Event, error) {
+	e := paykit.Event{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
+		Type: r.Type, ObjectID: r.ObjectID, CreatedAt: r.CreatedAt.UTC()}
+	d, ok, err := decodeSnapshot([]byte(r.Data))
+	switch {
+	case err != nil:
+		return e, fmt.Errorf("event %s data: %w", r.ID, err)
+	case !ok:
+		e.LegacyData = []byte(r.Data)
+	default:
+		e.PaymentIntent, e.PayoutIntent, e.Checkout = d.PaymentIntent, d.PayoutIntent, d.Checkout
+	}
+	return e, nil
 }
 
 // CreateEvent implements paykit.EventStore.
 func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
+	data := e.LegacyData
+	if data == nil {
+		var err error
+		if data, err = encodeSnapshot(snapshotDoc{PaymentIntent: e.PaymentIntent, PayoutIntent: e.PayoutIntent, Checkout: e.Checkout}); err != nil {
+			return err
+		}
+	}
 	row := &eventRow{ID: e.ID, MerchantID: e.MerchantID, Environment: string(e.Environment), Type: e.Type,
-		ObjectID: e.ObjectID, Data: string(e.Data), CreatedAt: e.CreatedAt.UTC()}
+		ObjectID: e.ObjectID, Data: string(data), CreatedAt: e.CreatedAt.UTC()}
 	return t.insert(ctx, "events", row, uniqueKey{"id", "id = ?", []any{e.ID}})
 }
 
@@ -40,7 +60,10 @@ func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*payki
 	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
 		return nil, mapError("get event", err)
 	}
-	e := row.event()
+	e, err := row.event()
+	if err != nil {
+		return nil, err
+	}
 	return &e, nil
 }
 
@@ -62,7 +85,10 @@ func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event
 	}
 	out := make([]paykit.Event, len(rows))
 	for i := range rows {
-		out[i] = rows[i].event()
+		var err error
+		if out[i], err = rows[i].event(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

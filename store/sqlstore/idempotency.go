@@ -29,13 +29,20 @@ type idempotencyRow struct {
 	Version        int64      `bun:"version"`
 }
 
-func toIdempotencyRow(r *paykit.IdempotencyRecord) *idempotencyRow {
+// toIdempotencyRow encodes r. The answer goes to response_body as a
+// snapshot with response_status 0; earlier versions stored the HTTP status
+// and rendered body there, which still read as legacy answers.
+func toIdempotencyRow(r *paykit.IdempotencyRecord) (*idempotencyRow, error) {
+	status, body, err := encodeAnswer(r.Answer)
+	if err != nil {
+		return nil, err
+	}
 	return &idempotencyRow{
 		MerchantID: r.MerchantID, Environment: string(r.Environment), Key: r.Key, Fingerprint: r.Fingerprint,
 		State: string(r.State), RecoveryPoint: r.RecoveryPoint, ResourceID: r.ResourceID,
-		LockedUntil: utcPtr(r.LockedUntil), ResponseStatus: r.ResponseStatus, ResponseBody: r.ResponseBody,
+		LockedUntil: utcPtr(r.LockedUntil), ResponseStatus: status, ResponseBody: body,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), Version: r.Version,
-	}
+	}, nil
 }
 
 // scoped adds the record's identity to q.
@@ -47,7 +54,11 @@ func scoped[Q interface {
 
 // CreateIdempotencyRecord implements paykit.IdempotencyStore.
 func (t tx) CreateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
-	return t.insert(ctx, "idempotency_records", toIdempotencyRow(r),
+	row, err := toIdempotencyRow(r)
+	if err != nil {
+		return err
+	}
+	return t.insert(ctx, "idempotency_records", row,
 		uniqueKey{"key", `merchant_id = ? AND environment = ? AND "key" = ?`, []any{r.MerchantID, r.Environment, r.Key}})
 }
 
@@ -57,18 +68,25 @@ func (t tx) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key st
 	if err := scoped(t.db.NewSelect().Model(&row), scope, key).Scan(ctx); err != nil {
 		return nil, mapError("get idempotency record", err)
 	}
+	answer, err := decodeAnswer(row.ResponseStatus, row.ResponseBody)
+	if err != nil {
+		return nil, err
+	}
 	return &paykit.IdempotencyRecord{
 		Scope: paykit.Scope{MerchantID: row.MerchantID, Environment: paykit.Environment(row.Environment)},
 		Key:   row.Key, Fingerprint: row.Fingerprint, State: paykit.IdempotencyState(row.State),
 		RecoveryPoint: row.RecoveryPoint, ResourceID: row.ResourceID, LockedUntil: utcPtr(row.LockedUntil),
-		ResponseStatus: row.ResponseStatus, ResponseBody: row.ResponseBody, CreatedAt: row.CreatedAt.UTC(),
+		Answer: answer, CreatedAt: row.CreatedAt.UTC(),
 		UpdatedAt: row.UpdatedAt.UTC(), ExpiresAt: row.ExpiresAt.UTC(), Version: row.Version,
 	}, nil
 }
 
 // UpdateIdempotencyRecord implements paykit.IdempotencyStore.
 func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
-	row := toIdempotencyRow(r)
+	row, err := toIdempotencyRow(r)
+	if err != nil {
+		return err
+	}
 	row.Version++
 	res, err := scoped(t.db.NewUpdate().Model(row), r.Scope, r.Key).Where("version = ?", r.Version).Exec(ctx)
 	if err != nil {

@@ -45,8 +45,8 @@ type paymentIntentRow struct {
 func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 	customer, err1 := mapToJSON(p.Customer)
 	options, err2 := mapToJSON(p.PaymentMethodOptions)
-	next, err3 := toJSON(p.NextAction)
-	receipt, err4 := toJSON(p.Receipt)
+	next, err3 := encodeNextAction(p.NextAction)
+	receipt, err4 := encodeReceipt(p.Receipt)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, err
 	}
@@ -65,8 +65,8 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 	customer, err1 := fromJSONMap(r.Customer)
 	options, err2 := fromJSONMap(r.PaymentMethodOptions)
-	next, err3 := fromJSON[paykit.NextAction](r.NextAction)
-	receipt, err4 := fromJSON[paykit.Receipt](r.Receipt)
+	next, err3 := decodeNextAction(r.NextAction)
+	receipt, err4 := decodeReceipt(r.Receipt)
 	return paykit.PaymentIntent{
 		ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		Status: paykit.PaymentStatus(r.Status), Amount: r.Amount, Currency: r.Currency, Country: r.Country,

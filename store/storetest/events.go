@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -13,9 +12,12 @@ import (
 	"github.com/paykit/paykit"
 )
 
+// event makes an event whose resource is a payout as it was then.
 func event(scope paykit.Scope, id, typ string, created time.Time) *paykit.Event {
 	return &paykit.Event{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment, Type: typ,
-		ObjectID: "po_" + id, Data: json.RawMessage(`{"object":"payout_intent","id":"po_` + id + `","status":"succeeded","note":"ไทย"}`),
+		ObjectID: "po_" + id, PayoutIntent: &paykit.PayoutIntent{ID: "po_" + id, MerchantID: scope.MerchantID,
+			Environment: scope.Environment, Status: paykit.PayoutSucceeded, Amount: 120_000, Currency: "THB",
+			HolderName: "Somchai", HolderNameTH: "สมชาย ใจดี", CancelReason: "duplicate", CreatedAt: created, UpdatedAt: created},
 		CreatedAt: created}
 }
 
@@ -49,10 +51,21 @@ func testEvents(t *testing.T, s paykit.Store) {
 
 	got, err := s.GetEvent(ctx, scopeA, "evt_2")
 	is.NoErr(err)
-	is.Equal(string(got.Data), string(e2.Data)) // the projection byte for byte
-	got.Data, e2.Data = nil, nil
+	is.Equal(*got.PayoutIntent, *e2.PayoutIntent) // the resource as it was, exactly
+	is.True(got.PayoutIntent != e2.PayoutIntent)  // a copy, not the caller's value
+	got.PayoutIntent, e2.PayoutIntent = nil, nil
 	is.Equal(*got, *e2)
 	is.Equal(got.CreatedAt.Location(), time.UTC)
+
+	// An event an earlier version stored as rendered JSON reads back as it was.
+	legacy := &paykit.Event{ID: "evt_legacy", MerchantID: scopeB.MerchantID, Environment: scopeB.Environment,
+		Type: paykit.EventPayoutSucceeded, ObjectID: "po_l", CreatedAt: at(-2 * time.Hour),
+		LegacyData: []byte(`{"object":"payout_intent","id":"po_l","status":"succeeded","note":"ไทย"}`)}
+	is.NoErr(s.CreateEvent(ctx, legacy))
+	gotLegacy, err := s.GetEvent(ctx, scopeB, "evt_legacy")
+	is.NoErr(err)
+	is.Equal(string(gotLegacy.LegacyData), string(legacy.LegacyData)) // byte for byte
+	is.True(gotLegacy.PayoutIntent == nil && gotLegacy.PaymentIntent == nil && gotLegacy.Checkout == nil)
 
 	all, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA})
 	is.NoErr(err)

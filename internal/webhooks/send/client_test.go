@@ -1,4 +1,4 @@
-package webhooks
+package send
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/matryer/is"
+	"github.com/paykit/paykit/internal/webhooks"
 )
 
 // counting starts a loopback server running h and counts its requests.
@@ -67,7 +68,7 @@ func TestDeliverSuccess(t *testing.T) {
 	is.Equal(n.Load(), int64(1))
 	is.Equal(got.method, http.MethodPost)
 	is.Equal(got.ct, "application/json")
-	is.Equal(got.ua, UserAgent)
+	is.Equal(got.ua, webhooks.UserAgent)
 	is.Equal(got.id, "evt_deliver")
 	is.Equal(got.sig, header.Get("webhook-signature"))
 	is.Equal(string(got.body), string(body))
@@ -113,7 +114,7 @@ func TestDeliverRetryAfter(t *testing.T) {
 		{http.StatusServiceUnavailable, "120", 120 * time.Second},
 		{http.StatusTooManyRequests, "5", 5 * time.Second},
 		{http.StatusBadGateway, "0", 0},
-		{http.StatusGatewayTimeout, "999999999999999999999", MaxRetryAfter},
+		{http.StatusGatewayTimeout, "999999999999999999999", webhooks.MaxRetryAfter},
 		{http.StatusServiceUnavailable, "soon", 0},
 		{http.StatusInternalServerError, "120", 0}, // not a status that carries it
 	}
@@ -146,11 +147,11 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1.5", 0},
 		{"12abc", 0},
 		{"86400", 24 * time.Hour},
-		{"86401", MaxRetryAfter},
+		{"86401", webhooks.MaxRetryAfter},
 		{"Tue, 24 Nov 2026 04:02:00 GMT", 2 * time.Minute},
 		{"Tuesday, 24-Nov-26 04:00:30 GMT", 30 * time.Second},
 		{"Tue, 24 Nov 2026 03:00:00 GMT", 0}, // in the past
-		{"Fri, 27 Nov 2026 04:00:00 GMT", MaxRetryAfter},
+		{"Fri, 27 Nov 2026 04:00:00 GMT", webhooks.MaxRetryAfter},
 		{"garbage", 0},
 	}
 	for _, c := range cases {

@@ -1,4 +1,4 @@
-package webhooks
+package send
 
 import (
 	"crypto/tls"
@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/paykit/paykit/internal/webhooks"
 )
 
 // DefaultTimeout is the time limit of one delivery attempt: connecting,
@@ -45,7 +47,7 @@ func NewClient(live bool) *http.Client {
 //   - checks, at connect time, the IP address each connection actually goes
 //     to, after DNS resolution, so that a name that resolved to a public
 //     address at registration and now resolves elsewhere (DNS rebinding) is
-//     still refused. In live only public addresses (PublicAddr) are allowed.
+//     still refused. In live only public addresses (webhooks.PublicAddr) are allowed.
 //     In test, loopback addresses (127.0.0.0/8, ::1) are allowed as well, for
 //     endpoints on the developer's machine, but every other non-public
 //     address (private networks, link-local and cloud metadata, CGNAT, …) is
@@ -99,7 +101,7 @@ func checkDial(live bool, network, address string) error {
 		return fmt.Errorf("webhooks: refusing connection to %q: %w", address, err)
 	}
 	ip := ap.Addr().WithZone("").Unmap()
-	if PublicAddr(ip) || !live && ip.IsLoopback() {
+	if webhooks.PublicAddr(ip) || !live && ip.IsLoopback() {
 		return nil
 	}
 	mode := "live"

@@ -1,4 +1,4 @@
-package webhooks
+package send
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paykit/paykit/internal/webhooks"
 )
 
 // Limits on what Deliver reads and keeps of a response.
@@ -40,7 +42,7 @@ type Attempt struct {
 	Err string
 	// RetryAfter is the delay the receiver asked for in a Retry-After header
 	// (seconds or an HTTP date), only on 429, 502, 503 and 504, capped at
-	// MaxRetryAfter; zero otherwise.
+	// webhooks.MaxRetryAfter; zero otherwise.
 	RetryAfter time.Duration
 }
 
@@ -117,7 +119,7 @@ func clean(s string) string {
 }
 
 // parseRetryAfter reads a Retry-After value, delay-seconds or an HTTP date
-// relative to now, as a non-negative duration capped at MaxRetryAfter; zero
+// relative to now, as a non-negative duration capped at webhooks.MaxRetryAfter; zero
 // when absent or malformed.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
@@ -125,14 +127,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if n >= uint64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter
+		if n >= uint64(webhooks.MaxRetryAfter/time.Second) {
+			return webhooks.MaxRetryAfter
 		}
 		return time.Duration(n) * time.Second
 	} else if v[0] >= '0' && v[0] <= '9' {
 		// Digits that overflow uint64 (or trailing garbage after digits).
 		if strings.Trim(v, "0123456789") == "" {
-			return MaxRetryAfter
+			return webhooks.MaxRetryAfter
 		}
 		return 0
 	}
@@ -144,5 +146,5 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return min(d, MaxRetryAfter)
+	return min(d, webhooks.MaxRetryAfter)
 }
