@@ -164,6 +164,25 @@ func paymentMethodOf(r *PaymentRoute) PaymentMethod {
 // contacted. The linked intent carries the checkout's merchant_reference,
 // so the reference must be new to both checkouts and payment intents.
 func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Checkout, Answer, error) {
+	return s.createCheckout(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreateCheckoutTx is CreateCheckout inside the host's transaction tx (see
+// sqlstore.Store.WrapTx): the checkout, its payment intent, their event and
+// their jobs commit or roll back with the host's own rows. It does not
+// retry: an error matching ErrVersionConflict or ErrUnavailable asks the
+// host to roll back and run its transaction again; after any error tx may
+// be unusable (it is on PostgreSQL).
+func (s *Service) CreateCheckoutTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Checkout, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createCheckout(ctx, tx, p, idempotencyKey, req)
+}
+
+// createCheckout is CreateCheckout in host's transaction, or in its own
+// when host is nil.
+func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Checkout, Answer, error) {
 	op, err := newOperation(p.Scope, idempotencyKey, "checkout.create", "", req)
 	if err != nil {
 		return nil, Answer{}, err
@@ -171,7 +190,7 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 	// A known key skips validation, as in CreatePaymentIntent.
 	var amount int64
 	validated := false
-	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, err = s.validateCheckout(p.Environment, &req); err != nil {
 			return nil, Answer{}, err
 		}
@@ -185,7 +204,7 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 		replayed bool
 		coID     string
 	)
-	err = s.inTx(ctx, func(tx Tx) error {
+	err = s.within(ctx, host, func(tx Tx) error {
 		c, err := s.begin(ctx, tx, op, now)
 		if err != nil {
 			return err
@@ -244,16 +263,16 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another checkout or payment intent.", req.MerchantReference)
 	}
 	if err != nil {
-		return nil, Answer{}, asServiceError(err)
+		return nil, Answer{}, serviceError(host, err)
 	}
-	return answered(ctx, stored, replayed, s.currentCheckout(p.Scope, coID))
+	return answered(ctx, stored, replayed, s.currentCheckout(s.reader(host), p.Scope, coID))
 }
 
 // currentCheckout reads a checkout's projection now, for the replay of a
 // legacy answer.
-func (s *Service) currentCheckout(scope Scope, id string) func(context.Context) (*Checkout, error) {
+func (s *Service) currentCheckout(r Tx, scope Scope, id string) func(context.Context) (*Checkout, error) {
 	return func(ctx context.Context) (*Checkout, error) {
-		co, pi, err := loadCheckout(ctx, s.store, scope, id)
+		co, pi, err := loadCheckout(ctx, r, scope, id)
 		if err != nil {
 			return nil, err
 		}
@@ -391,7 +410,7 @@ func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKe
 			return "", nil, err
 		}
 		return AnswerDone, s.project(co, pi), nil
-	}, s.currentCheckout(p.Scope, id))
+	}, s.currentCheckout(s.store, p.Scope, id))
 }
 
 // cancelLinkedIntent ends the payer's part of a checkout's intent when the
@@ -616,7 +635,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 		if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
 			return err
 		}
-		return s.startAttempt(ctx, tx, pi, c.record, now)
+		return s.startAttempt(ctx, tx, pi, c.record, now, false)
 	})
 	switch code := ErrorCode(err); {
 	case code == CodeIdempotencyInProgress || code == CodeIdempotencyConflict:

@@ -87,6 +87,9 @@ type operation struct {
 	scope       Scope
 	key         string
 	fingerprint string
+	// deferred: the work runs in the worker after the host commits, so the
+	// record is not locked to this call.
+	deferred bool
 }
 
 // newOperation fingerprints the request: name is the operation
@@ -127,8 +130,11 @@ type claim struct {
 // abandoned one whose lock expired, taken over for resumption.
 func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time) (*claim, error) {
 	rec, err := tx.GetIdempotencyRecord(ctx, op.scope, op.key)
+	lock := now.Add(idempotencyLock)
+	if op.deferred {
+		lock = now
+	}
 	if errors.Is(err, ErrNotFound) {
-		lock := now.Add(idempotencyLock)
 		rec = &IdempotencyRecord{
 			Scope: op.scope, Key: op.key, Fingerprint: op.fingerprint, State: IdempotencyInProgress,
 			RecoveryPoint: recoveryStarted, LockedUntil: &lock, CreatedAt: now, UpdatedAt: now,
@@ -156,7 +162,6 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 		e.RetryAfter = max(time.Second, rec.LockedUntil.Sub(now).Round(time.Second))
 		return nil, e
 	}
-	lock := now.Add(idempotencyLock)
 	rec.LockedUntil, rec.UpdatedAt = &lock, now
 	if err := tx.UpdateIdempotencyRecord(ctx, rec); err != nil {
 		return nil, err

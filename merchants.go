@@ -31,25 +31,85 @@ type NewAPIKey struct {
 
 // CreateMerchant creates a merchant on behalf of an operator (actor).
 func (s *Service) CreateMerchant(ctx context.Context, actor, name string) (*Merchant, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || utf8.RuneCountInString(name) > 256 {
-		return nil, InvalidRequest("name", "name must be 1 to 256 characters.")
-	}
-	if !ValidText(name) {
-		return nil, InvalidRequest("name", "name must be UTF-8 text without NUL characters.")
-	}
-	now := s.Now()
-	m := &Merchant{ID: s.newID("mch"), Name: name, CreatedAt: now}
-	err := s.inTx(ctx, func(tx Tx) error {
-		if err := tx.CreateMerchant(ctx, m); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "merchant.create", TargetType: "merchant", TargetID: m.ID, MerchantID: m.ID, Details: map[string]string{"name": name}})
-	})
+	name, err := merchantName(name)
 	if err != nil {
+		return nil, err
+	}
+	m := &Merchant{ID: s.newID("mch"), Name: name, CreatedAt: s.Now()}
+	if err := s.inTx(ctx, func(tx Tx) error { return s.createMerchant(ctx, tx, actor, m) }); err != nil {
 		return nil, Internal(err)
 	}
 	return m, nil
+}
+
+// EnsureMerchant creates, on behalf of actor, the merchant with the host's
+// own id unless one with that id exists; created says which. A host that
+// keeps its own merchant ids (or a demo set-up run at every start) calls it
+// safely from several instances at once: one creates, the others find it.
+// An id is 1 to 64 letters, digits, '_' or '-'.
+func (s *Service) EnsureMerchant(ctx context.Context, actor, id, name string) (m *Merchant, created bool, err error) {
+	if !validMerchantID(id) {
+		return nil, false, InvalidRequest("id", "id must be 1 to 64 letters, digits, '_' or '-'.")
+	}
+	if name, err = merchantName(name); err != nil {
+		return nil, false, err
+	}
+	err = s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetMerchant(ctx, id)
+		if err == nil {
+			m, created = cur, false
+			return nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		m, created = &Merchant{ID: id, Name: name, CreatedAt: s.Now()}, true
+		return s.createMerchant(ctx, tx, actor, m)
+	})
+	if errors.Is(err, ErrAlreadyExists) { // another instance created it meanwhile
+		cur, gerr := s.store.GetMerchant(ctx, id)
+		if gerr != nil {
+			return nil, false, Internal(gerr)
+		}
+		return cur, false, nil
+	}
+	if err != nil {
+		return nil, false, Internal(err)
+	}
+	return m, created, nil
+}
+
+// createMerchant writes m and its audit row in tx.
+func (s *Service) createMerchant(ctx context.Context, tx Tx, actor string, m *Merchant) error {
+	if err := tx.CreateMerchant(ctx, m); err != nil {
+		return err
+	}
+	return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "merchant.create", TargetType: "merchant", TargetID: m.ID, MerchantID: m.ID, Details: map[string]string{"name": m.Name}})
+}
+
+// merchantName trims and checks a merchant's name.
+func merchantName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 256 {
+		return "", InvalidRequest("name", "name must be 1 to 256 characters.")
+	}
+	if !ValidText(name) {
+		return "", InvalidRequest("name", "name must be UTF-8 text without NUL characters.")
+	}
+	return name, nil
+}
+
+// validMerchantID accepts 1 to 64 ASCII letters, digits, '_' and '-'.
+func validMerchantID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // GetMerchant returns a merchant or not_found.

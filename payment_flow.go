@@ -110,15 +110,37 @@ func checkCustomer(route *PaymentRoute, method string, customer map[string]strin
 // another. Once persisted, a Provider decline or an unknown outcome is still
 // created (failed, or processing).
 func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	return s.createPaymentIntent(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreatePaymentIntentTx is CreatePaymentIntent inside the host's
+// transaction tx (see sqlstore.Store.WrapTx). It persists the intent
+// (processing, validated against the routing now) and the job that makes
+// the Provider call; the call runs in the worker after the host commits,
+// and completes the idempotency record, so a later CreatePaymentIntent
+// with the same key and request answers what the Provider said. The
+// answer is AnswerAccepted. Rolled back, nothing exists and no job runs.
+// It does not retry: see CreateCheckoutTx for its errors.
+func (s *Service) CreatePaymentIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createPaymentIntent(ctx, tx, p, idempotencyKey, req)
+}
+
+// createPaymentIntent is CreatePaymentIntent in host's transaction, or in
+// its own when host is nil.
+func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
 	op, err := newOperation(p.Scope, idempotencyKey, "payment_intent.create", "", req)
 	if err != nil {
 		return nil, Answer{}, err
 	}
+	op.deferred = host != nil
 	// A known key skips validation: its request was valid when first seen,
 	// and a replay must not depend on today's configuration.
 	var amount int64
 	var route *PaymentRoute
-	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, route, err = s.validatePaymentRoute(p.Environment, &req); err != nil {
 			return nil, Answer{}, err
 		}
@@ -128,7 +150,7 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 	now := s.Now()
 	var c *claim
 	var pi *PaymentIntent
-	err = s.inTx(ctx, func(tx Tx) error {
+	err = s.within(ctx, host, func(tx Tx) error {
 		var err error
 		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
 			return err
@@ -151,37 +173,44 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
 			return err
 		}
-		return s.startAttempt(ctx, tx, pi, c.record, now)
+		return s.startAttempt(ctx, tx, pi, c.record, now, op.deferred)
 	})
 	if errors.Is(err, ErrAlreadyExists) {
 		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
 	}
 	if err != nil {
-		return nil, Answer{}, asServiceError(err)
+		return nil, Answer{}, serviceError(host, err)
 	}
 	if c.replay != nil {
-		return answered(ctx, c.replay, true, s.currentPayment(p.Scope, c.record.ResourceID))
+		return answered(ctx, c.replay, true, s.currentPayment(s.reader(host), p.Scope, c.record.ResourceID))
+	}
+	if host != nil {
+		return pi, Answer{Kind: AnswerAccepted}, nil
 	}
 	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
 }
 
 // currentPayment reads a payment intent's state now, for the replay of a
 // legacy answer.
-func (s *Service) currentPayment(scope Scope, id string) func(context.Context) (*PaymentIntent, error) {
-	return func(ctx context.Context) (*PaymentIntent, error) { return s.store.GetPaymentIntent(ctx, scope, id) }
+func (s *Service) currentPayment(r Tx, scope Scope, id string) func(context.Context) (*PaymentIntent, error) {
+	return func(ctx context.Context) (*PaymentIntent, error) { return r.GetPaymentIntent(ctx, scope, id) }
 }
 
 // startAttempt records, in the transaction that persisted pi with its
 // attempt creating, the recovery point and the job that finishes the
 // attempt if this request stops before it does.
-func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time) error {
+func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time, deferred bool) error {
 	payload, _ := json.Marshal(resumePayload{IdempotencyKey: rec.Key})
+	runAt := now.Add(idempotencyLock)
+	if deferred { // the worker makes the call as soon as the host commits
+		runAt = now
+	}
 	if err := checkpoint(ctx, tx, rec, recoveryAttempt, pi.ID, now); err != nil {
 		return err
 	}
 	return s.enqueue(ctx, tx, &Job{
 		Kind: jobPaymentResume, Scope: pi.Scope(), TargetID: pi.ID, Payload: payload,
-		RunAt: now.Add(idempotencyLock), DedupKey: jobPaymentResume + ":" + pi.ID,
+		RunAt: runAt, DedupKey: jobPaymentResume + ":" + pi.ID,
 	})
 }
 
@@ -240,7 +269,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 	if err != nil {
 		return nil, Answer{}, asServiceError(err)
 	}
-	return answered(ctx, stored, replayed, s.currentPayment(scope, id))
+	return answered(ctx, stored, replayed, s.currentPayment(s.store, scope, id))
 }
 
 // callCreate sends the create call of pi's attempt to its Provider.
@@ -511,7 +540,7 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 			}
 		}
 		return AnswerAccepted, pi, nil
-	}, s.currentPayment(p.Scope, id))
+	}, s.currentPayment(s.store, p.Scope, id))
 }
 
 // cancelPaymentJob asks the Provider to cancel an open attempt.

@@ -184,10 +184,13 @@ func decodeIntent(t *testing.T, r *answertest.Response) map[string]any {
 }
 
 // drain runs the worker until nothing is due.
-func (e *flowEnv) drain(t *testing.T) {
+func (e *flowEnv) drain(t *testing.T) { t.Helper(); drainWorker(t, e.svc) }
+
+// drainWorker runs svc's worker until nothing is due (at most 20 rounds).
+func drainWorker(t *testing.T, svc *paykit.Service) {
 	t.Helper()
 	for range 20 {
-		n, err := e.svc.ProcessDue(context.Background())
+		n, err := svc.ProcessDue(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

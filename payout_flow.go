@@ -74,14 +74,35 @@ func (s *Service) needsApproval(p *PayoutIntent) bool {
 // a retry with the same key and body (or the worker) resumes the same
 // dispatch, so a second payout or transfer cannot exist.
 func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	return s.createPayoutIntent(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreatePayoutIntentTx is CreatePayoutIntent inside the host's transaction
+// tx (see sqlstore.Store.WrapTx): the payout, its reservation on the
+// balance, its event and its dispatch job (or approval hold) commit or
+// roll back with the host's rows. The transfer is sent by the worker after
+// the host commits, and that completes the idempotency record. A payout
+// held for approval answers AnswerCreated, one to be dispatched
+// AnswerAccepted. It does not retry: see CreateCheckoutTx for its errors.
+func (s *Service) CreatePayoutIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createPayoutIntent(ctx, tx, p, idempotencyKey, req)
+}
+
+// createPayoutIntent is CreatePayoutIntent in host's transaction, or in
+// its own when host is nil.
+func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
 	op, err := newOperation(p.Scope, idempotencyKey, "payout_intent.create", "", req)
 	if err != nil {
 		return nil, Answer{}, err
 	}
+	op.deferred = host != nil
 	var amount int64
 	var route *PayoutRoute
 	var bank PayoutBank
-	if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 		if amount, route, bank, err = s.validatePayout(p.Environment, &req); err != nil {
 			return nil, Answer{}, err
 		}
@@ -91,7 +112,7 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 	now := s.Now()
 	var c *claim
 	var po *PayoutIntent
-	err = s.inTx(ctx, func(tx Tx) error {
+	err = s.within(ctx, host, func(tx Tx) error {
 		var err error
 		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
 			return err
@@ -136,7 +157,11 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
 			return err
 		}
-		return s.scheduleDispatch(ctx, tx, po, now.Add(idempotencyLock), idempotencyKey)
+		at := now.Add(idempotencyLock)
+		if op.deferred { // the worker sends it as soon as the host commits
+			at = now
+		}
+		return s.scheduleDispatch(ctx, tx, po, at, idempotencyKey)
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
@@ -144,10 +169,16 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 	case errors.Is(err, ErrAlreadyExists):
 		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
 	case err != nil:
-		return nil, Answer{}, asServiceError(err)
+		return nil, Answer{}, serviceError(host, err)
 	}
 	if c.replay != nil {
-		return answered(ctx, c.replay, true, s.currentPayout(p.Scope, c.record.ResourceID))
+		return answered(ctx, c.replay, true, s.currentPayout(s.reader(host), p.Scope, c.record.ResourceID))
+	}
+	if host != nil {
+		if po.ApprovalPending {
+			return po, Answer{Kind: AnswerCreated}, nil
+		}
+		return po, Answer{Kind: AnswerAccepted}, nil
 	}
 	var (
 		out *PayoutIntent
@@ -166,8 +197,8 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 
 // currentPayout reads a payout's state now, for the replay of a legacy
 // answer.
-func (s *Service) currentPayout(scope Scope, id string) func(context.Context) (*PayoutIntent, error) {
-	return func(ctx context.Context) (*PayoutIntent, error) { return s.store.GetPayoutIntent(ctx, scope, id) }
+func (s *Service) currentPayout(r Tx, scope Scope, id string) func(context.Context) (*PayoutIntent, error) {
+	return func(ctx context.Context) (*PayoutIntent, error) { return r.GetPayoutIntent(ctx, scope, id) }
 }
 
 func last4(account string) string {
@@ -280,7 +311,7 @@ func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idem
 	if err != nil {
 		return nil, Answer{}, asServiceError(err)
 	}
-	return answered(ctx, stored, replayed, s.currentPayout(scope, id))
+	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
@@ -544,7 +575,7 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 		return AnswerAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
 			TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
 			Details: details("reason", req.Reason, "status", string(po.Status))})
-	}, s.currentPayout(p.Scope, id))
+	}, s.currentPayout(s.store, p.Scope, id))
 }
 
 // cancelPayoutJob asks the Provider to cancel an in-flight transfer and

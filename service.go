@@ -263,6 +263,42 @@ func (s *Service) Ping(ctx context.Context) error {
 	return s.store.Heartbeat(ctx, s.workerID, s.Now())
 }
 
+// errNilTx is the error of a …Tx call given no transaction.
+var errNilTx = errors.New("paykit: nil Tx: pass the host's transaction (sqlstore.Store.WrapTx, or the tx of Store.InTx)")
+
+// within runs fn in the host's transaction host when there is one (once:
+// only the host can retry its transaction), else in the Service's own
+// (see inTx). Either way fn writes through eventTx, so events follow.
+func (s *Service) within(ctx context.Context, host Tx, fn func(tx Tx) error) error {
+	if host == nil {
+		return s.inTx(ctx, fn)
+	}
+	if _, ok := host.(eventTx); ok {
+		return fn(host)
+	}
+	return fn(eventTx{host, s})
+}
+
+// reader is where a call reads outside its writes: the host's transaction
+// when there is one (another connection could wait on its locks), else the
+// Store.
+func (s *Service) reader(host Tx) Tx {
+	if host == nil {
+		return s.store
+	}
+	return host
+}
+
+// serviceError is asServiceError for a call that ran in host, when not nil:
+// ErrVersionConflict and ErrUnavailable reach the host unchanged, since
+// only the host can retry its transaction.
+func serviceError(host Tx, err error) error {
+	if host != nil && (errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrUnavailable)) {
+		return err
+	}
+	return asServiceError(err)
+}
+
 // inTx runs fn in a Store transaction, retrying on ErrVersionConflict so
 // that optimistic-concurrency losers re-read and try again.
 func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {

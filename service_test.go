@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +130,42 @@ func TestOperatorActionsAreAudited(t *testing.T) {
 
 	_, err = svc.CreateMerchant(ctx, "ops", "  ")
 	is.Equal(paykit.AsError(err).Param, "name")
+}
+
+// TestEnsureMerchant: a host's own merchant id is created once, audited
+// once, however many callers race; bad ids and names change nothing.
+func TestEnsureMerchant(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	svc, _ := newService(t)
+	var wg sync.WaitGroup
+	var createdN atomic.Int32
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, created, err := svc.EnsureMerchant(ctx, "setup", "demo_merchant", "Demo")
+			if err != nil || m.ID != "demo_merchant" || m.Name != "Demo" {
+				t.Errorf("EnsureMerchant = %+v, %v", m, err)
+			}
+			if created {
+				createdN.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	is.Equal(createdN.Load(), int32(1))
+	page, err := svc.ListAuditEvents(ctx, paykit.AuditListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 1)
+	is.Equal([]string{page.Data[0].Action, page.Data[0].Actor, page.Data[0].TargetID}, []string{"merchant.create", "setup", "demo_merchant"})
+
+	_, _, err = svc.EnsureMerchant(ctx, "setup", "bad id", "Demo")
+	is.Equal(paykit.AsError(err).Param, "id")
+	_, _, err = svc.EnsureMerchant(ctx, "setup", "other", " ")
+	is.Equal(paykit.AsError(err).Param, "name")
+	_, err = svc.GetMerchant(ctx, "other")
+	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound)
 }
 
 func TestListCursorIsTamperEvident(t *testing.T) {

@@ -112,20 +112,5 @@ const TimeLayout = "2006-01-02T15:04:05.000Z"
 // FormatTime renders t in the contract's timestamp format.
 func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := FormatTime(*t)
-	return &s
-}
-
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // FormatAmount renders minor units as the contract's amount string.
 func FormatAmount(v int64) string { return strconv.FormatInt(v, 10) }

@@ -321,33 +321,15 @@ func openStore(ctx context.Context, db string, opts sqlstore.Options) (paykit.St
 	return s, nil
 }
 
-// setUpDemo creates the demo merchant unless it exists and issues a fresh
-// test key pair for it; earlier pairs stay valid. The Service makes its own
-// merchant ids, so the fixed id goes through the Store, audited like an
-// operator's creation.
+// setUpDemo creates the demo merchant, with a test balance, unless it
+// exists, and issues a fresh test key pair for it; earlier pairs stay
+// valid.
 func setUpDemo(ctx context.Context, svc *paykit.Service) (*paykit.NewAPIKey, error) {
-	created := false
-	err := svc.Store().InTx(ctx, func(tx paykit.Tx) error {
-		created = false
-		_, err := tx.GetMerchant(ctx, demoMerchantID)
-		if !errors.Is(err, paykit.ErrNotFound) {
-			return err
-		}
-		created = true
-		now := svc.Now()
-		if err := tx.CreateMerchant(ctx, &paykit.Merchant{ID: demoMerchantID, Name: demoMerchantName, CreatedAt: now}); err != nil {
-			return err
-		}
-		return tx.CreateAuditEvent(ctx, &paykit.AuditEvent{
-			ID: paykit.RandomID("aud"), Actor: setupActor, Action: "merchant.create", TargetType: "merchant",
-			TargetID: demoMerchantID, MerchantID: demoMerchantID, Details: map[string]string{"name": demoMerchantName},
-			CreatedAt: now,
-		})
-	})
-	if err != nil && !errors.Is(err, paykit.ErrAlreadyExists) { // another instance won the race
+	_, created, err := svc.EnsureMerchant(ctx, setupActor, demoMerchantID, demoMerchantName)
+	if err != nil {
 		return nil, err
 	}
-	if created && err == nil {
+	if created {
 		// A test balance to pay out from, as an operator's adjustment.
 		for _, currency := range demoBalanceCurrencies {
 			if _, err := svc.AdjustBalance(ctx, setupActor, demoMerchantID, paykit.BalanceAdjustmentRequest{
