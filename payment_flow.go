@@ -245,9 +245,9 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 
 // callCreate sends the create call of pi's attempt to its Provider.
 func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return Result{}, Internal(fmt.Errorf("payment %s routed to unknown Provider %q", pi.ID, pi.Provider))
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
 	}
 	opts := map[string]string{}
 	if route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount); ok {
@@ -426,9 +426,9 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
 		return nil
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return err
 	}
 	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
 	r := prov.InquirePayment(ctx, attemptKey(pi))
@@ -526,9 +526,9 @@ func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating {
 		return errNotYet // wait until the create call settled
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
 	}
 	r := prov.CancelPayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider cancel payment", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
@@ -559,9 +559,9 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
 		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
 	}
 	r := prov.CancelPayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider cancel payment at expiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)

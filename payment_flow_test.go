@@ -38,6 +38,10 @@ func newFakeProvider() *fakeProvider {
 	return &fakeProvider{attempts: map[string]*fakeAttempt{}, creates: map[string]int{}}
 }
 
+func (f *fakeProvider) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel
+}
+
 func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
 	f.mu.Lock()
 	f.creates[req.Key]++

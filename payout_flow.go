@@ -284,11 +284,11 @@ func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idem
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
-	pp, ok := s.providers[po.Provider].(PayoutProvider)
-	if !ok {
-		return nil, Internal(fmt.Errorf("payout %s routed to %q, which cannot pay out", po.ID, po.Provider))
+	a, err := s.provider(po.Provider, CapPayouts)
+	if err != nil {
+		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
-	return pp, nil
+	return a.payouts, nil
 }
 
 // callCreatePayout decrypts the account number and sends the transfer.
