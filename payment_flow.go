@@ -145,7 +145,7 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
 			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
-			Provider: route.Provider, Attempt: AttemptCreating,
+			Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating,
 			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
@@ -249,14 +249,19 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 	if err != nil {
 		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
 	}
-	opts := map[string]string{}
-	if route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount); ok {
-		for k, v := range pi.PaymentMethodOptions {
-			if b, isBank := route.Bank(v); k == "bank" && isBank {
-				v = b.ProviderCode
-			}
-			opts[k] = v
+	// The route chosen at create, never today's configuration.
+	opts := pi.ProviderOptions
+	if opts == nil && len(pi.PaymentMethodOptions) > 0 {
+		// Stored before the Provider's options were: map them by the
+		// route, which must still exist.
+		route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+		if !ok || route.Provider != pi.Provider {
+			return Result{}, Internal(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
 		}
+		opts = route.providerOptions(pi.PaymentMethodOptions)
+	}
+	if opts == nil {
+		opts = map[string]string{}
 	}
 	res := prov.CreatePayment(ctx, PaymentRequest{
 		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,

@@ -303,8 +303,8 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 	}
 	code := po.ProviderBankCode
 	if code == "" { // stored before codes were frozen at create
-		_, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
-		if !ok {
+		route, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+		if !ok || route.Provider != po.Provider {
 			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
 		}
 		code = bank.ProviderCode
