@@ -118,20 +118,17 @@ type PaymentIntent struct {
 	NextAction           *NextAction
 	FailureCode          string
 	Receipt              *Receipt
-	Provider             string // internal: routed Provider name
-	// ProviderOptions (internal) are PaymentMethodOptions as the Provider
-	// takes them (bank codes mapped by the route), frozen with Provider
-	// when the attempt starts; nil on intents stored before they were.
-	ProviderOptions   map[string]string
-	ProviderRef       string // internal: the Provider's id of the attempt
-	Attempt           AttemptState
-	ProviderURL       string     // internal: the Provider's payer page behind the continuation URL
-	CancelRequestedAt *time.Time // set when a cancel waits for the Provider
-	ExpiresAt         time.Time
-	CompletedAt       *time.Time
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	Version           int64
+	Provider             string            // internal: routed Provider name
+	ProviderOptions      map[string]string // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
+	ProviderRef          string            // internal: the Provider's id of the attempt
+	Attempt              AttemptState
+	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
+	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider
+	ExpiresAt            time.Time
+	CompletedAt          *time.Time
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	Version              int64
 }
 
 // Scope returns the tenant of the intent.
