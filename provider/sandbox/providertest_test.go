@@ -28,7 +28,7 @@ func TestProviderConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{
 		Fake: psp,
 		New: func(baseURL string) paykit.Provider {
-			return sandbox.New(sandbox.Config{BaseURL: baseURL, APIKey: testAPIKey, Timeout: 150 * time.Millisecond})
+			return sandbox.New(sandbox.Config{BaseURL: baseURL, APIKey: testAPIKey, Timeout: testTimeout})
 		},
 		Payment: paykit.PaymentRequest{
 			Currency: "MYR", Country: "MY", Method: "TNG",
