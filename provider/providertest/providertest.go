@@ -88,6 +88,9 @@ func Run(t *testing.T, h Harness) {
 	if !caps.Has(paykit.CapPayments) {
 		t.Fatal("providertest: the adapter does not declare paykit.CapPayments; the suite checks payments")
 	}
+	if caps.Has(paykit.CapPayouts) && h.Payout.Currency == "" {
+		t.Fatal("providertest: the adapter declares paykit.CapPayouts; Harness.Payout is required")
+	}
 	t.Run("SameKeySameAttempt", s.sameKeySameAttempt)
 	t.Run("AmountsAndCurrenciesSurvive", s.amountsSurvive)
 	t.Run("TimeoutAfterSendingIsUnknown", s.timeoutIsUnknown)
