@@ -17,8 +17,8 @@ import (
 // Events about resources paykit does not know are acknowledged and
 // ignored, so the Provider stops resending them.
 func (s *Service) HandleProviderCallback(ctx context.Context, provider string, r *http.Request) error {
-	prov, ok := s.providers[provider]
-	if !ok {
+	prov, err := s.provider(provider, 0)
+	if err != nil {
 		return notFound("provider")
 	}
 	events, err := prov.ParseCallback(ctx, r)

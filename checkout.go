@@ -627,6 +627,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 		}
 		pi.PaymentMethod, pi.Customer, pi.PaymentMethodOptions = creq.PaymentMethod, creq.Customer, creq.PaymentMethodOptions
 		pi.Provider, pi.Attempt, pi.Status = route.Provider, AttemptCreating, PaymentProcessing
+		pi.ProviderOptions = route.providerOptions(creq.PaymentMethodOptions)
 		pi.ExpiresAt = now.Add(s.paymentTTL)
 		if cur.ExpiresAt.Before(pi.ExpiresAt) {
 			pi.ExpiresAt = cur.ExpiresAt // the payer's window ends with the checkout

@@ -22,18 +22,18 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
 		return nil, errNotAwaitingPayer(pi.Status)
 	}
-	prov, ok := s.providers[pi.Provider].(PayerSimulator)
-	if !ok {
+	prov, err := s.provider(pi.Provider, CapPayments|CapPayerSimulation)
+	if err != nil {
 		return nil, Errorf(CodeInvalidState, "", "The Provider of this payment intent cannot simulate a payer.")
 	}
-	act := prov.Decline
+	act := prov.payer.Decline
 	if approve {
-		act = prov.Approve
+		act = prov.payer.Approve
 	}
 	actErr := act(ctx, attemptKey(pi))
 	// Whether or not the Provider took the payer's action, its current
 	// answer decides the intent.
-	r := s.providers[pi.Provider].InquirePayment(ctx, attemptKey(pi))
+	r := prov.InquirePayment(ctx, attemptKey(pi))
 	if err := s.applyInquiry(ctx, p.Scope, pi.ID, r); err != nil && !errors.Is(err, errNotYet) {
 		return nil, Internal(err)
 	}

@@ -167,7 +167,7 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
 			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
-			Provider: route.Provider, Attempt: AttemptCreating,
+			Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating,
 			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
@@ -274,18 +274,23 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 
 // callCreate sends the create call of pi's attempt to its Provider.
 func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return Result{}, Internal(fmt.Errorf("payment %s routed to unknown Provider %q", pi.ID, pi.Provider))
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
 	}
-	opts := map[string]string{}
-	if route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount); ok {
-		for k, v := range pi.PaymentMethodOptions {
-			if b, isBank := route.Bank(v); k == "bank" && isBank {
-				v = b.ProviderCode
-			}
-			opts[k] = v
+	// The route chosen at create, never today's configuration.
+	opts := pi.ProviderOptions
+	if opts == nil && len(pi.PaymentMethodOptions) > 0 {
+		// Stored before the Provider's options were: map them by the
+		// route, which must still exist.
+		route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+		if !ok || route.Provider != pi.Provider {
+			return Result{}, Internal(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
 		}
+		opts = route.providerOptions(pi.PaymentMethodOptions)
+	}
+	if opts == nil {
+		opts = map[string]string{}
 	}
 	res := prov.CreatePayment(ctx, PaymentRequest{
 		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
@@ -455,9 +460,9 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
 		return nil
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return err
 	}
 	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
 	r := prov.InquirePayment(ctx, attemptKey(pi))
@@ -555,9 +560,9 @@ func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating {
 		return errNotYet // wait until the create call settled
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
 	}
 	r := prov.CancelPayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider cancel payment", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
@@ -588,9 +593,9 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
 		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
 	}
-	prov, ok := s.providers[pi.Provider]
-	if !ok {
-		return fmt.Errorf("unknown Provider %q", pi.Provider)
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
 	}
 	r := prov.CancelPayment(ctx, attemptKey(pi))
 	s.log.InfoContext(ctx, "provider cancel payment at expiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)

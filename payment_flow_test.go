@@ -24,9 +24,10 @@ import (
 type fakeProvider struct {
 	mu       sync.Mutex
 	attempts map[string]*fakeAttempt
-	creates  map[string]int // create calls per key
-	block    chan struct{}  // when set, CreatePayment waits on it (a hung request)
-	returns  []string       // return URLs received
+	creates  map[string]int      // create calls per key
+	block    chan struct{}       // when set, CreatePayment waits on it (a hung request)
+	returns  []string            // return URLs received
+	options  []map[string]string // options received, per create call
 }
 
 type fakeAttempt struct {
@@ -38,10 +39,15 @@ func newFakeProvider() *fakeProvider {
 	return &fakeProvider{attempts: map[string]*fakeAttempt{}, creates: map[string]int{}}
 }
 
+func (f *fakeProvider) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel
+}
+
 func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
 	f.mu.Lock()
 	f.creates[req.Key]++
 	f.returns = append(f.returns, req.ReturnURL)
+	f.options = append(f.options, req.Options)
 	block := f.block
 	a, seen := f.attempts[req.Key]
 	if !seen {

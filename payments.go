@@ -118,8 +118,9 @@ type PaymentIntent struct {
 	NextAction           *NextAction
 	FailureCode          string
 	Receipt              *Receipt
-	Provider             string // internal: routed Provider name
-	ProviderRef          string // internal: the Provider's id of the attempt
+	Provider             string            // internal: routed Provider name
+	ProviderOptions      map[string]string // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
+	ProviderRef          string            // internal: the Provider's id of the attempt
 	Attempt              AttemptState
 	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
 	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider

@@ -315,11 +315,11 @@ func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idem
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
-	pp, ok := s.providers[po.Provider].(PayoutProvider)
-	if !ok {
-		return nil, Internal(fmt.Errorf("payout %s routed to %q, which cannot pay out", po.ID, po.Provider))
+	a, err := s.provider(po.Provider, CapPayouts)
+	if err != nil {
+		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
-	return pp, nil
+	return a.payouts, nil
 }
 
 // callCreatePayout decrypts the account number and sends the transfer.
@@ -334,8 +334,8 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 	}
 	code := po.ProviderBankCode
 	if code == "" { // stored before codes were frozen at create
-		_, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
-		if !ok {
+		route, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+		if !ok || route.Provider != po.Provider {
 			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
 		}
 		code = bank.ProviderCode

@@ -39,6 +39,10 @@ func newFakeBank() *fakeBank {
 	return &fakeBank{fakeProvider: newFakeProvider(), transfers: map[string]*fakeTransfer{}, dispatch: map[string]int{}}
 }
 
+func (b *fakeBank) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapPayouts
+}
+
 func (b *fakeBank) CreatePayout(_ context.Context, req paykit.PayoutRequest) paykit.Result {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -247,8 +247,8 @@ func (s *Service) SimulateReturn(ctx context.Context, p Principal, id string) (*
 	if po.Status != PayoutSucceeded {
 		return nil, Errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
 	}
-	if ret, ok := s.providers[po.Provider].(ReturnSimulator); ok {
-		if err := ret.ReturnPayout(ctx, po.ID); err != nil {
+	if a, err := s.provider(po.Provider, CapReturns); err == nil {
+		if err := a.returns.ReturnPayout(ctx, po.ID); err != nil {
 			return nil, Internal(err)
 		}
 	}

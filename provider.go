@@ -3,6 +3,7 @@ package paykit
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -90,11 +91,66 @@ type CallbackEvent struct {
 	Result Result
 }
 
+// Capabilities is the set of things a Provider adapter declares it can do.
+// paykit finds an adapter's optional method sets through its declaration,
+// never by probing for methods: New refuses an adapter that declares a
+// capability without its methods, and a route that needs a capability its
+// Provider does not declare.
+type Capabilities uint32
+
+// Provider capabilities.
+const (
+	// CapPayments: CreatePayment, InquirePayment and ParseCallback serve
+	// payment attempts. A payment route needs it.
+	CapPayments Capabilities = 1 << iota
+	// CapCancel: CancelPayment cancels a pending attempt. A payment route
+	// needs it (merchant cancels and expiry cancel at the Provider).
+	CapCancel
+	// CapRefunds: the Provider refunds succeeded payments.
+	CapRefunds
+	// CapPayouts: the adapter is a PayoutProvider. A payout route needs it.
+	CapPayouts
+	// CapPayerSimulation: the adapter is a PayerSimulator (sandboxes).
+	CapPayerSimulation
+	// CapReturns: the adapter is a ReturnSimulator (sandboxes that pay out).
+	CapReturns
+)
+
+// capabilityNames names each capability for errors and String.
+var capabilityNames = []struct {
+	c    Capabilities
+	name string
+}{
+	{CapPayments, "payments"}, {CapCancel, "cancel"}, {CapRefunds, "refunds"},
+	{CapPayouts, "payouts"}, {CapPayerSimulation, "payer simulation"}, {CapReturns, "returns"},
+}
+
+// Has reports whether c includes every capability of want.
+func (c Capabilities) Has(want Capabilities) bool { return c&want == want }
+
+// String lists the capabilities, e.g. "payments|cancel|payouts".
+func (c Capabilities) String() string {
+	var names []string
+	for _, n := range capabilityNames {
+		if c.Has(n.c) {
+			names = append(names, n.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, "|")
+}
+
 // Provider is a payment service provider adapter. Implementations talk to
 // the Provider's API; they never touch the Store. Every call carries the
 // attempt's stable Key. Transport failures are not errors: they are results
 // with OutcomeUnknown, so callers cannot mistake "no answer" for "failed".
+// The provider/providertest suite checks an adapter against these rules.
 type Provider interface {
+	// Capabilities declares what the adapter can do. It must not change
+	// over the adapter's life: New reads it once.
+	Capabilities() Capabilities
 	// CreatePayment starts (or, for a Key seen before, returns) an attempt.
 	CreatePayment(ctx context.Context, req PaymentRequest) Result
 	// InquirePayment reports the current state of the attempt under key.
@@ -120,7 +176,7 @@ type PayoutRequest struct {
 	HolderNameTH  string
 }
 
-// PayoutProvider is a Provider that can also pay out. Result outcomes:
+// PayoutProvider is the method set of CapPayouts. Result outcomes:
 // Pending while in flight, Succeeded, Failed, Cancelled, Returned after a
 // success whose funds came back, NotFound when the Provider confirms it
 // never received the transfer.
@@ -130,17 +186,18 @@ type PayoutProvider interface {
 	CancelPayout(ctx context.Context, key string) Result
 }
 
-// PayerSimulator is implemented by sandbox Providers: it acts as the payer
-// on the Provider's page. The test helpers of the merchant API use it.
+// PayerSimulator is the method set of CapPayerSimulation, which sandbox
+// Providers declare: it acts as the payer on the Provider's page. The test
+// helpers of the merchant API use it.
 type PayerSimulator interface {
 	Approve(ctx context.Context, key string) error
 	Decline(ctx context.Context, key string) error
 }
 
-// ReturnSimulator is implemented by sandbox Providers that pay out: it makes
-// the recipient's bank send a paid-out transfer back. The payout return
-// test helper uses it; with a Provider without it, the helper records the
-// return in paykit only.
+// ReturnSimulator is the method set of CapReturns, which sandbox Providers
+// that pay out declare: it makes the recipient's bank send a paid-out
+// transfer back. The payout return test helper uses it; with a Provider
+// without it, the helper records the return in paykit only.
 type ReturnSimulator interface {
 	ReturnPayout(ctx context.Context, key string) error
 }

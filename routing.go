@@ -54,6 +54,23 @@ func (r *PaymentRoute) Bank(code string) (Bank, bool) {
 	return r.Banks[i], true
 }
 
+// providerOptions maps a payment's options to what the route's Provider
+// takes: a bank choice becomes the bank's ProviderCode. Nil without
+// options.
+func (r *PaymentRoute) providerOptions(options map[string]string) map[string]string {
+	if len(options) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(options))
+	for k, v := range options {
+		if b, ok := r.Bank(v); k == "bank" && ok {
+			v = b.ProviderCode
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // Routing is the operational configuration the host fills. The first
 // matching route wins. An environment with no routes offers nothing.
 type Routing struct {

@@ -47,8 +47,14 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	// Routing is the operational configuration: which Provider serves which
 	// payment method where. An environment without routes offers nothing.
+	// New copies it; the route chosen at create is stored with the
+	// resource, so a later configuration never reaches an attempt in flight.
 	Routing Routing
-	// Providers are the Provider adapters by the names routes use.
+	// Providers are the Provider adapters by the names routes use. New
+	// refuses a route whose Provider is missing or does not declare the
+	// capabilities it needs (CapPayments and CapCancel for payment routes,
+	// CapPayouts for payout routes), and an adapter that declares a
+	// capability without its methods.
 	Providers map[string]Provider
 	// PublicURL is the base of payer-facing URLs (continuation links, QR
 	// images, checkout links), which live under {PublicURL}/pay/.
@@ -95,7 +101,7 @@ type Service struct {
 	jobs       map[string]JobHandler
 	jobCounts  jobCounters // attempts and errors of this process's jobs
 	routing    Routing
-	providers  map[string]Provider
+	providers  map[string]*adapter // by name, with their declared method sets
 	publicURL  string
 	paymentTTL time.Duration
 
@@ -137,8 +143,7 @@ func New(cfg Config) (*Service, error) {
 		lease:      cfg.JobLease,
 		retention:  cfg.IdempotencyRetention,
 		jobs:       map[string]JobHandler{},
-		routing:    cfg.Routing,
-		providers:  cfg.Providers,
+		routing:    cfg.Routing.clone(),
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		paymentTTL: cfg.PaymentTTL,
 
@@ -149,20 +154,14 @@ func New(cfg Config) (*Service, error) {
 		approvalTTL:       cfg.ApprovalTTL,
 		accountKeys:       cfg.AccountKeys,
 	}
-	for _, r := range cfg.Routing.Payments {
-		if _, ok := cfg.Providers[r.Provider]; !ok {
-			return nil, fmt.Errorf("paykit: route %s %s/%s names Provider %q, which is not in Config.Providers", r.Method, r.Country, r.Currency, r.Provider)
-		}
+	adapters, err := newAdapters(cfg.Providers)
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range cfg.Routing.Payouts {
-		p, ok := cfg.Providers[r.Provider]
-		if !ok {
-			return nil, fmt.Errorf("paykit: payout route %s %s/%s names Provider %q, which is not in Config.Providers", r.Environment, r.Country, r.Currency, r.Provider)
-		}
-		if _, ok := p.(PayoutProvider); !ok {
-			return nil, fmt.Errorf("paykit: payout route %s %s/%s names Provider %q, which cannot pay out (no PayoutProvider)", r.Environment, r.Country, r.Currency, r.Provider)
-		}
+	if err := checkRoutes(s.routing, adapters); err != nil {
+		return nil, err
 	}
+	s.providers = adapters
 	if s.now == nil {
 		s.now = time.Now
 	}

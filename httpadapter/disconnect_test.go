@@ -33,6 +33,10 @@ func newHoldingProvider(t *testing.T) *holdingProvider {
 	return p
 }
 
+func (p *holdingProvider) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel
+}
+
 func (p *holdingProvider) CreatePayment(ctx context.Context, _ paykit.PaymentRequest) paykit.Result {
 	req, err := http.NewRequestWithContext(ctx, "POST", p.url+"/payments", nil)
 	if err != nil {

@@ -36,8 +36,8 @@ type Config struct {
 }
 
 // Provider is the adapter: it implements paykit.Provider,
-// paykit.PayoutProvider and paykit.PayerSimulator by calling the PSP over
-// HTTP. It is the template for real adapters: every way a call can end is
+// paykit.PayoutProvider, paykit.PayerSimulator and paykit.ReturnSimulator
+// by calling the PSP over HTTP, and declares them in Capabilities. It is the template for real adapters: every way a call can end is
 // classified into an Outcome, and only the PSP's explicit word ever makes
 // an attempt failed.
 type Provider struct {
@@ -69,6 +69,13 @@ func New(cfg Config) *Provider {
 		p.timeout = 10 * time.Second
 	}
 	return p
+}
+
+// Capabilities declares everything the sandbox does: payments with
+// cancels, payouts, payer simulation and payout returns (refunds come with
+// their issue).
+func (p *Provider) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapPayouts | paykit.CapPayerSimulation | paykit.CapReturns
 }
 
 // CreatePayment starts the attempt under req.Key at the PSP, or gets the

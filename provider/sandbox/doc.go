@@ -15,7 +15,9 @@
 //     tests break the network on purpose and see what the PSP recorded.
 //
 //   - Provider (New) is the adapter: it implements paykit.Provider,
-//     paykit.PayoutProvider and paykit.PayerSimulator by calling the PSP.
+//     paykit.PayoutProvider, paykit.PayerSimulator and
+//     paykit.ReturnSimulator by calling the PSP, and declares them in its
+//     Capabilities. It passes the provider/providertest suite.
 //     It is the template for real adapters. The PSP's wire shapes (wire.go)
 //     and vocabulary (codes.go) stay in this package; the adapter maps them
 //     to paykit's Outcome and failure codes, keeps local codes in

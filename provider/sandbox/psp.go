@@ -221,6 +221,35 @@ func (p *PSP) PaymentCount() int {
 	return n
 }
 
+// Payment is the PSP's record of one payment attempt, as tests see it.
+type Payment struct {
+	Key         string // the idempotency key it was created under
+	ID          string // the PSP's id
+	State       string // the PSP's local state (PAYER_ACTION, SUCCESS, ...)
+	AmountMinor int64
+	Ccy         string
+	Country     string
+	Channel     string // the PSP's local channel code
+	Bank        string // the PSP's local bank code, if any
+	ErrorCode   string
+}
+
+// Payments returns every distinct payment attempt the PSP recorded, in
+// creation order, settled to the PSP's current time.
+func (p *PSP) Payments() []Payment {
+	now := p.now()
+	out := []Payment{}
+	must(p.st.payments().list(context.Background(), func(pm *payment) {
+		l := pm.lifecycle // settled on a copy: list only reads
+		l.settle(now)
+		out = append(out, Payment{
+			Key: l.Key, ID: l.ID, State: l.State, AmountMinor: pm.In.AmountMinor, Ccy: pm.In.Ccy,
+			Country: pm.In.Country, Channel: pm.In.Channel, Bank: pm.In.Bank, ErrorCode: l.ErrCode,
+		})
+	}))
+	return out
+}
+
 // Transfers returns every distinct payout transfer the PSP recorded, in
 // creation order, settled to the PSP's current time.
 func (p *PSP) Transfers() []Transfer {

@@ -322,6 +322,7 @@ func (t *txn) ListPaymentIntents(_ context.Context, q paykit.PaymentIntentQuery)
 func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
 	p.Customer = maps.Clone(p.Customer)
 	p.PaymentMethodOptions = maps.Clone(p.PaymentMethodOptions)
+	p.ProviderOptions = maps.Clone(p.ProviderOptions)
 	if p.NextAction != nil {
 		na := *p.NextAction
 		p.NextAction = &na

@@ -31,6 +31,7 @@ type paymentIntentRow struct {
 	FailureCode          string     `bun:"failure_code"`
 	Receipt              string     `bun:"receipt,nullzero"`
 	Provider             string     `bun:"provider"`
+	ProviderOptions      string     `bun:"provider_options,nullzero"`
 	ProviderRef          string     `bun:"provider_ref"`
 	Attempt              string     `bun:"attempt"`
 	ProviderURL          string     `bun:"provider_url"`
@@ -47,7 +48,8 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 	options, err2 := mapToJSON(p.PaymentMethodOptions)
 	next, err3 := encodeNextAction(p.NextAction)
 	receipt, err4 := encodeReceipt(p.Receipt)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	provOptions, err5 := mapToJSON(p.ProviderOptions)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, err
 	}
 	return &paymentIntentRow{
@@ -55,7 +57,7 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 		Amount: p.Amount, Currency: p.Currency, Country: p.Country, MerchantReference: p.MerchantReference,
 		PaymentMethod: p.PaymentMethod, Customer: customer, PaymentMethodOptions: options,
 		ReturnURL: p.ReturnURL, CheckoutID: p.CheckoutID, NextAction: next, FailureCode: p.FailureCode,
-		Receipt: receipt, Provider: p.Provider, ProviderRef: p.ProviderRef,
+		Receipt: receipt, Provider: p.Provider, ProviderOptions: provOptions, ProviderRef: p.ProviderRef,
 		Attempt: string(p.Attempt), ProviderURL: p.ProviderURL, CancelRequestedAt: utcPtr(p.CancelRequestedAt),
 		ExpiresAt: p.ExpiresAt.UTC(), CompletedAt: utcPtr(p.CompletedAt),
 		CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), Version: p.Version,
@@ -67,16 +69,17 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 	options, err2 := fromJSONMap(r.PaymentMethodOptions)
 	next, err3 := decodeNextAction(r.NextAction)
 	receipt, err4 := decodeReceipt(r.Receipt)
+	provOptions, err5 := fromJSONMap(r.ProviderOptions)
 	return paykit.PaymentIntent{
 		ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		Status: paykit.PaymentStatus(r.Status), Amount: r.Amount, Currency: r.Currency, Country: r.Country,
 		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
 		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
-		NextAction: next, FailureCode: r.FailureCode, Receipt: receipt, Provider: r.Provider,
+		NextAction: next, FailureCode: r.FailureCode, Receipt: receipt, Provider: r.Provider, ProviderOptions: provOptions,
 		ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL,
 		CancelRequestedAt: utcPtr(r.CancelRequestedAt), ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
-	}, errors.Join(err1, err2, err3, err4)
+	}, errors.Join(err1, err2, err3, err4, err5)
 }
 
 // CreatePaymentIntent implements paykit.PaymentIntentStore.

@@ -230,6 +230,7 @@ func testPaymentRoundTrip(t *testing.T, s paykit.Store) {
 	full.Receipt = &paykit.Receipt{Number: "R-1", PaidAt: at(2 * time.Second), Amount: 12_345, Currency: "MYR", PaymentMethod: "FPX"}
 	full.FailureCode = ""
 	full.Provider, full.ProviderRef = "sandbox", "sbx_123"
+	full.ProviderOptions = map[string]string{"bank": "MBB0228"}
 	full.Attempt, full.ProviderURL = paykit.AttemptClosed, "https://psp.example/pay/sbx_123"
 	full.CancelRequestedAt = ptr(at(1500 * time.Millisecond))
 	full.CompletedAt = ptr(at(2 * time.Second))
