@@ -575,7 +575,7 @@ func testIdempotency(t *testing.T, s paykit.Store) {
 	answered := &paykit.PaymentIntent{ID: "pi_1", MerchantID: scopeA.MerchantID, Environment: scopeA.Environment,
 		Status: paykit.PaymentRequiresAction, Amount: 100, Currency: "THB", Customer: map[string]string{"name": "สมชาย"},
 		NextAction: &paykit.NextAction{Type: paykit.NextActionDisplayQRCode, QRData: "000201", ExpiresAt: at(time.Hour)},
-		CreatedAt: base, UpdatedAt: base}
+		CreatedAt:  base, UpdatedAt: base}
 	got.Answer = &paykit.StoredAnswer{Kind: paykit.AnswerCreated, PaymentIntent: answered}
 	is.NoErr(s.UpdateIdempotencyRecord(ctx, got))
 	is.True(errors.Is(s.UpdateIdempotencyRecord(ctx, &stale), paykit.ErrVersionConflict))
