@@ -10,7 +10,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -20,9 +20,9 @@ func benchStores(b *testing.B) map[string]paykit.Store {
 	out := map[string]paykit.Store{"memory": memory.New()}
 	for name, dsn := range map[string]string{
 		"sqlite":   "sqlite:" + filepath.Join(b.TempDir(), "bench.db"),
-		"postgres": pgtest.Database(b),
+		"postgres": paykittest.PostgresDSN(b),
 	} {
-		out[name] = openSQLStore(b, dsn)
+		out[name] = paykittest.OpenSQL(b, dsn)
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,10 +15,8 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
-	"github.com/paykit/paykit/store/memory"
-	"github.com/paykit/paykit/store/sqlstore"
 	"github.com/paykit/paykit/store/storetest"
 )
 
@@ -53,34 +50,6 @@ func (r *racingProvider) CancelPayment(ctx context.Context, key string) paykit.R
 		r.beforeCancel()
 	}
 	return r.Provider.CancelPayment(ctx, key)
-}
-
-// expiryStores open the Stores the expiry tests run on.
-var expiryStores = []struct {
-	name string
-	open func(t *testing.T) paykit.Store
-}{
-	{"memory", func(*testing.T) paykit.Store { return memory.New() }},
-	{"sqlite", func(t *testing.T) paykit.Store {
-		return openSQLStore(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
-	}},
-	{"postgres", func(t *testing.T) paykit.Store { return openSQLStore(t, pgtest.Database(t)) }},
-}
-
-// openSQLStore opens and migrates the SQL Store at dsn, closed when the
-// test ends.
-func openSQLStore(t testing.TB, dsn string) paykit.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := sqlstore.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func newSandboxEnv(t *testing.T, store paykit.Store) *sandboxEnv {
@@ -225,8 +194,11 @@ func (e *sandboxEnv) available(t *testing.T) int64 {
 // confirms either, it stays as it is. A callback of the PSP that forgot,
 // racing the expiry job, makes the one transition.
 func TestExpiryNeedsTheProvidersWord(t *testing.T) {
-	for _, st := range expiryStores {
-		t.Run(st.name, func(t *testing.T) { testExpiryNeedsTheProvidersWord(t, st.open) })
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			testExpiryNeedsTheProvidersWord(t, func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, kind) })
+		})
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 )
 
 // A Service called directly (not through httpadapter, which refuses them
@@ -18,7 +18,7 @@ import (
 func TestServiceRefusesBadText(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	store := openSQLStore(t, pgtest.Database(t))
+	store := paykittest.OpenStore(t, paykittest.Postgres)
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Routing: thPayoutRouting(), Providers: map[string]paykit.Provider{"fake": newFakeBank()},
 		PublicURL: "https://pay.example", SigningKey: []byte("text-tests-signing-key-32-bytes!"), AccountKeys: paykit.RandomKeyring(),

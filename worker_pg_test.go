@@ -11,7 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 )
 
 // Several Service instances on one PostgreSQL database share the work:
@@ -19,7 +19,7 @@ import (
 func TestWorkersShareJobsOnPostgres(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	store := openSQLStore(t, pgtest.Database(t))
+	store := paykittest.OpenStore(t, paykittest.Postgres)
 
 	clock := paykit.NewManualClock(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
 	const instances, jobs = 4, 200

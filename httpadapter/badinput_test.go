@@ -292,8 +292,9 @@ func TestTimestampsOutOfRange(t *testing.T) {
 // with Allow listing the methods of the path, on every route; an unknown
 // path stays 404.
 func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
-	e := newEnv(t, backends[0].open, envConfig{})
+	e := newEnv(t, onMemory, envConfig{})
 	k := e.merchant(paykit.Test)
 	for _, a := range routeAPIs(e, k) {
 		methods := map[string][]string{} // path → its methods

@@ -61,6 +61,7 @@ func fillFPX(b *browsertest.Browser) {
 // button from the bank's page shows the checkout again without sending
 // the payer on by itself or starting a second attempt.
 func TestBrowserCheckoutRedirect(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kopi Aisyah") // the name the README's screenshot shows
@@ -109,6 +110,7 @@ func TestBrowserCheckoutRedirect(t *testing.T) {
 // banking app (the sandbox test helper) and the page moves on by itself to
 // the result page (no return_url).
 func TestBrowserCheckoutPromptPay(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	k := e.merchant(paykit.Test)
@@ -137,6 +139,7 @@ func TestBrowserCheckoutPromptPay(t *testing.T) {
 
 // Declined on the sandbox page: the app's own result page says so.
 func TestBrowserCheckoutDeclined(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	k := e.merchant(paykit.Test)
@@ -156,6 +159,7 @@ func TestBrowserCheckoutDeclined(t *testing.T) {
 
 // A tampered link: the error page, nothing about the checkout.
 func TestBrowserCheckoutTamperedLink(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	k := e.merchant(paykit.Test)

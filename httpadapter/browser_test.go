@@ -69,6 +69,7 @@ func principal(k keys) paykit.Principal {
 // URL, approves on the sandbox PSP's page and lands on the result page,
 // which shows the payment succeeded.
 func TestBrowserPaymentIntentFPX(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newBrowserEnv(t)
 	k := e.merchant(paykit.Test)

@@ -3,16 +3,12 @@ package httpadapter_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,101 +20,86 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
 	"github.com/paykit/paykit/internal/oapitest"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
-	"github.com/paykit/paykit/store/memory"
-	"github.com/paykit/paykit/store/sqlstore"
 )
 
-// Every HTTP test runs once per Store: memory, SQLite and PostgreSQL.
+// Every HTTP test runs on the memory Store, in parallel with the others.
+// The tests about what differs per Store run on SQLite and PostgreSQL too;
+// each test has a Store of its own (a schema of its own on PostgreSQL).
 
 type backend struct {
 	name string
 	open func(t *testing.T) paykit.Store
 }
 
+func opener(kind paykittest.StoreKind) func(t *testing.T) paykit.Store {
+	return func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, kind) }
+}
+
 var backends = []backend{
-	{"memory", func(t *testing.T) paykit.Store { return memory.New() }},
-	{"sqlite", func(t *testing.T) paykit.Store {
-		return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
-	}},
-	{"postgres", func(t *testing.T) paykit.Store { return openSQL(t, postgresURL(t)) }},
+	{"memory", opener(paykittest.Memory)},
+	{"sqlite", opener(paykittest.SQLite)},
+	{"postgres", opener(paykittest.Postgres)},
 }
 
-// forEachStore runs fn as a subtest per backend.
+// onMemory is the Store of tests whose behaviour does not depend on it.
+var onMemory = backends[0].open
+
+// everyStore names the tests that forEachStore runs on every Store: what
+// the SQL Stores do differently from memory. True: the test races
+// requests against the Store's locking, so its subtests run one at a time
+// and alone (before the parallel tests), as contention from other tests
+// would make SQLite's lock waits time out.
+var everyStore = map[string]bool{
+	// Text and time as each database stores them.
+	"TestBadTextIsRefusedOnEveryRoute":  false,
+	"TestBadTextPayerPagesAndCallbacks": false,
+	"TestTimestampsOutOfRange":          false,
+	"TestGetPaymentIntentProjection":    false,
+	// Replays and events rendered from the Store's snapshots.
+	"TestCreatePaymentIntent": false,
+	"TestPaymentEvents":       false,
+	// Queries cancelled when the client goes away.
+	"TestClientDisconnectIsNotAnInternalError": false,
+	// Listing queries: filters, order, paging, tenant scoping.
+	"TestListPaymentIntentsFiltersAndPaging": false,
+	"TestListCreatedPaymentIntents":          false,
+	"TestTenantScoping":                      false,
+	"TestPaymentIntentTenantIsolation":       false,
+	"TestCheckoutGetAndListScoped":           false,
+	"TestPayoutReadsAndLists":                false,
+	"TestOperatorListMerchants":              false,
+	"TestOperatorListJobs":                   false,
+	"TestStuckPayoutIsVisible":               false,
+	"TestWebhookDelivery":                    false,
+	// Concurrency and locking.
+	"TestConcurrentIdenticalCreates":      true,
+	"TestConcurrentCreatesOfOneReference": true,
+	"TestCreateWhileTheFirstRequestRuns":  true,
+	"TestConcurrentPayoutsOverHTTP":       true,
+	"TestCallbackRacesRecovery":           true,
+	"TestCancelWhileProviderSettles":      true,
+}
+
+// forEachStore runs fn as a subtest on the memory Store, in parallel with
+// other tests, or per Store when everyStore names the test.
 func forEachStore(t *testing.T, fn func(t *testing.T, open func(t *testing.T) paykit.Store)) {
+	alone, every := everyStore[t.Name()]
+	if !alone {
+		t.Parallel()
+	}
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { fn(t, b.open) })
-	}
-}
-
-func openSQL(t *testing.T, dsn string) paykit.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := sqlstore.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open %s store: %v", strings.SplitN(dsn, ":", 2)[0], err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return s
-}
-
-// The PostgreSQL tests of one run share a fresh database, created on first
-// use and dropped by TestMain. Tests keep apart by using their own
-// merchants (ids are random).
-var pg struct {
-	once  sync.Once
-	admin string // URL of the server's maintenance database
-	url   string // URL of the test database
-	name  string
-	err   error
-}
-
-func postgresURL(t *testing.T) string {
-	t.Helper()
-	pg.once.Do(func() {
-		pg.admin = os.Getenv("PAYKIT_TEST_POSTGRES_URL")
-		if pg.admin == "" {
-			pg.admin = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+		if b.name != "memory" && !every {
+			continue
 		}
-		u, err := url.Parse(pg.admin)
-		if err != nil {
-			pg.err = err
-			return
-		}
-		pg.name = fmt.Sprintf("paykit_httpadapter_%d", time.Now().UnixNano())
-		db, err := sql.Open("pgx", pg.admin)
-		if err != nil {
-			pg.err = err
-			return
-		}
-		defer db.Close()
-		if _, err := db.Exec("CREATE DATABASE " + pg.name); err != nil {
-			pg.err = fmt.Errorf("create database (set PAYKIT_TEST_POSTGRES_URL): %w", err)
-			return
-		}
-		u.Path = "/" + pg.name
-		pg.url = u.String()
-	})
-	if pg.err != nil {
-		t.Fatalf("postgres: %v", pg.err)
-	}
-	return pg.url
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if pg.name != "" {
-		if db, err := sql.Open("pgx", pg.admin); err == nil {
-			if _, err := db.Exec("DROP DATABASE IF EXISTS " + pg.name + " WITH (FORCE)"); err != nil {
-				fmt.Fprintln(os.Stderr, "drop test database:", err)
+		t.Run(b.name, func(t *testing.T) {
+			if !alone {
+				t.Parallel()
 			}
-			db.Close()
-		}
+			fn(t, b.open)
+		})
 	}
-	os.Exit(code)
 }
 
 // spec is the validator of the embedded document, shared by all tests.
@@ -157,6 +138,8 @@ type envConfig struct {
 	approvalThreshold int64
 	// webhookTimeout bounds a webhook delivery attempt (0: the default).
 	webhookTimeout time.Duration
+	// webhookSender, when set, delivers webhooks instead of httpadapter's.
+	webhookSender paykit.WebhookSender
 	// server, when set, is the unstarted server to use (its address is
 	// known before the env starts).
 	server *httptest.Server
@@ -170,7 +153,16 @@ var testSigningKey = []byte("httpadapter-tests-signing-key-32")
 
 func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *env {
 	t.Helper()
-	store := open(t)
+	return newPaykitEnv(t, open, cfg, false).env
+}
+
+// newPaykitEnv starts a paykittest Env on open's Store with the APIs of
+// httpadapter mounted on its Service. With withSandbox, the Service routes
+// payments to the Env's sandbox PSP (on its own server, as a Provider's own
+// host), which calls back through httpadapter, and Service and PSP share a
+// manual clock; without, routing, providers and clock are cfg's.
+func newPaykitEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig, withSandbox bool) *sandboxEnv {
+	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The listener exists before the server starts, so the Service knows
@@ -179,24 +171,28 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	if srv == nil {
 		srv = httptest.NewUnstartedServer(nil)
 	}
-	svc, err := paykit.New(paykit.Config{
-		Store: store, Now: cfg.now, Logger: logger, Routing: cfg.routing, Providers: cfg.providers,
-		PublicURL: "http://" + srv.Listener.Addr().String(), ApprovalThreshold: cfg.approvalThreshold,
-		WebhookTimeout: cfg.webhookTimeout, SigningKey: testSigningKey, AccountKeys: paykit.RandomKeyring(),
-	})
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
+	base := "http://" + srv.Listener.Addr().String()
+	pe := paykittest.New(t,
+		paykittest.WithStoreFunc(func(paykittest.T) paykit.Store { return open(t) }),
+		paykittest.WithCallbackURL(base+"/providers/"+sandbox.Name+"/webhooks"),
+		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) { c.APIKey = sandboxAPIKey }),
+		paykittest.WithConfig(func(c *paykit.Config) {
+			c.Logger, c.PublicURL, c.SigningKey = logger, base, testSigningKey
+			c.ApprovalThreshold, c.WebhookTimeout, c.WebhookSender = cfg.approvalThreshold, cfg.webhookTimeout, cfg.webhookSender
+			if !withSandbox {
+				c.Now, c.Routing, c.Providers = cfg.now, cfg.routing, cfg.providers
+			}
+		}),
+	)
 	reg := prometheus.NewRegistry()
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{
+	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(pe.Service, httpadapter.Options{
 		Logger: logger, RateLimit: cfg.rateLimit, Registerer: reg,
 	})))
-	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
+	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(pe.Service, httpadapter.OperatorOptions{
 		Tokens: map[string]string{"alice": operatorToken, "bob": "op-token-bob-9876543210"}, Logger: logger, Registerer: reg,
 	})))
-	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(svc, httpadapter.CallbackOptions{
+	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(pe.Service, httpadapter.CallbackOptions{
 		Logger: logger, Registerer: reg,
 	})))
 	if cfg.extra != nil {
@@ -205,17 +201,18 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{
-		t: t, ctx: context.Background(), svc: svc, store: store, srv: srv,
+	e := &env{
+		t: t, ctx: context.Background(), svc: pe.Service, store: pe.Store, srv: srv,
 		client: spec().Client(t), logs: logs, registry: reg, opToken: operatorToken,
 	}
+	return &sandboxEnv{env: e, pk: pe, clock: pe.Clock, psp: pe.PSP, pspURL: pe.PSPURL}
 }
 
 // sandboxEnv is an env whose Service routes payments to the real sandbox
-// PSP (on its own server, as a Provider's own host) through the sandbox
-// adapter. The Service and the PSP share a manual clock.
+// PSP through the sandbox adapter.
 type sandboxEnv struct {
 	*env
+	pk     *paykittest.Env
 	clock  *paykit.ManualClock
 	psp    *sandbox.PSP
 	pspURL string // the PSP's base URL: it must never reach a merchant
@@ -225,8 +222,8 @@ type sandboxEnv struct {
 // the PSP holds a "timeout" request (amounts ending in 902 and 903) for 5s
 // and settles asynchronous outcomes sandboxDelay after creation.
 const (
-	sandboxTimeout = 300 * time.Millisecond
-	sandboxDelay   = 2 * time.Second
+	sandboxTimeout = paykittest.ProviderTimeout
+	sandboxDelay   = paykittest.PSPDelay
 	sandboxAPIKey  = "psp-secret-for-tests"
 )
 
@@ -239,36 +236,13 @@ func newSandboxEnv(t *testing.T, open func(t *testing.T) paykit.Store) *sandboxE
 // routing and providers are the sandbox's.
 func newSandboxEnvConfig(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *sandboxEnv {
 	t.Helper()
-	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
-	pspSrv := httptest.NewUnstartedServer(nil)
-	pspURL := "http://" + pspSrv.Listener.Addr().String()
-	if cfg.server == nil {
-		cfg.server = httptest.NewUnstartedServer(nil)
-	}
-	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: pspURL, APIKey: sandboxAPIKey, Delay: sandboxDelay, Hold: 5 * time.Second, Now: clock.Now,
-		CallbackURL: "http://" + cfg.server.Listener.Addr().String() + "/providers/" + sandbox.Name + "/webhooks"})
-	pspSrv.Config.Handler = psp
-	pspSrv.Start()
-	t.Cleanup(pspSrv.Close)
-	prov := sandbox.New(sandbox.Config{BaseURL: pspURL, APIKey: sandboxAPIKey, Timeout: sandboxTimeout})
-	cfg.now, cfg.routing, cfg.providers = clock.Now, sandbox.DefaultRouting(), map[string]paykit.Provider{sandbox.Name: prov}
-	e := newEnv(t, open, cfg)
-	return &sandboxEnv{env: e, clock: clock, psp: psp, pspURL: pspURL}
+	return newPaykitEnv(t, open, cfg, true)
 }
 
 // drain runs the worker until nothing is due.
 func (e *sandboxEnv) drain() {
 	e.t.Helper()
-	for range 20 {
-		n, err := e.svc.ProcessDue(e.ctx)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-	}
-	e.t.Fatal("the worker keeps finding due jobs")
+	e.pk.Drain(e.ctx)
 }
 
 // keys is an API key pair.

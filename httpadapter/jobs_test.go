@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,30 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/provider/sandbox"
-	"github.com/paykit/paykit/store/memory"
 )
 
 // The operator's merchant list, job list and background-work metrics.
-// Merchants and jobs are listed across tenants, so these tests take a
-// database of their own rather than the PostgreSQL database the other
-// tests share.
-
-var freshBackends = []backend{
-	{"memory", func(t *testing.T) paykit.Store { return memory.New() }},
-	{"sqlite", func(t *testing.T) paykit.Store {
-		return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
-	}},
-	{"postgres", func(t *testing.T) paykit.Store { return openSQL(t, pgtest.Database(t)) }},
-}
-
-// forEachFreshStore runs fn as a subtest per backend, each on an empty Store.
-func forEachFreshStore(t *testing.T, fn func(t *testing.T, open func(t *testing.T) paykit.Store)) {
-	for _, b := range freshBackends {
-		t.Run(b.name, func(t *testing.T) { fn(t, b.open) })
-	}
-}
+// Merchants and jobs are listed across tenants: each test has a Store of
+// its own (forEachStore gives every test one).
 
 // listAll follows next_cursor from path (which has a query) to the last
 // page and returns every item.
@@ -68,7 +49,7 @@ func listAll(t *testing.T, e *env, path string) []any {
 }
 
 func TestOperatorListMerchants(t *testing.T) {
-	forEachFreshStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
 		clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 		e := newEnv(t, open, envConfig{now: clock.Now})
@@ -141,7 +122,7 @@ func TestOperatorListBadParameters(t *testing.T) {
 }
 
 func TestOperatorListJobs(t *testing.T) {
-	forEachFreshStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
 		now := time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 		clock := paykit.NewManualClock(now)
@@ -284,7 +265,7 @@ func mustSample(t *testing.T, text, series string) float64 {
 // dispatch job shows as retrying in /operator/jobs and in the metrics, with
 // every attempt counted.
 func TestStuckPayoutIsVisible(t *testing.T) {
-	forEachFreshStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
 		var calls atomic.Int32
 		broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

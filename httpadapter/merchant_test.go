@@ -411,8 +411,9 @@ func TestRequestIDAndUnknownRoutes(t *testing.T) {
 }
 
 func TestOpenAPIDocumentServed(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
-	e := newEnv(t, backends[0].open, envConfig{})
+	e := newEnv(t, onMemory, envConfig{})
 	r := e.do("GET", "/v1/openapi.json", nil) // no credentials needed
 	is.Equal(r.status, http.StatusOK)
 	is.Equal(r.header.Get("Content-Type"), "application/json")
@@ -451,9 +452,10 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestRateLimitOff(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	clock := paykit.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnv(t, backends[0].open, envConfig{now: clock.Now})
+	e := newEnv(t, onMemory, envConfig{now: clock.Now})
 	k := e.merchant(paykit.Test)
 	for range 50 {
 		is.Equal(e.do("GET", "/v1/payment_intents", nil, basic(k)).status, http.StatusOK)

@@ -154,6 +154,7 @@ func TestOperatorAuthFailures(t *testing.T) {
 }
 
 func TestOperatorWithoutTokensRefusesAll(t *testing.T) {
+	t.Parallel()
 	svc, err := paykit.New(paykit.Config{Store: memory.New()})
 	if err != nil {
 		t.Fatal(err)

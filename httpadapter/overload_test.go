@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
@@ -23,7 +24,7 @@ func TestOverloadAnswers503(t *testing.T) {
 	is := is.New(t)
 	open := func(t *testing.T) paykit.Store {
 		ctx := context.Background()
-		s, err := sqlstore.OpenWith(ctx, postgresURL(t), sqlstore.Options{MaxConns: 5, ConnWait: 250 * time.Millisecond})
+		s, err := sqlstore.OpenWith(ctx, paykittest.PostgresDSN(t), sqlstore.Options{MaxConns: 5, ConnWait: 250 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

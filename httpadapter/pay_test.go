@@ -207,8 +207,9 @@ func TestPayContinueAndReturn(t *testing.T) {
 var noncePattern = regexp.MustCompile(`nonce="[0-9a-f]+"`)
 
 func TestPayBadLinks(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
-	e := newPayEnv(t, backends[0].open)
+	e := newPayEnv(t, onMemory)
 	k := e.merchant(paykit.Test)
 	pi := e.createIntent(k, "bad-1", fpxBody("15000", "order-bad-1"))
 	id := pi["id"].(string)
@@ -283,8 +284,9 @@ func TestPayBadLinks(t *testing.T) {
 }
 
 func TestPayQRImage(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
-	e := newPayEnv(t, backends[0].open)
+	e := newPayEnv(t, onMemory)
 	k := e.merchant(paykit.Test)
 	pi := e.createIntent(k, "qr-1", methodBody("PROMPTPAY", "TH", "2500", "order-qr-1"))
 	na := pi["next_action"].(map[string]any)
@@ -322,6 +324,7 @@ func (s *panicStore) GetPaymentIntent(ctx context.Context, scope paykit.Scope, i
 }
 
 func TestPayRecoversPanics(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	store := &panicStore{Store: memory.New()}
 	e := newPayEnv(t, func(*testing.T) paykit.Store { return store })

@@ -1,6 +1,7 @@
 package httpadapter_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/httpadapter"
 )
 
 // Webhook delivery to real receivers on loopback (test environment), on
@@ -191,11 +193,46 @@ func TestWebhookDelivery(t *testing.T) {
 
 // An endpoint that never answers is retried on the whole schedule, then
 // disabled; the operator API shows it.
+// cutOffSender is httpadapter's sender whose attempt ends, as a timeout
+// would end it, when the receiver signals on held that it holds the
+// request: a receiver that never answers costs no waiting.
+type cutOffSender struct {
+	*httpadapter.WebhookSender
+	held chan struct{}
+}
+
+func (s *cutOffSender) SendWebhook(ctx context.Context, d paykit.WebhookDelivery) paykit.WebhookResult {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.held:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return s.WebhookSender.SendWebhook(ctx, d)
+}
+
 func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		e, k := webhookEnv(t, open, 300*time.Millisecond)
-		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		// The first attempt runs into the real 300ms timeout; the sender
+		// cuts the later ones off as soon as the receiver holds them.
+		held := make(chan struct{})
+		e := newSandboxEnvConfig(t, open, envConfig{webhookSender: &cutOffSender{
+			WebhookSender: httpadapter.NewWebhookSender(300 * time.Millisecond), held: held,
+		}})
+		k := e.merchant(paykit.Test)
+		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n > 1 {
+				select {
+				case held <- struct{}{}:
+				case <-r.Context().Done():
+				}
+			}
+			<-r.Context().Done()
+		})
 		epID, _ := e.endpoint(k, rc.srv.URL)
 		e.created(k, "k1", fpxBody("15000", "silent"))
 		e.drain()

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
@@ -30,20 +33,24 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String() + "/sandbox"
-	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: base, APIKey: testAPIKey, Delay: testDelay, Hold: 5 * time.Second, Now: clock.Now})
-	mux := http.NewServeMux()
-	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
-	srv.Config.Handler = mux
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &env{
-		psp: psp, srv: srv, clock: clock, base: base,
-		prov: sandbox.New(sandbox.Config{BaseURL: base, APIKey: testAPIKey, Timeout: testTimeout}),
-	}
+	return newEnvOn(t, nil, newClock(), testAPIKey, "")
 }
+
+// newEnvOn is newEnv with the PSP's state on db (nil: memory), the given
+// clock, an API key of its own, and callbacks to callbackURL when set. The
+// PSP and adapter are a paykittest Env's.
+func newEnvOn(t *testing.T, db *bun.DB, clock *paykit.ManualClock, apiKey, callbackURL string) *env {
+	t.Helper()
+	pe := paykittest.New(t,
+		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) {
+			c.APIKey, c.Delay, c.Now, c.CallbackURL, c.DB = apiKey, testDelay, clock.Now, callbackURL, db
+		}),
+		paykittest.WithProviderConfig(func(c *sandbox.Config) { c.Timeout = testTimeout }),
+	)
+	return &env{psp: pe.PSP, srv: pe.Server, prov: pe.Provider, clock: clock, base: pe.PSPURL}
+}
+
+func newClock() *paykit.ManualClock { return paykit.NewManualClock(paykittest.Start) }
 
 var currency = map[string]string{"MY": "MYR", "TH": "THB"}
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -30,9 +29,9 @@ type stateBackend struct {
 var stateBackends = []stateBackend{
 	{"memory", func(*testing.T) *bun.DB { return nil }},
 	{"sqlite", func(t *testing.T) *bun.DB {
-		return openStateDB(t, "sqlite:"+filepath.Join(t.TempDir(), "psp.db"))
+		return openStateDB(t, paykittest.SQLiteDSN(t))
 	}},
-	{"postgres", func(t *testing.T) *bun.DB { return openStateDB(t, pgtest.Database(t)) }},
+	{"postgres", func(t *testing.T) *bun.DB { return openStateDB(t, paykittest.PostgresDSN(t)) }},
 }
 
 // sqlBackends are the backends whose state outlives a PSP.
@@ -54,31 +53,6 @@ func openStateDB(t *testing.T, dsn string) *bun.DB {
 		}
 	}
 	return s.DB()
-}
-
-// newEnvOn is newEnv with the PSP's state on db (nil: memory), the given
-// clock, an API key of its own, and callbacks to callbackURL when set.
-func newEnvOn(t *testing.T, db *bun.DB, clock *paykit.ManualClock, apiKey, callbackURL string) *env {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String() + "/sandbox"
-	psp := sandbox.NewPSP(sandbox.PSPConfig{
-		BaseURL: base, APIKey: apiKey, Delay: testDelay, Hold: 5 * time.Second, Now: clock.Now,
-		CallbackURL: callbackURL, DB: db,
-	})
-	mux := http.NewServeMux()
-	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
-	srv.Config.Handler = mux
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &env{
-		psp: psp, srv: srv, clock: clock, base: base,
-		prov: sandbox.New(sandbox.Config{BaseURL: base, APIKey: apiKey, Timeout: testTimeout}),
-	}
-}
-
-func newClock() *paykit.ManualClock {
-	return paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 }
 
 // callbackSink receives a PSP's callbacks and verifies them with the
