@@ -3,7 +3,6 @@ package paykit_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 	"github.com/paykit/paykit/store/storetest"
@@ -37,7 +36,7 @@ type hostTxEnv struct {
 func newHostTxEnv(t *testing.T, dsn string) *hostTxEnv {
 	t.Helper()
 	ctx := context.Background()
-	store := openSQLStore(t, dsn).(*sqlstore.Store)
+	store := paykittest.OpenSQL(t, dsn)
 	if _, err := store.DB().NewCreateTable().Model((*hostOrder)(nil)).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +88,8 @@ func hostTxStores() []struct {
 		name string
 		dsn  func(t *testing.T) string
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "host.db") }},
-		{"postgres", func(t *testing.T) string { return pgtest.Database(t) }},
+		{"sqlite", func(t *testing.T) string { return paykittest.SQLiteDSN(t) }},
+		{"postgres", func(t *testing.T) string { return paykittest.PostgresDSN(t) }},
 	}
 }
 
@@ -103,6 +102,7 @@ func checkoutReq(ref string) paykit.CreateCheckoutRequest {
 func TestCheckoutInHostTransaction(t *testing.T) {
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
 			e := newHostTxEnv(t, st.dsn(t))
 			ctx := context.Background()
@@ -170,6 +170,7 @@ func TestCheckoutInHostTransaction(t *testing.T) {
 func TestPaymentIntentInHostTransaction(t *testing.T) {
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
 			e := newHostTxEnv(t, st.dsn(t))
 			ctx := context.Background()
@@ -227,6 +228,7 @@ func TestPaymentIntentInHostTransaction(t *testing.T) {
 func TestPayoutIntentInHostTransaction(t *testing.T) {
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
 			e := newHostTxEnv(t, st.dsn(t))
 			ctx := context.Background()
