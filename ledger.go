@@ -1,7 +1,9 @@
 package paykit
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -91,4 +93,81 @@ type LedgerQuery struct {
 	Scope    Scope
 	Currency string
 	RefID    string
+}
+
+// BalanceAdjustmentRequest is an operator's correction of a balance.
+type BalanceAdjustmentRequest struct {
+	Environment Environment `json:"environment" validate:"required,environment"`
+	Currency    string      `json:"currency" validate:"required,currency"`
+	Amount      int64       `json:"amount"` // signed minor units: 5000 credits, -5000 debits
+	Reason      string      `json:"reason" validate:"required,min=1,max=512"`
+}
+
+// AdjustmentAmountMessage explains the amount of a balance adjustment.
+const AdjustmentAmountMessage = "amount must be a non-zero integer of minor units, negative to debit."
+
+// BalanceAdjustment is the answer to an adjustment.
+type BalanceAdjustment struct {
+	ID          string
+	MerchantID  string
+	Environment Environment
+	Currency    string
+	Amount      int64
+	Reason      string
+	Balance     Balance
+	CreatedAt   time.Time
+}
+
+// AdjustBalance credits (positive amount) or debits (negative) a merchant's
+// available balance as an operator, with a ledger entry against the
+// adjustments account and an audit event. A debit cannot make the balance
+// negative (insufficient_balance).
+func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, req BalanceAdjustmentRequest) (*BalanceAdjustment, error) {
+	if err := Validate(&req); err != nil {
+		return nil, err
+	}
+	amount := req.Amount
+	if amount == 0 || !ValidMinorUnits(max(amount, -amount)) {
+		return nil, InvalidRequest("amount", AdjustmentAmountMessage)
+	}
+	scope := Scope{MerchantID: merchantID, Environment: req.Environment}
+	adj := &BalanceAdjustment{ID: s.newID("adj"), MerchantID: merchantID, Environment: scope.Environment, Currency: req.Currency, Amount: amount, Reason: req.Reason, CreatedAt: s.Now()}
+	err := s.inTx(ctx, func(tx Tx) error {
+		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
+			return err
+		}
+		if err := s.post(ctx, tx, scope, req.Currency, "balance.adjusted", adj.ID, adj.CreatedAt,
+			Posting{AccountAdjustments, -amount}, Posting{AccountAvailable, amount}); err != nil {
+			return err
+		}
+		b, err := tx.GetBalance(ctx, scope, req.Currency)
+		if err != nil {
+			return err
+		}
+		adj.Balance = *b
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "balance.adjust", TargetType: "merchant", TargetID: merchantID,
+			MerchantID: merchantID, Environment: scope.Environment,
+			Details: details("adjustment_id", adj.ID, "currency", req.Currency, "amount", strconv.FormatInt(amount, 10), "reason", req.Reason)})
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, notFound("merchant")
+	case errors.Is(err, ErrInsufficientFunds):
+		return nil, Errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this debit.")
+	case err != nil:
+		return nil, asServiceError(err)
+	}
+	return adj, nil
+}
+
+// ListBalances returns the caller's balances, one per currency.
+func (s *Service) ListBalances(ctx context.Context, p Principal) (*Page[Balance], error) {
+	rows, err := s.store.ListBalances(ctx, p.Scope)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if rows == nil {
+		rows = []Balance{}
+	}
+	return &Page[Balance]{Data: rows}, nil
 }

@@ -2,7 +2,11 @@ package paykit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
 	"time"
 )
 
@@ -195,4 +199,633 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Pa
 		return nil, Internal(err)
 	}
 	return makePage(s, "payment_intent", rows, limit, func(pi *PaymentIntent) Position { return Position{pi.CreatedAt, pi.ID} }), nil
+}
+
+// CreatePaymentIntentRequest asks for a direct payment. Field names in
+// errors are the API's (the json tags).
+type CreatePaymentIntentRequest struct {
+	Amount               int64             `json:"amount" validate:"minor_units"` // minor units
+	Currency             string            `json:"currency" validate:"required,currency"`
+	Country              string            `json:"country" validate:"required,country"`
+	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
+	PaymentMethod        string            `json:"payment_method" validate:"required,payment_method"`
+	Customer             map[string]string `json:"customer" validate:"required,dive,keys,min=1,max=64,endkeys,max=512"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
+	ReturnURL            string            `json:"return_url,omitempty" validate:"omitempty,max=2048,http_url"`
+}
+
+// CancelPaymentIntentRequest is the optional body of a cancel.
+type CancelPaymentIntentRequest struct {
+	Reason string `json:"reason,omitempty" validate:"omitempty,min=1,max=512"`
+}
+
+// Job kinds of payment intents.
+const (
+	jobPaymentResume  = "payment.resume"  // finish a create whose request stopped midway
+	jobPaymentInquire = "payment.inquire" // resolve an unknown or pending attempt
+	jobPaymentCancel  = "payment.cancel"  // cancel the attempt at the Provider
+	jobPaymentExpire  = "payment.expire"  // expire an intent the payer abandoned
+)
+
+func (s *Service) registerPaymentJobs() {
+	s.handle(jobPaymentResume, s.resumePaymentJob)
+	s.handle(jobPaymentInquire, s.inquirePaymentJob)
+	s.handle(jobPaymentCancel, s.cancelPaymentJob)
+	s.handle(jobPaymentExpire, s.expirePaymentJob)
+}
+
+// resumePayload names the idempotency record a resume job finishes.
+type resumePayload struct {
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// validatePaymentRoute resolves the route of a create request and checks
+// the payer data it requires. Nothing is persisted.
+func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntentRequest) (int64, *PaymentRoute, error) {
+	return s.checkPaymentRoute(env, req, true)
+}
+
+// checkPaymentRoute is validatePaymentRoute; without requireCustomer,
+// missing payer fields are allowed (a checkout asks the payer for them).
+func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentRequest, requireCustomer bool) (int64, *PaymentRoute, error) {
+	if err := Validate(req); err != nil {
+		return 0, nil, err
+	}
+	amount := req.Amount
+	route, ok := s.routing.PaymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
+	if !ok {
+		return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method",
+			"%s is not available for %s %s at this amount in %s.", req.PaymentMethod, req.Country, req.Currency, env)
+	}
+	for key, v := range req.PaymentMethodOptions {
+		if !slices.Contains(route.Options, key) {
+			return 0, nil, InvalidRequest("payment_method_options."+key, "payment_method_options.%s is not an option of %s.", key, req.PaymentMethod)
+		}
+		if key == "bank" {
+			bank, ok := route.Bank(v)
+			if !ok {
+				return 0, nil, InvalidRequest("payment_method_options.bank", "payment_method_options.bank %q is not a bank of %s; see GET /payment_methods.", v, req.PaymentMethod)
+			}
+			if !bank.Available {
+				return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method_options.bank", "Bank %s is unavailable right now.", v)
+			}
+		}
+	}
+	if err := checkCustomer(route, req.PaymentMethod, req.Customer, requireCustomer); err != nil {
+		return 0, nil, err
+	}
+	return amount, route, nil
+}
+
+// checkCustomer checks payer data for a route: the fields it requires
+// (when requireAll; a checkout asks the payer for missing ones later) and
+// the format of those given.
+func checkCustomer(route *PaymentRoute, method string, customer map[string]string, requireAll bool) error {
+	for _, f := range route.CustomerFields {
+		if requireAll && customer[f] == "" {
+			return Errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, method)
+		}
+	}
+	if email, ok := customer["email"]; ok && email != "" {
+		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+			return InvalidRequest("customer.email", "customer.email must be an email address.")
+		}
+	}
+	return nil
+}
+
+// CreatePaymentIntent creates a payment intent and starts its Provider
+// attempt. Under one Idempotency-Key a request runs once: a retry gets the
+// stored response (Replayed), a concurrent one idempotency_in_progress, and
+// a retry after a crash resumes the same attempt instead of starting
+// another. Once persisted, a Provider decline or an unknown outcome is still
+// created (failed, or processing).
+func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	return s.createPaymentIntent(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreatePaymentIntentTx is CreatePaymentIntent inside the host's
+// transaction tx (see sqlstore.Store.WrapTx). It persists the intent
+// (processing, validated against the routing now) and the job that makes
+// the Provider call; the call runs in the worker after the host commits,
+// and completes the idempotency record, so a later CreatePaymentIntent
+// with the same key and request answers what the Provider said. The
+// answer is AnswerAccepted. Rolled back, nothing exists and no job runs.
+// It does not retry: see CreateCheckoutTx for its errors.
+func (s *Service) CreatePaymentIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createPaymentIntent(ctx, tx, p, idempotencyKey, req)
+}
+
+// createPaymentIntent is CreatePaymentIntent in host's transaction, or in
+// its own when host is nil.
+func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payment_intent.create", "", req)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	op.deferred = host != nil
+	// A known key skips validation: its request was valid when first seen,
+	// and a replay must not depend on today's configuration.
+	var amount int64
+	var route *PaymentRoute
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+		if amount, route, err = s.validatePaymentRoute(p.Environment, &req); err != nil {
+			return nil, Answer{}, err
+		}
+	} else if err != nil {
+		return nil, Answer{}, Internal(err)
+	}
+	now := s.Now()
+	var c *claim
+	var pi *PaymentIntent
+	err = s.within(ctx, host, func(tx Tx) error {
+		var err error
+		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
+			return err
+		}
+		if c.resumed {
+			pi, err = tx.GetPaymentIntent(ctx, p.Scope, c.record.ResourceID)
+			return err
+		}
+		if route == nil { // the record we saw was purged meanwhile
+			return ErrVersionConflict
+		}
+		pi = &PaymentIntent{
+			ID: s.newID("pi"), MerchantID: p.MerchantID, Environment: p.Environment,
+			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
+			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
+			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
+			Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating,
+			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
+		}
+		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
+			return err
+		}
+		return s.startAttempt(ctx, tx, pi, c.record, now, op.deferred)
+	})
+	if errors.Is(err, ErrAlreadyExists) {
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
+	}
+	if err != nil {
+		return nil, Answer{}, serviceError(host, err)
+	}
+	if c.replay != nil {
+		return answered(ctx, c.replay, true, s.currentPayment(s.reader(host), p.Scope, c.record.ResourceID))
+	}
+	if host != nil {
+		return pi, Answer{Kind: AnswerAccepted}, nil
+	}
+	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+}
+
+// currentPayment reads a payment intent's state now, for the replay of a
+// legacy answer.
+func (s *Service) currentPayment(r Tx, scope Scope, id string) func(context.Context) (*PaymentIntent, error) {
+	return func(ctx context.Context) (*PaymentIntent, error) { return r.GetPaymentIntent(ctx, scope, id) }
+}
+
+// startAttempt records, in the transaction that persisted pi with its
+// attempt creating, the recovery point and the job that finishes the
+// attempt if this request stops before it does.
+func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time, deferred bool) error {
+	payload, _ := json.Marshal(resumePayload{IdempotencyKey: rec.Key})
+	runAt := now.Add(idempotencyLock)
+	if deferred { // the worker makes the call as soon as the host commits
+		runAt = now
+	}
+	if err := checkpoint(ctx, tx, rec, recoveryAttempt, pi.ID, now); err != nil {
+		return err
+	}
+	return s.enqueue(ctx, tx, &Job{
+		Kind: jobPaymentResume, Scope: pi.Scope(), TargetID: pi.ID, Payload: payload,
+		RunAt: runAt, DedupKey: jobPaymentResume + ":" + pi.ID,
+	})
+}
+
+// runAttempt makes the Provider call of an intent whose attempt is
+// creating (outside any transaction), applies the answer, and completes the
+// idempotency record under idemKey with the intent's projection.
+// A store that turns a step away (503) unlocks the record, so that the
+// retry resumes at once.
+func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
+	pi, ans, err := s.attempt(ctx, scope, id, idemKey)
+	if err != nil {
+		s.unlockIfUnavailable(ctx, scope, idemKey, err)
+	}
+	return pi, ans, err
+}
+
+// attempt is runAttempt without the unlock.
+func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
+	pi, err := s.store.GetPaymentIntent(ctx, scope, id)
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	var result *Result
+	if pi.Attempt == AttemptCreating {
+		r, err := s.callCreate(ctx, pi)
+		if err != nil {
+			return nil, Answer{}, err
+		}
+		result = &r
+	}
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
+	err = s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if result != nil && cur.Attempt == AttemptCreating {
+			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
+				return err
+			}
+		}
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete { // a worker or a retry finished first
+			stored, replayed = rec.Answer, true
+			return nil
+		}
+		stored, err = finish(ctx, tx, rec, AnswerCreated, cur, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	return answered(ctx, stored, replayed, s.currentPayment(s.store, scope, id))
+}
+
+// callCreate sends the create call of pi's attempt to its Provider.
+func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
+	}
+	// The route chosen at create, never today's configuration.
+	opts := pi.ProviderOptions
+	if opts == nil && len(pi.PaymentMethodOptions) > 0 {
+		// Stored before the Provider's options were: map them by the
+		// route, which must still exist.
+		route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+		if !ok || route.Provider != pi.Provider {
+			return Result{}, Internal(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
+		}
+		opts = route.providerOptions(pi.PaymentMethodOptions)
+	}
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	res := prov.CreatePayment(ctx, PaymentRequest{
+		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
+		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
+		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
+		ExpiresAt: pi.ExpiresAt,
+	})
+	s.log.InfoContext(ctx, "provider create payment", "payment_intent", pi.ID, "provider", pi.Provider, "outcome", res.Outcome, "detail", res.Detail)
+	return res, nil
+}
+
+// attemptKey is the Provider idempotency key of an intent's attempt:
+// derived from the intent id, so every retry names the same attempt.
+func attemptKey(pi *PaymentIntent) string { return pi.ID }
+
+// applyCreateResult moves an intent whose attempt was creating by the
+// Provider's answer, in tx, and schedules what the answer calls for.
+func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentIntent, r Result) error {
+	now := s.Now()
+	if r.Reference != "" {
+		pi.ProviderRef = r.Reference
+	}
+	switch {
+	case r.Outcome.Uncertain():
+		pi.Attempt = AttemptUnknown
+		pi.Status = PaymentProcessing
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(time.Second)); err != nil {
+			return err
+		}
+	case r.Outcome == OutcomeRequiresAction && r.Action != nil:
+		pi.Attempt = AttemptOpen
+		pi.Status = PaymentRequiresAction
+		pi.NextAction = s.nextAction(pi, r.Action)
+		if r.Action.Type == NextActionRedirectToURL {
+			pi.ProviderURL = r.Action.URL
+		}
+		if err := s.scheduleExpiry(ctx, tx, pi); err != nil {
+			return err
+		}
+		// Poll as a fallback for callbacks and payers who never come back.
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(5*time.Second)); err != nil {
+			return err
+		}
+	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
+		pi.Attempt = AttemptOpen
+		pi.Status = PaymentProcessing
+		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(time.Second)); err != nil {
+			return err
+		}
+	default:
+		return s.applyFinal(ctx, tx, pi, r, now)
+	}
+	pi.UpdatedAt = now
+	return tx.UpdatePaymentIntent(ctx, pi)
+}
+
+// applyFinal applies a final Provider result (succeeded, failed, cancelled,
+// not found) to pi in tx. Non-final results, and any result for an intent
+// already final, change nothing. A success credits the merchant's available
+// balance in the same transaction.
+func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Result, now time.Time) error {
+	if pi.Status.Terminal() {
+		return nil
+	}
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		pi.Status = PaymentSucceeded
+		pi.Receipt = &Receipt{Number: s.newID("rcpt"), PaidAt: now, Amount: pi.Amount, Currency: pi.Currency, PaymentMethod: pi.PaymentMethod}
+		if err := s.post(ctx, tx, pi.Scope(), pi.Currency, "payment.succeeded", pi.ID, now,
+			Posting{AccountPayments, -pi.Amount}, Posting{AccountAvailable, pi.Amount}); err != nil {
+			return err
+		}
+	case OutcomeFailed:
+		pi.Status = PaymentFailed
+		pi.FailureCode = r.FailureCode
+		if pi.FailureCode == "" {
+			pi.FailureCode = FailureProviderDeclined
+		}
+	case OutcomeCancelled:
+		pi.Status = PaymentCancelled
+		if pi.CancelRequestedAt == nil { // the Provider expired it: our expiry, not a merchant cancel
+			pi.Status, pi.FailureCode = PaymentExpired, FailureExpired
+		}
+	case OutcomeNotFound:
+		// The Provider confirms it never received the attempt: no money
+		// can have moved.
+		pi.Status, pi.FailureCode = PaymentFailed, FailureProviderError
+	default:
+		return nil
+	}
+	pi.Attempt = AttemptClosed
+	pi.NextAction = nil
+	pi.CompletedAt = &now
+	pi.UpdatedAt = now
+	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	return s.syncCheckout(ctx, tx, pi, now)
+}
+
+// nextAction turns the Provider's action into the merchant-facing one:
+// every URL points at the service.
+func (s *Service) nextAction(pi *PaymentIntent, a *ProviderAction) *NextAction {
+	exp := a.ExpiresAt
+	if exp.IsZero() || exp.After(pi.ExpiresAt) {
+		exp = pi.ExpiresAt
+	}
+	na := &NextAction{Type: a.Type, ExpiresAt: exp}
+	switch a.Type {
+	case NextActionRedirectToURL:
+		na.URL = s.payURL("continue", s.linkToken(tokenContinue, pi.Scope(), pi.ID, exp))
+	case NextActionDisplayQRCode:
+		na.QRData = a.QRData
+		na.ImageURL = s.payURL("qr", s.linkToken(tokenQR, pi.Scope(), pi.ID, exp)+".png")
+	case NextActionBankTransferInstructions:
+		na.BankName, na.Account, na.Holder, na.Reference = a.BankName, a.AccountNumber, a.AccountHolder, a.Reference
+		na.Amount, na.Currency = pi.Amount, pi.Currency
+	}
+	return na
+}
+
+func (s *Service) payURL(kind, token string) string {
+	return s.publicURL + "/pay/" + kind + "/" + token
+}
+
+func (s *Service) scheduleInquiry(ctx context.Context, tx Tx, pi *PaymentIntent, at time.Time) error {
+	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentInquire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: at, DedupKey: jobPaymentInquire + ":" + pi.ID})
+}
+
+func (s *Service) scheduleExpiry(ctx context.Context, tx Tx, pi *PaymentIntent) error {
+	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentExpire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: pi.ExpiresAt, DedupKey: jobPaymentExpire + ":" + pi.ID})
+}
+
+// errNotYet asks the worker to retry a job later with backoff.
+var errNotYet = errors.New("provider outcome not final yet")
+
+// resumePaymentJob finishes a create whose request stopped after persisting.
+func (s *Service) resumePaymentJob(ctx context.Context, j *Job) error {
+	var p resumePayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return err
+	}
+	rec, err := s.store.GetIdempotencyRecord(ctx, j.Scope, p.IdempotencyKey)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if rec.State == IdempotencyComplete {
+		return nil
+	}
+	if rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
+		return errNotYet // the request still owns it
+	}
+	_, _, err = s.runAttempt(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
+	return err
+}
+
+// inquirePaymentJob asks the Provider about an unknown or pending attempt
+// and applies a final answer; otherwise it retries with backoff.
+func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
+		return nil
+	}
+	prov, err := s.provider(pi.Provider, CapPayments)
+	if err != nil {
+		return err
+	}
+	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
+	r := prov.InquirePayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// applyInquiry applies an inquiry (or callback) result. A final result
+// closes the intent; a pending one keeps it waiting (errNotYet).
+func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Result) error {
+	final := false
+	err := s.inTx(ctx, func(tx Tx) error {
+		pi, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if pi.Status.Terminal() {
+			final = true
+			return nil
+		}
+		switch {
+		case r.Outcome == OutcomeRequiresAction && pi.Attempt == AttemptUnknown && r.Action != nil:
+			// The attempt exists after all and waits for the payer.
+			return s.applyCreateResult(ctx, tx, pi, r)
+		case r.Outcome == OutcomeNotFound && pi.Attempt == AttemptOpen:
+			return nil // the Provider forgot an attempt it acknowledged: keep asking
+		}
+		before := pi.Status
+		if err := s.applyFinal(ctx, tx, pi, r, s.Now()); err != nil {
+			return err
+		}
+		final = pi.Status != before
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !final {
+		return errNotYet
+	}
+	return nil
+}
+
+// CancelPaymentIntent cancels a pending payment (accepted, with the intent).
+// Without a Provider attempt it is cancelled at once; with one, the cancel
+// runs durably at the Provider and the status changes when the Provider
+// confirms (it may still end succeeded). A terminal intent is invalid_state.
+func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPaymentIntentRequest) (*PaymentIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payment_intent.cancel", id, req)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	if err := Validate(&req); err != nil {
+		return nil, Answer{}, err
+	}
+	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PaymentIntent, error) {
+		pi, err := tx.GetPaymentIntent(ctx, p.Scope, id)
+		if errors.Is(err, ErrNotFound) {
+			return "", nil, notFound("payment_intent")
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if pi.Status.Terminal() {
+			return "", nil, Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
+		}
+		if pi.CancelRequestedAt == nil {
+			pi.CancelRequestedAt = &now
+			if pi.Attempt == AttemptNone {
+				pi.Status, pi.Attempt, pi.CompletedAt, pi.NextAction = PaymentCancelled, AttemptClosed, &now, nil
+			} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPaymentCancel, Scope: p.Scope, TargetID: pi.ID, RunAt: now, DedupKey: jobPaymentCancel + ":" + pi.ID}); err != nil {
+				return "", nil, err
+			}
+			pi.UpdatedAt = now
+			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+				return "", nil, err
+			}
+			if err := s.syncCheckout(ctx, tx, pi, now); err != nil {
+				return "", nil, err
+			}
+		}
+		return AnswerAccepted, pi, nil
+	}, s.currentPayment(s.store, p.Scope, id))
+}
+
+// cancelPaymentJob asks the Provider to cancel an open attempt.
+func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() {
+		return nil
+	}
+	if pi.Attempt == AttemptCreating {
+		return errNotYet // wait until the create call settled
+	}
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
+	}
+	r := prov.CancelPayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider cancel payment", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound && pi.Attempt == AttemptUnknown {
+		r.Outcome = OutcomeCancelled // never reached the Provider: nothing to cancel there
+	}
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// expirePaymentJob ends an intent whose payer did not finish in time:
+// without an attempt at once; with one, only once the Provider confirms it
+// cancelled the attempt or holds none (if the Provider says it succeeded
+// meanwhile, it succeeded). An uncertain answer is asked again later.
+func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
+	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if pi.Status.Terminal() {
+		return nil
+	}
+	if pi.ExpiresAt.After(s.Now()) {
+		return errNotYet
+	}
+	if pi.Attempt == AttemptNone {
+		return s.expirePayment(ctx, j.Scope, pi.ID)
+	}
+	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
+		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
+	}
+	prov, err := s.provider(pi.Provider, CapCancel)
+	if err != nil {
+		return err
+	}
+	r := prov.CancelPayment(ctx, attemptKey(pi))
+	s.log.InfoContext(ctx, "provider cancel payment at expiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound {
+		// Past expires_at the Provider confirms it holds no attempt (it
+		// lost or forgot it): none can succeed there any more.
+		return s.expirePayment(ctx, j.Scope, pi.ID)
+	}
+	// A cancelled answer becomes expired (no merchant asked to cancel).
+	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+}
+
+// expirePayment ends the intent as expired (cancelled, when the merchant
+// asked to cancel it), unless it is final already (a callback or another
+// job may have settled it meanwhile).
+func (s *Service) expirePayment(ctx context.Context, scope Scope, id string) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		pi, err := tx.GetPaymentIntent(ctx, scope, id)
+		if err != nil || pi.Status.Terminal() {
+			return err
+		}
+		now := s.Now()
+		pi.Status, pi.FailureCode, pi.Attempt, pi.NextAction = PaymentExpired, FailureExpired, AttemptClosed, nil
+		if pi.CancelRequestedAt != nil {
+			pi.Status, pi.FailureCode = PaymentCancelled, ""
+		}
+		pi.CompletedAt, pi.UpdatedAt = &now, now
+		return tx.UpdatePaymentIntent(ctx, pi)
+	})
+}
+
+// asServiceError keeps contract errors and hides everything else.
+func asServiceError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, ErrNotFound) {
+		return notFound("resource")
+	}
+	return Internal(err)
 }

@@ -1,6 +1,10 @@
 package paykit
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -108,3 +112,799 @@ type PayoutIntent struct {
 
 // Scope returns the tenant of the payout.
 func (p *PayoutIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
+
+// CreatePayoutIntentRequest is the body of POST /payout_intents.
+type CreatePayoutIntentRequest struct {
+	Amount            int64     `json:"amount" validate:"minor_units"` // minor units
+	Currency          string    `json:"currency" validate:"required,currency"`
+	Country           string    `json:"country" validate:"required,country"`
+	MerchantReference string    `json:"merchant_reference" validate:"required,max=256"`
+	Recipient         Recipient `json:"recipient" validate:"required"`
+}
+
+// CancelPayoutIntentRequest is the optional body of a payout cancel.
+type CancelPayoutIntentRequest struct {
+	Reason string `json:"reason,omitempty" validate:"omitempty,min=1,max=512"`
+}
+
+// Job kinds of payouts.
+const (
+	jobPayoutDispatch = "payout.dispatch" // send (or re-send, same key) the transfer
+	jobPayoutInquire  = "payout.inquire"  // resolve an in-flight or uncertain transfer
+	jobPayoutCancel   = "payout.cancel"   // cancel an in-flight transfer at the Provider
+	jobPayoutExpire   = "payout.expire"   // end an approval hold that nobody resolved
+)
+
+func (s *Service) registerPayoutJobs() {
+	s.handle(jobPayoutDispatch, s.dispatchPayoutJob)
+	s.handle(jobPayoutInquire, s.inquirePayoutJob)
+	s.handle(jobPayoutCancel, s.cancelPayoutJob)
+	s.handle(jobPayoutExpire, s.expirePayoutJob)
+}
+
+// validatePayout checks a create request against the routing; nothing is
+// persisted.
+func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest) (int64, *PayoutRoute, PayoutBank, error) {
+	if err := Validate(req); err != nil {
+		return 0, nil, PayoutBank{}, err
+	}
+	amount := req.Amount
+	code := req.Recipient.BankCode
+	if !s.routing.RecognisedBankCode(req.Country, code) {
+		return 0, nil, PayoutBank{}, InvalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
+	}
+	route, bank, ok := s.routing.PayoutRoute(env, req.Country, req.Currency, code, amount)
+	if !ok {
+		return 0, nil, PayoutBank{}, Errorf(CodePayoutRouteUnavailable, "recipient.bank_code", "Payouts to %s in %s %s are not available for this amount in %s.", code, req.Country, req.Currency, env)
+	}
+	if bank.RequiresHolderNameTH && req.Recipient.HolderNameTH == "" {
+		return 0, nil, PayoutBank{}, Errorf(CodeMissingRequiredField, "recipient.holder_name_th", "recipient.holder_name_th is required for payouts to %s.", code)
+	}
+	return amount, route, bank, nil
+}
+
+// needsApproval applies the approval policy.
+func (s *Service) needsApproval(p *PayoutIntent) bool {
+	if s.approvalPolicy != nil {
+		return s.approvalPolicy(p)
+	}
+	return s.approvalThreshold > 0 && p.Amount >= s.approvalThreshold
+}
+
+// CreatePayoutIntent creates a payout, reserves its amount on the merchant's
+// balance and dispatches it (or holds it for operator approval). The answer
+// is 201 once the Provider acknowledged the transfer, or when its outcome is
+// uncertain (processing). When the dispatch is not acknowledged it is a 503
+// dispatch_unavailable: the payout and its Provider idempotency key stay, and
+// a retry with the same key and body (or the worker) resumes the same
+// dispatch, so a second payout or transfer cannot exist.
+func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	return s.createPayoutIntent(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreatePayoutIntentTx is CreatePayoutIntent inside the host's transaction
+// tx (see sqlstore.Store.WrapTx): the payout, its reservation on the
+// balance, its event and its dispatch job (or approval hold) commit or
+// roll back with the host's rows. The transfer is sent by the worker after
+// the host commits, and that completes the idempotency record. A payout
+// held for approval answers AnswerCreated, one to be dispatched
+// AnswerAccepted. It does not retry: see CreateCheckoutTx for its errors.
+func (s *Service) CreatePayoutIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createPayoutIntent(ctx, tx, p, idempotencyKey, req)
+}
+
+// createPayoutIntent is CreatePayoutIntent in host's transaction, or in
+// its own when host is nil.
+func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payout_intent.create", "", req)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	op.deferred = host != nil
+	var amount int64
+	var route *PayoutRoute
+	var bank PayoutBank
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+		if amount, route, bank, err = s.validatePayout(p.Environment, &req); err != nil {
+			return nil, Answer{}, err
+		}
+	} else if err != nil {
+		return nil, Answer{}, Internal(err)
+	}
+	now := s.Now()
+	var c *claim
+	var po *PayoutIntent
+	err = s.within(ctx, host, func(tx Tx) error {
+		var err error
+		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
+			return err
+		}
+		if c.resumed {
+			po, err = tx.GetPayoutIntent(ctx, p.Scope, c.record.ResourceID)
+			return err
+		}
+		if route == nil {
+			return ErrVersionConflict // the record we saw was purged meanwhile
+		}
+		po = &PayoutIntent{
+			ID: s.newID("po"), MerchantID: p.MerchantID, Environment: p.Environment,
+			Status: PayoutProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
+			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
+			BankCode: req.Recipient.BankCode, ProviderBankCode: bank.ProviderCode, HolderName: req.Recipient.HolderName,
+			HolderNameTH: req.Recipient.HolderNameTH, AccountLast4: last4(req.Recipient.AccountNumber),
+			Provider: route.Provider, CreatedAt: now, UpdatedAt: now,
+		}
+		if po.AccountKeyID, po.AccountCiphertext, err = s.accountKeys.Seal(req.Recipient.AccountNumber, po.ID); err != nil {
+			return err
+		}
+		if s.needsApproval(po) {
+			exp := now.Add(s.approvalTTL)
+			po.Status, po.ApprovalPending, po.ApprovalExpiresAt = PayoutRequiresApproval, true, &exp
+		} else {
+			po.Dispatch = DispatchSending
+		}
+		if err := tx.CreatePayoutIntent(ctx, po); err != nil {
+			return err
+		}
+		if err := s.reserve(ctx, tx, po, now); err != nil {
+			return err
+		}
+		if po.ApprovalPending {
+			if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutExpire, Scope: p.Scope, TargetID: po.ID, RunAt: *po.ApprovalExpiresAt, DedupKey: jobPayoutExpire + ":" + po.ID}); err != nil {
+				return err
+			}
+			_, err := finish(ctx, tx, c.record, AnswerCreated, po, now)
+			return err
+		}
+		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
+			return err
+		}
+		at := now.Add(idempotencyLock)
+		if op.deferred { // the worker sends it as soon as the host commits
+			at = now
+		}
+		return s.scheduleDispatch(ctx, tx, po, at, idempotencyKey)
+	})
+	switch {
+	case errors.Is(err, ErrInsufficientFunds):
+		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
+	case errors.Is(err, ErrAlreadyExists):
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
+	case err != nil:
+		return nil, Answer{}, serviceError(host, err)
+	}
+	if c.replay != nil {
+		return answered(ctx, c.replay, true, s.currentPayout(s.reader(host), p.Scope, c.record.ResourceID))
+	}
+	if host != nil {
+		if po.ApprovalPending {
+			return po, Answer{Kind: AnswerCreated}, nil
+		}
+		return po, Answer{Kind: AnswerAccepted}, nil
+	}
+	var (
+		out *PayoutIntent
+		ans Answer
+	)
+	if po.ApprovalPending || po.Dispatch != DispatchSending {
+		out, ans, err = s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+	} else {
+		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
+	}
+	if err != nil {
+		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
+	}
+	return out, ans, err
+}
+
+// currentPayout reads a payout's state now, for the replay of a legacy
+// answer.
+func (s *Service) currentPayout(r Tx, scope Scope, id string) func(context.Context) (*PayoutIntent, error) {
+	return func(ctx context.Context) (*PayoutIntent, error) { return r.GetPayoutIntent(ctx, scope, id) }
+}
+
+func last4(account string) string {
+	if len(account) <= 4 {
+		return account
+	}
+	return account[len(account)-4:]
+}
+
+// reserve moves the payout's amount from available to reserved.
+func (s *Service) reserve(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+	po.ReservedAmount = po.Amount
+	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.reserved", po.ID, now,
+		Posting{AccountAvailable, -po.Amount}, Posting{AccountReserved, po.Amount}); err != nil {
+		return err
+	}
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// post writes one balanced ledger transaction.
+func (s *Service) post(ctx context.Context, tx Tx, scope Scope, currency, kind, ref string, at time.Time, postings ...Posting) error {
+	return tx.PostLedger(ctx, &LedgerTxn{ID: s.newID("ltx"), Scope: scope, Currency: currency, Kind: kind, RefID: ref, Postings: postings, At: at})
+}
+
+// scheduleDispatch makes the worker (re)send po's transfer at the latest at
+// at; idemKey names the merchant's idempotency record it completes, if any.
+func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent, at time.Time, idemKey string) error {
+	var payload []byte
+	if idemKey != "" {
+		payload, _ = json.Marshal(resumePayload{IdempotencyKey: idemKey})
+	}
+	return s.enqueueSoon(ctx, tx, &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID})
+}
+
+// dispatch sends the transfer of a payout whose dispatch is sending (the
+// Provider key is the payout id, so a repeat never makes a second
+// transfer), applies the answer, and completes the idempotency record under
+// idemKey, if any. An unacknowledged dispatch answers dispatch_unavailable
+// and leaves the record open for the retry. Without idemKey it returns no
+// payout.
+func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
+	po, err := s.store.GetPayoutIntent(ctx, scope, id)
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	if po.Dispatch == DispatchSending {
+		r, err := s.callCreatePayout(ctx, po)
+		if err != nil {
+			return nil, Answer{}, err
+		}
+		if r.Outcome == OutcomeUnacknowledged {
+			// Let the merchant's retry take over at once; the worker retries too.
+			err := s.inTx(ctx, func(tx Tx) error {
+				if idemKey != "" {
+					if err := unlock(ctx, tx, scope, idemKey, s.Now()); err != nil {
+						return err
+					}
+				}
+				cur, err := tx.GetPayoutIntent(ctx, scope, id)
+				if err != nil {
+					return err
+				}
+				return s.scheduleDispatch(ctx, tx, cur, s.Now().Add(2*time.Second), idemKey)
+			})
+			if err != nil {
+				return nil, Answer{}, asServiceError(err)
+			}
+			return nil, Answer{}, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
+		}
+		err = s.inTx(ctx, func(tx Tx) error {
+			cur, err := tx.GetPayoutIntent(ctx, scope, id)
+			if err != nil || cur.Dispatch != DispatchSending {
+				return err
+			}
+			return s.applyPayoutCreate(ctx, tx, cur, r)
+		})
+		if err != nil {
+			return nil, Answer{}, asServiceError(err)
+		}
+	}
+	if idemKey == "" {
+		return nil, Answer{}, nil
+	}
+	return s.finishPayoutRequest(ctx, scope, id, idemKey)
+}
+
+// finishPayoutRequest completes the idempotency record with the payout as
+// it is now (created), unless someone finished it first.
+func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete {
+			stored, replayed = rec.Answer, true
+			return nil
+		}
+		stored, err = finish(ctx, tx, rec, AnswerCreated, po, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
+}
+
+func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
+	a, err := s.provider(po.Provider, CapPayouts)
+	if err != nil {
+		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
+	}
+	return a.payouts, nil
+}
+
+// callCreatePayout decrypts the account number and sends the transfer.
+func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Result, error) {
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return Result{}, err
+	}
+	account, err := s.accountKeys.Open(po.AccountKeyID, po.AccountCiphertext, po.ID)
+	if err != nil {
+		return Result{}, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
+	}
+	code := po.ProviderBankCode
+	if code == "" { // stored before codes were frozen at create
+		route, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+		if !ok || route.Provider != po.Provider {
+			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
+		}
+		code = bank.ProviderCode
+	}
+	r := pp.CreatePayout(ctx, PayoutRequest{
+		Key: po.ID, Amount: po.Amount, Currency: po.Currency, Country: po.Country,
+		BankCode: code, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
+	})
+	s.log.InfoContext(ctx, "provider create payout", "payout_intent", po.ID, "provider", po.Provider, "outcome", r.Outcome, "detail", r.Detail)
+	return r, nil
+}
+
+// applyPayoutCreate applies the answer to a dispatch, in tx.
+func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent, r Result) error {
+	now := s.Now()
+	if r.Reference != "" {
+		po.ProviderRef = r.Reference
+	}
+	switch {
+	case r.Outcome == OutcomeUnknown:
+		po.Dispatch = DispatchUncertain
+	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
+		po.Dispatch = DispatchAccepted
+	default:
+		return s.applyPayoutFinal(ctx, tx, po, r, now)
+	}
+	po.UpdatedAt = now
+	if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutInquire, Scope: po.Scope(), TargetID: po.ID, RunAt: now.Add(time.Second), DedupKey: jobPayoutInquire + ":" + po.ID}); err != nil {
+		return err
+	}
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// applyPayoutFinal applies a final Provider result to po in tx with its
+// ledger movement. Non-final results change nothing.
+func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent, r Result, now time.Time) error {
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		if po.Status == PayoutSucceeded {
+			return nil
+		}
+		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.succeeded", po.ID, now,
+			Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountPayouts, po.ReservedAmount}); err != nil {
+			return err
+		}
+		po.Status, po.CompletedAmount, po.ReservedAmount = PayoutSucceeded, po.ReservedAmount, 0
+	case OutcomeFailed:
+		code := r.FailureCode
+		if code == "" {
+			code = FailureProviderDeclined
+		}
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status, po.FailureCode, po.FailureMessage = PayoutFailed, code, failureMessages[code]
+	case OutcomeCancelled:
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status = PayoutCancelled
+	case OutcomeReturned:
+		if po.ReturnedAmount > 0 {
+			return nil // already returned: a repeated report changes nothing
+		}
+		if po.Status != PayoutSucceeded {
+			if err := s.applyPayoutFinal(ctx, tx, po, Result{Outcome: OutcomeSucceeded}, now); err != nil {
+				return err
+			}
+		}
+		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.returned", po.ID, now,
+			Posting{AccountPayouts, -po.CompletedAmount}, Posting{AccountAvailable, po.CompletedAmount}); err != nil {
+			return err
+		}
+		po.Status, po.ReturnedAmount = PayoutFailed, po.CompletedAmount
+		po.FailureCode, po.FailureMessage = FailureFundsReturned, failureMessages[FailureFundsReturned]
+	default:
+		return nil
+	}
+	po.Dispatch, po.UpdatedAt = DispatchClosed, now
+	return tx.UpdatePayoutIntent(ctx, po)
+}
+
+// release gives a reservation back to the available balance.
+func (s *Service) release(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+	if po.ReservedAmount == 0 {
+		return nil
+	}
+	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.released", po.ID, now,
+		Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountAvailable, po.ReservedAmount}); err != nil {
+		return err
+	}
+	po.ReservedAmount = 0
+	return nil
+}
+
+var failureMessages = map[string]string{
+	FailureProviderDeclined: "The provider declined the transfer.",
+	FailureProviderError:    "The provider could not process the transfer.",
+	FailureAccountInvalid:   "The recipient account is invalid or closed.",
+	FailureFundsReturned:    "The transfer was paid out and the funds came back.",
+	FailureApprovalRejected: "An operator rejected the payout.",
+	FailureExpired:          "The payout was not approved in time.",
+}
+
+// dispatchPayoutJob (re)sends a transfer that is still sending: after a
+// crash, an unacknowledged dispatch, or an approval.
+func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch != DispatchSending {
+		return nil
+	}
+	s.logStalePayout(ctx, po)
+	var p resumePayload
+	if len(j.Payload) > 0 {
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return err
+		}
+	}
+	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, p.IdempotencyKey); err != nil {
+		return err
+	}
+	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+		return errNotYet
+	}
+	return nil
+}
+
+// inquirePayoutJob asks the Provider about an in-flight or uncertain
+// transfer. A transfer the Provider confirms it never received is sent
+// again with the same key; nothing is failed without the Provider's word.
+func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch == DispatchClosed || po.Dispatch == DispatchNone {
+		return nil
+	}
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return err
+	}
+	s.logStalePayout(ctx, po)
+	r := pp.InquirePayout(ctx, po.ID)
+	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
+	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
+}
+
+func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string, r Result) error {
+	final := false
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if po.Dispatch == DispatchClosed && r.Outcome != OutcomeReturned {
+			final = true
+			return nil
+		}
+		now := s.Now()
+		switch r.Outcome {
+		case OutcomeNotFound:
+			if po.Dispatch == DispatchUncertain || po.Dispatch == DispatchSending {
+				po.Dispatch, po.UpdatedAt = DispatchSending, now
+				if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+					return err
+				}
+				final = true // this job is done; the dispatch job takes over
+				return s.scheduleDispatch(ctx, tx, po, now, "")
+			}
+			return nil
+		case OutcomePending, OutcomeRequiresAction:
+			if po.Dispatch == DispatchUncertain {
+				po.Dispatch, po.UpdatedAt = DispatchAccepted, now
+				return tx.UpdatePayoutIntent(ctx, po)
+			}
+			return nil
+		}
+		before := po.Status
+		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
+			return err
+		}
+		final = po.Status != before || po.Dispatch == DispatchClosed
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !final {
+		return errNotYet
+	}
+	return nil
+}
+
+// CancelPayoutIntent cancels a payout (accepted, with the payout). Before
+// execution (an approval hold) it is cancelled at once; in flight it stays
+// processing until the Provider confirms the cancellation or another final
+// outcome. A terminal payout is invalid_state. The reason is stored.
+func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempotencyKey, id string, req CancelPayoutIntentRequest) (*PayoutIntent, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "payout_intent.cancel", id, req)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	if err := Validate(&req); err != nil {
+		return nil, Answer{}, err
+	}
+	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PayoutIntent, error) {
+		po, err := tx.GetPayoutIntent(ctx, p.Scope, id)
+		if errors.Is(err, ErrNotFound) {
+			return "", nil, notFound("payout_intent")
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if po.Status.Terminal() {
+			return "", nil, Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
+		}
+		if po.CancelRequestedAt != nil {
+			return AnswerAccepted, po, nil // a cancel is already under way
+		}
+		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
+		if po.Dispatch == DispatchNone {
+			if err := s.release(ctx, tx, po, now); err != nil {
+				return "", nil, err
+			}
+			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
+			return "", nil, err
+		}
+		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+			return "", nil, err
+		}
+		// The merchant's cancel and its reason, in the operators' log.
+		return AnswerAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
+			TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
+			Details: details("reason", req.Reason, "status", string(po.Status))})
+	}, s.currentPayout(s.store, p.Scope, id))
+}
+
+// cancelPayoutJob asks the Provider to cancel an in-flight transfer and
+// applies its answer; a transfer still in flight is asked again later.
+func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
+	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if po.Dispatch == DispatchClosed {
+		return nil
+	}
+	if po.Dispatch == DispatchSending {
+		return errNotYet // the dispatch settles first, then the cancel
+	}
+	pp, err := s.payoutProvider(po)
+	if err != nil {
+		return err
+	}
+	r := pp.CancelPayout(ctx, po.ID)
+	s.log.InfoContext(ctx, "provider cancel payout", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if r.Outcome == OutcomeNotFound && po.Dispatch == DispatchUncertain {
+		r.Outcome = OutcomeCancelled // the Provider confirms it never had it
+	}
+	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
+}
+
+// expirePayoutJob ends an approval hold older than the approval TTL.
+func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		po, err := tx.GetPayoutIntent(ctx, j.Scope, j.TargetID)
+		if err != nil || !po.ApprovalPending {
+			return err
+		}
+		now := s.Now()
+		if po.ApprovalExpiresAt != nil && po.ApprovalExpiresAt.After(now) {
+			return errNotYet
+		}
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
+		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
+		return tx.UpdatePayoutIntent(ctx, po)
+	})
+}
+
+// ApprovePayout releases an approval hold (operator action): the payout
+// goes to processing and is dispatched. Anything but a pending hold is
+// invalid_state.
+func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*PayoutIntent, error) {
+	var scope Scope
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := s.pendingApproval(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		scope = po.Scope()
+		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutProcessing, false, DispatchSending, now
+		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+			return err
+		}
+		if err := s.scheduleDispatch(ctx, tx, po, now.Add(idempotencyLock), ""); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "payout_intent.approve", TargetType: "payout_intent", TargetID: po.ID,
+			MerchantID: po.MerchantID, Environment: po.Environment, Details: details("note", note)})
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	if _, _, err := s.dispatch(ctx, scope, id, ""); err != nil {
+		if code := ErrorCode(err); code != CodeDispatchUnavailable && code != CodeServiceUnavailable {
+			return nil, err
+		}
+		// Not acknowledged, or the store too busy to finish: the approval
+		// is committed and the worker (re)sends it with the same key.
+	}
+	return s.getPayout(ctx, scope, id)
+}
+
+// RejectPayout ends an approval hold as failed (approval_rejected) and
+// releases the reservation (operator action).
+func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*PayoutIntent, error) {
+	if reason == "" || len(reason) > 512 {
+		return nil, InvalidRequest("reason", "reason must be 1 to 512 characters.")
+	}
+	var out *PayoutIntent
+	err := s.inTx(ctx, func(tx Tx) error {
+		po, err := s.pendingApproval(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		if err := s.release(ctx, tx, po, now); err != nil {
+			return err
+		}
+		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
+		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
+		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+			return err
+		}
+		out = po
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "payout_intent.reject", TargetType: "payout_intent", TargetID: po.ID,
+			MerchantID: po.MerchantID, Environment: po.Environment, Details: details("reason", reason)})
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return out, nil
+}
+
+func (s *Service) pendingApproval(ctx context.Context, tx Tx, id string) (*PayoutIntent, error) {
+	po, err := tx.FindPayoutIntent(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("payout_intent")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !po.ApprovalPending {
+		return nil, Errorf(CodeInvalidState, "", "This payout intent is %s and has no pending approval.", po.Status)
+	}
+	return po, nil
+}
+
+func details(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			m[kv[i]] = kv[i+1]
+		}
+	}
+	return m
+}
+
+func (s *Service) getPayout(ctx context.Context, scope Scope, id string) (*PayoutIntent, error) {
+	po, err := s.store.GetPayoutIntent(ctx, scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("payout_intent")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return po, nil
+}
+
+// GetPayoutIntent returns the committed projection of a payout of the
+// caller's scope. It never starts Provider work.
+func (s *Service) GetPayoutIntent(ctx context.Context, p Principal, id string) (*PayoutIntent, error) {
+	return s.getPayout(ctx, p.Scope, id)
+}
+
+// PayoutIntentListParams are the filters of GET /payout_intents.
+type PayoutIntentListParams = ListParams[PayoutStatus]
+
+// ListPayoutIntents lists the caller's payouts, newest first.
+func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params PayoutIntentListParams) (*Page[PayoutIntent], error) {
+	limit, after, err := s.pageQuery("payout_intent", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range params.Statuses {
+		if !st.Valid() {
+			return nil, InvalidRequest("status", "status %q is not a payout intent status.", st)
+		}
+	}
+	if err := validateListFilters(params.Currency, params.Country, params.MerchantReference); err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{
+		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
+		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
+		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "payout_intent", rows, limit, func(po *PayoutIntent) Position { return Position{po.CreatedAt, po.ID} }), nil
+}
+
+// ListPendingApprovals lists payouts of every merchant waiting for an
+// operator, newest first.
+func (s *Service) ListPendingApprovals(ctx context.Context, params PageParams) (*Page[PayoutIntent], error) {
+	limit, after, err := s.pageQuery("payout_approval", params)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{AllTenants: true, ApprovalPending: true, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return makePage(s, "payout_approval", rows, limit, func(po *PayoutIntent) Position { return Position{po.CreatedAt, po.ID} }), nil
+}
+
+// SimulateReturn makes a succeeded test-environment payout come back (the
+// bank returned the funds): the payout becomes failed with funds_returned
+// and the amount is credited back. Live keys get not_found.
+func (s *Service) SimulateReturn(ctx context.Context, p Principal, id string) (*PayoutIntent, error) {
+	if p.Environment != Test {
+		return nil, notFound("test helper")
+	}
+	po, err := s.getPayout(ctx, p.Scope, id)
+	if err != nil {
+		return nil, err
+	}
+	if po.Status != PayoutSucceeded {
+		return nil, Errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
+	}
+	if a, err := s.provider(po.Provider, CapReturns); err == nil {
+		if err := a.returns.ReturnPayout(ctx, po.ID); err != nil {
+			return nil, Internal(err)
+		}
+	}
+	err = s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetPayoutIntent(ctx, p.Scope, id)
+		if err != nil {
+			return err
+		}
+		return s.applyPayoutFinal(ctx, tx, cur, Result{Outcome: OutcomeReturned}, s.Now())
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return s.getPayout(ctx, p.Scope, id)
+}
