@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// IdempotencyRetention is how long completed idempotency records are
 	// kept; default (and minimum) 24h.
 	IdempotencyRetention time.Duration
+	// JobRetention is how long completed jobs are kept for operators to
+	// see before they are purged; default 24h.
+	JobRetention time.Duration
 	// Routing is the operational configuration: which Provider serves which
 	// payment method where. An environment without routes offers nothing.
 	Routing Routing
@@ -92,8 +96,10 @@ type Service struct {
 	interval   time.Duration
 	lease      time.Duration
 	retention  time.Duration
-	jobs       map[string]JobHandler
-	jobCounts  jobCounters // attempts and errors of this process's jobs
+	jobRetain  time.Duration
+	jobsMu     sync.RWMutex
+	jobs       map[string]jobKind // guarded by jobsMu
+	jobCounts  jobCounters        // attempts and errors of this process's jobs
 	routing    Routing
 	providers  map[string]Provider
 	publicURL  string
@@ -136,7 +142,8 @@ func New(cfg Config) (*Service, error) {
 		interval:   cfg.WorkerInterval,
 		lease:      cfg.JobLease,
 		retention:  cfg.IdempotencyRetention,
-		jobs:       map[string]JobHandler{},
+		jobRetain:  cfg.JobRetention,
+		jobs:       map[string]jobKind{},
 		routing:    cfg.Routing,
 		providers:  cfg.Providers,
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
@@ -192,6 +199,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.retention < 24*time.Hour {
 		s.retention = 24 * time.Hour
+	}
+	if s.jobRetain <= 0 {
+		s.jobRetain = 24 * time.Hour
 	}
 	if s.paymentTTL <= 0 {
 		s.paymentTTL = 30 * time.Minute

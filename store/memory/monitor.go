@@ -23,7 +23,7 @@ func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, erro
 	var out []paykit.Job
 	for _, j := range t.d.jobs {
 		if (q.Kind == "" || j.Kind == q.Kind) && (q.MerchantID == "" || j.Scope.MerchantID == q.MerchantID) &&
-			(q.State == "" || j.State(q.Now) == q.State) {
+			q.State.Matches(&j, q.Now) {
 			out = append(out, copyJob(j))
 		}
 	}
@@ -34,6 +34,9 @@ func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, erro
 func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats, error) {
 	byKind := map[string]*paykit.JobKindStats{}
 	for _, j := range t.d.jobs {
+		if j.Status == paykit.JobCompleted {
+			continue
+		}
 		k := byKind[j.Kind]
 		if k == nil {
 			k = &paykit.JobKindStats{Kind: j.Kind}
@@ -51,6 +54,9 @@ func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats,
 		}
 		if !leased && j.Attempts > 0 {
 			k.Retrying++
+		}
+		if j.Status == paykit.JobNeedsAttention {
+			k.NeedsAttention++
 		}
 	}
 	out := make([]paykit.JobKindStats, 0, len(byKind))
