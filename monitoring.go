@@ -15,9 +15,10 @@ import (
 
 // Background work that keeps retrying must be visible: a payout whose
 // Provider keeps answering 5xx is never failed by giving up, so an operator
-// has to be able to see it. This file holds what the operator API and the
-// metrics show of it: the state of each pending job (ListJobs), counts by
-// kind and the payments and payouts past their stale time (JobStats), and
+// has to be able to see it, and a job past its kind's attempt limit is
+// flagged as needing attention. This file holds what the operator API and
+// the metrics show of it: the state of each job (ListJobs), counts by kind
+// and the payments and payouts past their stale time (JobStats), and
 // this process's counters of job attempts and errors (JobRuns). The root
 // package knows nothing of Prometheus; httpadapter adapts these values.
 

@@ -111,7 +111,7 @@ type Service struct {
 	webhookTimeout time.Duration
 	concurrency    int
 	eventIDs       eventIDGen
-	purgedAt       atomic.Int64 // unix ms of this instance's last idempotency purge
+	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
@@ -120,7 +120,8 @@ type Service struct {
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error
-// schedules a retry with exponential backoff and jitter.
+// schedules a retry with exponential backoff and jitter (past the kind's
+// attempt limit, at the longest interval, and the job needs attention).
 type JobHandler func(ctx context.Context, job *Job) error
 
 // New builds a Service from cfg.
