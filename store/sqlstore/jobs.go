@@ -74,12 +74,7 @@ func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 // database's write lock from its first read, so claimers take turns.
 func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
 	now := p.Now.UTC()
-	due := t.db.NewSelect().Table("jobs").Column("id").Where(pendingJob).
-		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
-		OrderExpr("run_at, id")
-	if p.Limit > 0 {
-		due = due.Limit(int64(p.Limit))
-	}
+	due := t.dueJobsQuery(now, p.Limit)
 	pick := "id IN (?)"
 	if t.pg {
 		due = due.For("UPDATE SKIP LOCKED")
@@ -101,6 +96,18 @@ func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 		return cmp.Or(a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
+}
+
+// dueJobsQuery selects the ids of up to limit jobs due at now, oldest
+// run_at first: a scan of the partial index of pending jobs.
+func (t tx) dueJobsQuery(now time.Time, limit int) *bun.SelectQuery {
+	due := t.db.NewSelect().Table("jobs").Column("id").Where(pendingJob).
+		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
+		OrderExpr("run_at, id")
+	if limit > 0 {
+		due = due.Limit(int64(limit))
+	}
+	return due
 }
 
 // CompleteJob implements paykit.JobStore.
@@ -138,11 +145,14 @@ func (t tx) reschedule(ctx context.Context, op, id, owner string, runAt time.Tim
 	return checkUpdated(ctx, op, res, nil)
 }
 
+// purgeJobsQuery deletes the jobs completed before before.
+func (t tx) purgeJobsQuery(before time.Time) *bun.DeleteQuery {
+	return t.db.NewDelete().Table("jobs").Where("state = 'completed'").Where("completed_at < ?", before.UTC())
+}
+
 // PurgeCompletedJobs implements paykit.JobStore.
 func (t tx) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
-	res, err := t.db.NewDelete().Table("jobs").
-		Where("state = 'completed'").Where("completed_at < ?", before.UTC()).
-		Exec(ctx)
+	res, err := t.purgeJobsQuery(before).Exec(ctx)
 	if err != nil {
 		return 0, mapError("purge completed jobs", err)
 	}

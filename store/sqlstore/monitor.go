@@ -93,18 +93,8 @@ type jobStatsRow struct {
 // JobStats implements paykit.MonitorStore in one pass over the pending
 // jobs.
 func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
-	now = now.UTC()
 	var rows []jobStatsRow
-	err := t.db.NewSelect().Table("jobs").
-		Column("kind").
-		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
-		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
-		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
-		ColumnExpr("SUM(CASE WHEN state = 'needs_attention' THEN 1 ELSE 0 END) AS needs_attention").
-		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
-		Where(pendingJob).Group("kind").Order("kind").
-		Scan(ctx, &rows)
-	if err != nil {
+	if err := t.jobStatsQuery(now).Scan(ctx, &rows); err != nil {
 		return nil, mapError("job stats", err)
 	}
 	out := make([]paykit.JobKindStats, len(rows))
@@ -112,6 +102,18 @@ func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats,
 		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, NeedsAttention: r.Attention, OldestDue: utcPtr(r.OldestDue)}
 	}
 	return out, nil
+}
+
+func (t tx) jobStatsQuery(now time.Time) *bun.SelectQuery {
+	now = now.UTC()
+	return t.db.NewSelect().Table("jobs").
+		Column("kind").
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
+		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
+		ColumnExpr("SUM(CASE WHEN state = 'needs_attention' THEN 1 ELSE 0 END) AS needs_attention").
+		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
+		Where(pendingJob).Group("kind").Order("kind")
 }
 
 // CountStaleProcessing implements paykit.MonitorStore with two counts that
