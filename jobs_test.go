@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -314,4 +315,27 @@ func TestPurgeRunsOnOneInstance(t *testing.T) {
 		roundAll()
 		is.Equal(idem.Load(), int32(2))
 	})
+}
+
+// Kinds may be registered while a worker round runs.
+func TestRegisterJobKindWhileWorking(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	svc := newWorkerService(t, memory.New(), clock, "w1")
+	is.NoErr(svc.RegisterJobKind("host.a", func(context.Context, *paykit.Job) error { return nil }, paykit.JobKindOptions{}))
+	for range 20 {
+		is.NoErr(svc.EnqueueJob(ctx, &paykit.Job{Kind: "host.a"}))
+	}
+	done := make(chan error)
+	go func() {
+		_, err := svc.ProcessDue(ctx)
+		done <- err
+	}()
+	for i := range 20 {
+		is.NoErr(svc.RegisterJobKind(fmt.Sprintf("host.b%d", i), func(context.Context, *paykit.Job) error { return nil }, paykit.JobKindOptions{}))
+		_, err := svc.JobStats(ctx)
+		is.NoErr(err)
+	}
+	is.NoErr(<-done)
 }
