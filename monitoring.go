@@ -188,7 +188,11 @@ type JobView struct {
 // listed with State JobCompleted, until purged.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
 	if p.State != "" && !p.State.Valid() {
-		return nil, InvalidRequest("state", "state must be one of due, running, retrying, scheduled, available, needs_attention, completed.")
+		names := make([]string, len(JobStates))
+		for i, st := range JobStates {
+			names[i] = string(st)
+		}
+		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {

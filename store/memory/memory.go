@@ -31,8 +31,9 @@ type data struct {
 	ledger      map[string]paykit.LedgerEntry // by entry id
 	balances    map[balanceKey]paykit.Balance
 	idempotency map[refKey]paykit.IdempotencyRecord
-	jobs        map[string]paykit.Job
-	jobByDedup  map[string]string
+	jobs        map[string]paykit.Job // pending
+	doneJobs    map[string]paykit.Job // completed, until purged
+	jobByDedup  map[string]string     // of pending jobs
 	events      map[string]paykit.Event
 	endpoints   map[string]paykit.WebhookEndpoint
 	attempts    map[string]paykit.WebhookAttempt
@@ -58,6 +59,7 @@ func New() *Store {
 		balances:    map[balanceKey]paykit.Balance{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},
 		jobs:        map[string]paykit.Job{},
+		doneJobs:    map[string]paykit.Job{},
 		jobByDedup:  map[string]string{},
 		events:      map[string]paykit.Event{},
 		endpoints:   map[string]paykit.WebhookEndpoint{},
@@ -431,7 +433,7 @@ func deepCopy[T any](v *T) *T {
 
 // EnqueueJob implements paykit.JobStore.
 func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
-	if _, ok := t.d.jobs[j.ID]; ok {
+	if _, ok := t.job(j.ID); ok {
 		return conflict("job", "id")
 	}
 	if j.DedupKey != "" {
@@ -443,18 +445,31 @@ func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
 	if row.Status == "" {
 		row.Status = paykit.JobAvailable
 	}
-	if row.Status != paykit.JobCompleted && row.DedupKey != "" {
+	if row.Status == paykit.JobCompleted {
+		put(t, t.d.doneJobs, row.ID, row)
+		return nil
+	}
+	if row.DedupKey != "" {
 		put(t, t.d.jobByDedup, row.DedupKey, row.ID)
 	}
 	put(t, t.d.jobs, row.ID, row)
 	return nil
 }
 
+// job returns a pending or completed job.
+func (t *txn) job(id string) (paykit.Job, bool) {
+	if j, ok := t.d.jobs[id]; ok {
+		return j, true
+	}
+	j, ok := t.d.doneJobs[id]
+	return j, ok
+}
+
 // ClaimJobs implements paykit.JobStore.
 func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
 	var due []paykit.Job
 	for _, j := range t.d.jobs {
-		if j.Status != paykit.JobCompleted && !j.RunAt.After(p.Now) && (j.LeaseUntil == nil || !j.LeaseUntil.After(p.Now)) {
+		if !j.RunAt.After(p.Now) && (j.LeaseUntil == nil || !j.LeaseUntil.After(p.Now)) {
 			due = append(due, j)
 		}
 	}
@@ -484,7 +499,7 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 // leased returns the job id the owner leases, or ErrNotFound.
 func (t *txn) leased(id, owner string) (paykit.Job, error) {
 	j, ok := t.d.jobs[id]
-	if !ok || j.Status == paykit.JobCompleted || j.LeaseOwner != owner {
+	if !ok || j.LeaseOwner != owner {
 		return paykit.Job{}, paykit.ErrNotFound
 	}
 	return copyJob(j), nil
@@ -498,7 +513,8 @@ func (t *txn) CompleteJob(_ context.Context, id, owner string, at time.Time) err
 	}
 	j.Status, j.CompletedAt = paykit.JobCompleted, &at
 	j.LeaseOwner, j.LeaseUntil = "", nil
-	put(t, t.d.jobs, id, j)
+	del(t, t.d.jobs, id)
+	put(t, t.d.doneJobs, id, j)
 	if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == id {
 		del(t, t.d.jobByDedup, j.DedupKey)
 	}
@@ -542,7 +558,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 
 // GetJob implements paykit.JobStore.
 func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
-	j, ok := t.d.jobs[id]
+	j, ok := t.job(id)
 	if !ok {
 		return nil, paykit.ErrNotFound
 	}
@@ -553,9 +569,9 @@ func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
 // PurgeCompletedJobs implements paykit.JobStore.
 func (t *txn) PurgeCompletedJobs(_ context.Context, before time.Time) (int, error) {
 	n := 0
-	for id, j := range t.d.jobs {
-		if j.Status == paykit.JobCompleted && j.CompletedAt != nil && j.CompletedAt.Before(before) {
-			del(t, t.d.jobs, id)
+	for id, j := range t.d.doneJobs {
+		if j.CompletedAt == nil || j.CompletedAt.Before(before) {
+			del(t, t.d.doneJobs, id)
 			n++
 		}
 	}

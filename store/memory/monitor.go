@@ -21,7 +21,11 @@ func (t *txn) ListMerchants(_ context.Context, q paykit.MerchantQuery) ([]paykit
 // ListJobs implements paykit.MonitorStore.
 func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
 	var out []paykit.Job
-	for _, j := range t.d.jobs {
+	rows := t.d.jobs
+	if q.State == paykit.JobCompleted {
+		rows = t.d.doneJobs
+	}
+	for _, j := range rows {
 		if (q.Kind == "" || j.Kind == q.Kind) && (q.MerchantID == "" || j.Scope.MerchantID == q.MerchantID) &&
 			q.State.Matches(&j, q.Now) {
 			out = append(out, copyJob(j))
@@ -34,9 +38,6 @@ func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, erro
 func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats, error) {
 	byKind := map[string]*paykit.JobKindStats{}
 	for _, j := range t.d.jobs {
-		if j.Status == paykit.JobCompleted {
-			continue
-		}
 		k := byKind[j.Kind]
 		if k == nil {
 			k = &paykit.JobKindStats{Kind: j.Kind}

@@ -57,7 +57,7 @@ func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
 	}
 	now := q.Now.UTC()
 	if q.State == paykit.JobCompleted {
-		return newestFirst(sel.Where("state = 'completed'"), q.After, q.Limit)
+		return newestFirst(sel.Where("completed_at IS NOT NULL"), q.After, q.Limit)
 	}
 	sel = sel.Where(pendingJob)
 	waiting := func(sel *bun.SelectQuery) *bun.SelectQuery {
