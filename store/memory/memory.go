@@ -496,7 +496,8 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	return due, nil
 }
 
-// leased returns the job id the owner leases, or ErrNotFound.
+// leased returns a copy of the pending job id that owner leases, or
+// ErrNotFound.
 func (t *txn) leased(id, owner string) (paykit.Job, error) {
 	j, ok := t.d.jobs[id]
 	if !ok || j.LeaseOwner != owner {
