@@ -15,9 +15,10 @@ import (
 
 // Background work that keeps retrying must be visible: a payout whose
 // Provider keeps answering 5xx is never failed by giving up, so an operator
-// has to be able to see it. This file holds what the operator API and the
-// metrics show of it: the state of each pending job (ListJobs), counts by
-// kind and the payments and payouts past their stale time (JobStats), and
+// has to be able to see it, and a job past its kind's attempt limit is
+// flagged as needing attention. This file holds what the operator API and
+// the metrics show of it: the state of each job (ListJobs), counts by kind
+// and the payments and payouts past their stale time (JobStats), and
 // this process's counters of job attempts and errors (JobRuns). The root
 // package knows nothing of Prometheus; httpadapter adapts these values.
 
@@ -38,14 +39,23 @@ func staleAt(processing bool, updatedAt time.Time) *time.Time {
 	return &t
 }
 
-// JobState is where a pending job stands at a given moment. Every job is in
-// exactly one state; the first that applies wins.
+// JobState is the state of a job. A Store keeps one of JobAvailable,
+// JobRunning, JobRetrying, JobNeedsAttention and JobCompleted in
+// Job.Status; Job.State tells where a job stands at a given moment, in
+// exactly one of the states below but JobAvailable, the first that applies.
 type JobState string
 
 // Job states, in order of precedence.
 const (
+	// JobCompleted: the job ran to its end. It is kept for the Service's
+	// JobRetention, then purged.
+	JobCompleted JobState = "completed"
 	// JobRunning: a worker holds a live lease on the job.
 	JobRunning JobState = "running"
+	// JobNeedsAttention: the job failed its kind's MaxAttempts times. It
+	// keeps being tried at the longest backoff interval: money is never
+	// failed by giving up, but an operator should look.
+	JobNeedsAttention JobState = "needs_attention"
 	// JobRetrying: the job ran before (it failed, or its outcome was not
 	// final yet) and waits for its next attempt, which may be due already.
 	JobRetrying JobState = "retrying"
@@ -53,10 +63,13 @@ const (
 	JobDue JobState = "due"
 	// JobScheduled: the job never ran and its time is still ahead.
 	JobScheduled JobState = "scheduled"
+	// JobAvailable: the job never ran (stored state). As a filter it
+	// selects due and scheduled jobs.
+	JobAvailable JobState = "available"
 )
 
-// JobStates lists the job states.
-var JobStates = []JobState{JobDue, JobRunning, JobRetrying, JobScheduled}
+// JobStates lists the job states a list can be filtered by.
+var JobStates = []JobState{JobDue, JobRunning, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
 
 // Valid reports whether s is a known job state.
 func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
@@ -65,8 +78,12 @@ func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
 // completed or rescheduled (a worker that died) no longer counts as running.
 func (j *Job) State(now time.Time) JobState {
 	switch {
+	case j.Status == JobCompleted:
+		return JobCompleted
 	case j.LeaseUntil != nil && j.LeaseUntil.After(now):
 		return JobRunning
+	case j.Status == JobNeedsAttention:
+		return JobNeedsAttention
 	case j.Attempts > 0:
 		return JobRetrying
 	case j.RunAt.After(now):
@@ -75,7 +92,22 @@ func (j *Job) State(now time.Time) JobState {
 	return JobDue
 }
 
-// JobQuery selects pending jobs across tenants; empty fields do not filter.
+// Matches reports whether j is in state s at now, as a list filter reads
+// it: empty matches every job not completed, JobAvailable matches due and
+// scheduled jobs.
+func (s JobState) Matches(j *Job, now time.Time) bool {
+	got := j.State(now)
+	switch s {
+	case "":
+		return got != JobCompleted
+	case JobAvailable:
+		return got == JobDue || got == JobScheduled
+	}
+	return got == s
+}
+
+// JobQuery selects jobs across tenants; empty fields do not filter, but an
+// empty State selects only jobs not completed (see JobState.Matches).
 // State is judged at Now.
 type JobQuery struct {
 	Kind       string
@@ -86,15 +118,20 @@ type JobQuery struct {
 	Limit      int
 }
 
-// JobKindStats counts the pending jobs of one kind at one moment.
+// JobKindStats counts the pending (not completed) jobs of one kind at one
+// moment.
 type JobKindStats struct {
 	Kind string
 	// Due: jobs not leased whose RunAt has come (retrying ones included).
 	Due int
 	// Running: jobs under a live lease.
 	Running int
-	// Retrying: jobs not leased that ran before (Attempts > 0).
+	// Retrying: jobs not leased that ran before (Attempts > 0), those that
+	// need attention included.
 	Retrying int
+	// NeedsAttention: jobs past their kind's attempt limit (Status
+	// JobNeedsAttention), leased or not.
+	NeedsAttention int
 	// OldestDue is the RunAt of the longest-waiting due job; nil when none
 	// is due.
 	OldestDue *time.Time
@@ -118,11 +155,11 @@ type StaleCounts struct {
 // MonitorStore answers an operator's questions about background work. Its
 // reads span every tenant.
 type MonitorStore interface {
-	// ListJobs returns at most q.Limit pending jobs that match q, newest
-	// first by (CreatedAt, ID), strictly after q.After.
+	// ListJobs returns at most q.Limit jobs that match q, newest first by
+	// (CreatedAt, ID), strictly after q.After.
 	ListJobs(ctx context.Context, q JobQuery) ([]Job, error)
-	// JobStats counts the pending jobs of each kind at now, ordered by
-	// kind; kinds without jobs are absent.
+	// JobStats counts the pending (not completed) jobs of each kind at
+	// now, ordered by kind; kinds without pending jobs are absent.
 	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
 	// CountStaleProcessing counts the payment and payout intents that are
 	// processing and last changed at or before updatedBefore.
@@ -133,11 +170,11 @@ type MonitorStore interface {
 type JobListParams struct {
 	PageParams
 	Kind       string
-	State      JobState // empty: every state
+	State      JobState // empty: every job not completed
 	MerchantID string
 }
 
-// JobView is the operator projection of a pending job: the job and its
+// JobView is the operator projection of a job: the job and its
 // state when it was read. LastError is scrubbed of anything that looks like
 // a credential or an account number.
 type JobView struct {
@@ -145,11 +182,17 @@ type JobView struct {
 	State JobState
 }
 
-// ListJobs returns pending background jobs of every tenant, newest first,
-// each with its state now: what is retrying, running or waiting.
+// ListJobs returns background jobs of every tenant, newest first, each
+// with its state now: what is retrying, running, waiting or needs
+// attention. Without a State it lists pending jobs; completed ones are
+// listed with State JobCompleted, until purged.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
 	if p.State != "" && !p.State.Valid() {
-		return nil, InvalidRequest("state", "state must be one of due, running, retrying, scheduled.")
+		names := make([]string, len(JobStates))
+		for i, st := range JobStates {
+			names[i] = string(st)
+		}
+		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {
@@ -194,9 +237,11 @@ func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 		return nil, err
 	}
 	byKind := map[string]JobKindStats{}
+	s.jobsMu.RLock()
 	for kind := range s.jobs {
 		byKind[kind] = JobKindStats{Kind: kind}
 	}
+	s.jobsMu.RUnlock()
 	for _, k := range kinds {
 		byKind[k.Kind] = k
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// IdempotencyRetention is how long completed idempotency records are
 	// kept; default (and minimum) 24h.
 	IdempotencyRetention time.Duration
+	// JobRetention is how long completed jobs are kept for operators to
+	// see before they are purged; default 24h.
+	JobRetention time.Duration
 	// Routing is the operational configuration: which Provider serves which
 	// payment method where. An environment without routes offers nothing.
 	// New copies it; the route chosen at create is stored with the
@@ -98,8 +102,10 @@ type Service struct {
 	interval   time.Duration
 	lease      time.Duration
 	retention  time.Duration
-	jobs       map[string]JobHandler
-	jobCounts  jobCounters // attempts and errors of this process's jobs
+	jobRetain  time.Duration
+	jobsMu     sync.RWMutex
+	jobs       map[string]jobKind // guarded by jobsMu
+	jobCounts  jobCounters        // attempts and errors of this process's jobs
 	routing    Routing
 	providers  map[string]*adapter // by name, with their declared method sets
 	publicURL  string
@@ -111,7 +117,7 @@ type Service struct {
 	webhookTimeout time.Duration
 	concurrency    int
 	eventIDs       eventIDGen
-	purgedAt       atomic.Int64 // unix ms of this instance's last idempotency purge
+	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
@@ -120,7 +126,8 @@ type Service struct {
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error
-// schedules a retry with exponential backoff and jitter.
+// schedules a retry with exponential backoff and jitter (past the kind's
+// attempt limit, at the longest interval, and the job needs attention).
 type JobHandler func(ctx context.Context, job *Job) error
 
 // New builds a Service from cfg.
@@ -142,7 +149,8 @@ func New(cfg Config) (*Service, error) {
 		interval:   cfg.WorkerInterval,
 		lease:      cfg.JobLease,
 		retention:  cfg.IdempotencyRetention,
-		jobs:       map[string]JobHandler{},
+		jobRetain:  cfg.JobRetention,
+		jobs:       map[string]jobKind{},
 		routing:    cfg.Routing.clone(),
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		paymentTTL: cfg.PaymentTTL,
@@ -191,6 +199,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.retention < 24*time.Hour {
 		s.retention = 24 * time.Hour
+	}
+	if s.jobRetain <= 0 {
+		s.jobRetain = 24 * time.Hour
 	}
 	if s.paymentTTL <= 0 {
 		s.paymentTTL = 30 * time.Minute

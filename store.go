@@ -67,6 +67,11 @@ type Store interface {
 	// Heartbeat records that instance was alive at now: a tiny write that
 	// proves the backend accepts writes (a read-only database fails it).
 	Heartbeat(ctx context.Context, instance string, now time.Time) error
+	// TakeLease gives l.Name to l.Owner until l.Until when no one holds it
+	// at l.Now (never taken, or its holder's Until <= l.Now), and reports
+	// whether it did. Of concurrent callers at most one wins; a holder
+	// does not renew its own live lease.
+	TakeLease(ctx context.Context, l Lease) (bool, error)
 	// Persistent reports whether the Store keeps its data across a restart
 	// of the process. A persistent Store needs keys that survive it too.
 	Persistent() bool
@@ -190,8 +195,8 @@ type IdempotencyStore interface {
 	PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error)
 }
 
-// ClaimParams asks for up to Limit due jobs: RunAt <= Now and no live lease
-// (LeaseUntil empty or <= Now), oldest RunAt first.
+// ClaimParams asks for up to Limit due jobs: not completed, RunAt <= Now
+// and no live lease (LeaseUntil empty or <= Now), oldest RunAt first.
 type ClaimParams struct {
 	Owner      string
 	Now        time.Time
@@ -202,23 +207,44 @@ type ClaimParams struct {
 // JobStore persists durable background work. Jobs are written in the same
 // transaction as the state change that needs them.
 type JobStore interface {
-	// EnqueueJob inserts j. When j.DedupKey is set and a job with that key
-	// exists, it returns ErrAlreadyExists (Key "dedup_key").
+	// EnqueueJob inserts j; an empty j.Status is stored as JobAvailable.
+	// When j.DedupKey is set and a job with that key exists that is not
+	// completed, it returns ErrAlreadyExists (Key "dedup_key").
 	EnqueueJob(ctx context.Context, j *Job) error
-	// ClaimJobs leases due jobs to p.Owner until p.LeaseUntil and increments
-	// their Attempts. Concurrent claimers never receive the same job while a
-	// lease is live.
+	// ClaimJobs leases due jobs to p.Owner until p.LeaseUntil, increments
+	// their Attempts, sets AttemptedAt to p.Now and Status to JobRunning (a
+	// job that needs attention keeps that Status). Concurrent claimers never
+	// receive the same job while a lease is live.
 	ClaimJobs(ctx context.Context, p ClaimParams) ([]Job, error)
-	// CompleteJob deletes a job the owner still leases; ErrNotFound otherwise.
-	CompleteJob(ctx context.Context, id, owner string) error
-	// RetryJob releases the owner's lease and reschedules the job at runAt,
-	// recording lastError; ErrNotFound when the owner no longer leases it.
+	// CompleteJob marks a job the owner still leases completed at at and
+	// releases the lease; ErrNotFound otherwise. The job is kept until
+	// PurgeCompletedJobs; its DedupKey is free for a new job at once.
+	CompleteJob(ctx context.Context, id, owner string, at time.Time) error
+	// RetryJob releases the owner's lease and reschedules the job at runAt
+	// with Status JobRetrying, recording lastError; ErrNotFound when the
+	// owner no longer leases it.
 	RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
-	// ExpediteJob moves the job with dedupKey to run no later than runAt
-	// (a later RunAt is left alone); ErrNotFound when no such job exists.
+	// FlagJob is RetryJob with Status JobNeedsAttention: the job failed
+	// too often, and is tried again at runAt all the same.
+	FlagJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
+	// ExpediteJob moves the pending job with dedupKey to run no later than
+	// runAt (a later RunAt is left alone); ErrNotFound when no such job
+	// exists.
 	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
 	// GetJob returns a job by id or ErrNotFound.
 	GetJob(ctx context.Context, id string) (*Job, error)
+	// PurgeCompletedJobs removes jobs completed before before and returns
+	// how many it removed.
+	PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error)
+}
+
+// Lease names a piece of work that one instance at a time does: Owner
+// holds it from Now until Until.
+type Lease struct {
+	Name  string
+	Owner string
+	Now   time.Time
+	Until time.Time
 }
 
 // PayoutQuery selects payout intents; empty fields do not filter.

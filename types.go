@@ -97,13 +97,21 @@ type Job struct {
 	Scope      Scope
 	TargetID   string
 	Payload    []byte // JSON, kind-specific; may be empty
-	DedupKey   string // optional; unique while the job exists
+	DedupKey   string // optional; unique among jobs not completed
 	RunAt      time.Time
 	Attempts   int
 	LeaseOwner string
 	LeaseUntil *time.Time
 	LastError  string
 	CreatedAt  time.Time
+	// Status is the stored state: JobAvailable, JobRunning, JobRetrying,
+	// JobNeedsAttention or JobCompleted. Empty is JobAvailable. State
+	// derives from it what an operator sees at a given moment.
+	Status JobState
+	// AttemptedAt is when the last attempt began (nil before the first).
+	AttemptedAt *time.Time
+	// CompletedAt is when the job completed (nil while it is pending).
+	CompletedAt *time.Time
 }
 
 // TimeLayout is the wire format of timestamps: UTC, millisecond precision.

@@ -11,9 +11,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// handle registers the handler of a job kind.
-func (s *Service) handle(kind string, h JobHandler) { s.jobs[kind] = h }
-
 // enqueue writes a job in tx, to run at runAt. A job with the same DedupKey
 // already pending is not an error: the work is already scheduled.
 func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
@@ -25,6 +22,9 @@ func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 	}
 	if j.RunAt.IsZero() {
 		j.RunAt = j.CreatedAt
+	}
+	if j.Status == "" {
+		j.Status = JobAvailable
 	}
 	err := tx.EnqueueJob(ctx, j)
 	if j.DedupKey != "" && errors.Is(err, ErrAlreadyExists) {
@@ -75,9 +75,11 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 // ProcessDue runs one round of background work: it claims the jobs that are
-// due now, runs each once (WorkerConcurrency at a time), and purges expired
-// idempotency records. It returns how many jobs it ran, after all of them
-// ended. Tests call it to drive the worker step by step.
+// due now, runs each once (WorkerConcurrency at a time), and, at most once
+// a minute across every instance on the Store, purges expired idempotency
+// records and jobs completed longer than JobRetention ago. It returns how
+// many jobs it ran, after all of them ended. Tests call it to drive the
+// worker step by step.
 func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	now := s.Now()
 	jobs, err := s.store.ClaimJobs(ctx, ClaimParams{Owner: s.workerID, Now: now, LeaseUntil: now.Add(s.lease), Limit: 50})
@@ -103,19 +105,42 @@ func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	_ = g.Wait() // the goroutines report through errs
 
 	if s.purgeDue(now) {
-		if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
-			errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
-		}
+		errs = append(errs, s.purge(ctx, now))
 	}
 	return len(jobs), errors.Join(errs...)
 }
 
-// purgeEvery is how often an instance purges expired idempotency records.
-// Records are kept at least 24 hours, so a minute late costs nothing, and
-// the delete stays out of most worker rounds.
+// purgeEvery is how often expired idempotency records and old completed
+// jobs are purged. Both are kept at least a day, so a minute late costs
+// nothing, and the deletes stay out of most worker rounds.
 const purgeEvery = time.Minute
 
-// purgeDue reports whether this round purges, and claims it.
+// purgeLease names the Store lease of the purge: whichever instance takes
+// it purges, the others skip until it lapses a minute later.
+const purgeLease = "paykit.purge"
+
+// purge deletes expired idempotency records and jobs completed before the
+// retention, when this instance takes the purge lease.
+func (s *Service) purge(ctx context.Context, now time.Time) error {
+	mine, err := s.store.TakeLease(ctx, Lease{Name: purgeLease, Owner: s.workerID, Now: now, Until: now.Add(purgeEvery)})
+	if err != nil {
+		return fmt.Errorf("take purge lease: %w", err)
+	}
+	if !mine {
+		return nil
+	}
+	var errs []error
+	if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
+		errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
+	}
+	if _, err := s.store.PurgeCompletedJobs(ctx, now.Add(-s.jobRetain)); err != nil {
+		errs = append(errs, fmt.Errorf("purge completed jobs: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// purgeDue reports whether this instance tries to purge this round (and
+// takes the Store's lease), and claims it.
 func (s *Service) purgeDue(now time.Time) bool {
 	last := s.purgedAt.Load()
 	if last != 0 && now.Sub(time.UnixMilli(last)) < purgeEvery {
@@ -126,17 +151,19 @@ func (s *Service) purgeDue(now time.Time) bool {
 
 // runJob runs one claimed job and completes or reschedules it. Every
 // attempt is counted (JobRuns), and a failure leaves its kind and scrubbed
-// text in the job's LastError for the operator.
+// text in the job's LastError for the operator. A job that failed its
+// kind's MaxAttempts times needs attention: it is flagged and tried again
+// at the longest backoff interval, never given up.
 func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
-	h, ok := s.jobs[j.Kind]
+	k, ok := s.kind(j.Kind)
 	if !ok {
 		err = fmt.Errorf("job kind %q: %w", j.Kind, errNoHandler)
 	} else {
-		err = safeRun(ctx, h, j)
+		err = safeRun(ctx, k.handler, j)
 	}
 	if err == nil {
 		s.jobCounts.record(j.Kind, "")
-		if cerr := s.store.CompleteJob(ctx, j.ID, s.workerID); cerr != nil && !errors.Is(cerr, ErrNotFound) {
+		if cerr := s.store.CompleteJob(ctx, j.ID, s.workerID, s.Now()); cerr != nil && !errors.Is(cerr, ErrNotFound) {
 			return fmt.Errorf("complete job %s: %w", j.ID, cerr)
 		}
 		return nil
@@ -149,7 +176,12 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 	}
 	kind := classifyJobError(err)
 	s.jobCounts.record(j.Kind, kind)
+	limit := s.maxAttempts(j.Kind)
+	flag := j.Attempts >= limit
 	runAt := s.Now().Add(Backoff(j.Attempts))
+	if flag {
+		runAt = s.Now().Add(Backoff(maxBackoffAttempts))
+	}
 	var at retryAt
 	var p panicError
 	switch {
@@ -163,11 +195,23 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
 	}
 	runAt = runAt.Truncate(time.Millisecond) // the contract's precision, as every stored time
-	if rerr := s.store.RetryJob(ctx, j.ID, s.workerID, runAt, jobErrorText(kind, err)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+	reschedule := s.store.RetryJob
+	if flag {
+		reschedule = s.store.FlagJob
+		if j.Status != JobNeedsAttention {
+			s.log.ErrorContext(ctx, "job failed its attempt limit; needs operator attention, will keep retrying",
+				"job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "max_attempts", limit, "target_id", j.TargetID)
+		}
+	}
+	if rerr := reschedule(ctx, j.ID, s.workerID, runAt, jobErrorText(kind, err)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
 		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)
 	}
 	return nil
 }
+
+// maxBackoffAttempts is an attempt count whose Backoff is the longest
+// interval.
+const maxBackoffAttempts = 64
 
 // retryAt is a handler's answer asking for the job to run again at a time
 // of its choosing rather than on the backoff schedule.

@@ -80,3 +80,33 @@ func TestWorkersShareJobsOnPostgres(t *testing.T) {
 	is.True(busy >= 2) // the work was shared
 	t.Logf("jobs per instance: %d %d %d %d", perInstance[0].Load(), perInstance[1].Load(), perInstance[2].Load(), perInstance[3].Load())
 }
+
+// Instances that start a round at the same moment on one PostgreSQL
+// database purge once between them: the Store's lease picks one.
+func TestConcurrentPurgeOnPostgres(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store := paykittest.OpenSQL(t, paykittest.PostgresDSN(t))
+	clock := paykit.NewManualClock(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
+	var idem, jobs atomic.Int32
+	svcs := make([]*paykit.Service, 6)
+	for i := range svcs {
+		svcs[i] = newWorkerService(t, purgeTally{store, &idem, &jobs}, clock, fmt.Sprintf("instance-%d", i))
+	}
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for _, svc := range svcs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := svc.ProcessDue(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		is.Equal(idem.Load(), int32(round+1)) // one purge a minute, whoever does it
+		is.Equal(jobs.Load(), int32(round+1))
+		clock.Advance(time.Minute)
+	}
+}

@@ -114,8 +114,11 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(n, 1)
 	is.Equal(ran.Load(), int32(1))
-	_, err = store.GetJob(ctx, job.ID)
-	is.True(errors.Is(err, paykit.ErrNotFound))
+	done, err := store.GetJob(ctx, job.ID)
+	is.NoErr(err)
+	is.Equal(done.Status, paykit.JobCompleted) // kept, completed by the healthy worker
+	is.Equal(*done.CompletedAt, clock.Now())
+	is.Equal(done.Attempts, 2)
 }
 
 func TestRunStopsWithContext(t *testing.T) {

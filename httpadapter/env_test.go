@@ -72,6 +72,8 @@ var everyStore = map[string]bool{
 	"TestOperatorListMerchants":              false,
 	"TestOperatorListJobs":                   false,
 	"TestStuckPayoutIsVisible":               false,
+	"TestOperatorListJobStates":              false,
+	"TestStuckPayoutNeedsAttention":          false,
 	"TestWebhookDelivery":                    false,
 	// Concurrency and locking.
 	"TestConcurrentIdenticalCreates":      true,

@@ -24,8 +24,9 @@ func (o *operatorAPI) routeJobs(reg prometheus.Registerer) {
 	}
 }
 
-// listJobs serves GET /jobs: pending background jobs of every merchant,
-// newest first, filtered by kind, state and merchant_id.
+// listJobs serves GET /jobs: background jobs of every merchant, newest
+// first, filtered by kind, state and merchant_id; pending ones unless the
+// state asks for completed ones.
 func (o *operatorAPI) listJobs(w http.ResponseWriter, r *http.Request, _ string) error {
 	q := r.URL.Query()
 	if err := allowQuery(q, "limit", "cursor", "kind", "state", "merchant_id"); err != nil {
@@ -65,6 +66,7 @@ type jobCollector struct {
 	svc *paykit.Service
 
 	due, running, retrying, oldestDue *prometheus.Desc
+	needsAttention                    *prometheus.Desc
 	attempts, errors                  *prometheus.Desc
 	stalePayments, stalePayouts       *prometheus.Desc
 	up                                *prometheus.Desc
@@ -81,6 +83,8 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 			"Jobs a worker holds under a live lease, by kind.", kind, nil),
 		retrying: prometheus.NewDesc("paykit_jobs_retrying",
 			"Jobs that ran before without completing (failed or not final yet) and wait for their next attempt, by kind.", kind, nil),
+		needsAttention: prometheus.NewDesc("paykit_jobs_needs_attention",
+			"Jobs that failed their kind's attempt limit and are still tried at the longest interval (never given up), by kind.", kind, nil),
 		oldestDue: prometheus.NewDesc("paykit_jobs_oldest_due_age_seconds",
 			"How long the longest-waiting due job of a kind has waited; 0 when none is due.", kind, nil),
 		attempts: prometheus.NewDesc("paykit_job_attempts_total",
@@ -99,7 +103,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up} {
 		ch <- d
 	}
 }
@@ -124,6 +128,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(k.Due), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(k.Running), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(k.Retrying), k.Kind)
+		ch <- prometheus.MustNewConstMetric(c.needsAttention, prometheus.GaugeValue, float64(k.NeedsAttention), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, k.OldestDueAge(stats.At).Seconds(), k.Kind)
 	}
 	ch <- prometheus.MustNewConstMetric(c.stalePayments, prometheus.GaugeValue, float64(stats.Stale.PaymentIntents))

@@ -217,11 +217,13 @@ func (s *cutOffSender) SendWebhook(ctx context.Context, d paykit.WebhookDelivery
 func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
-		// The first attempt runs into the real 300ms timeout; the sender
-		// cuts the later ones off as soon as the receiver holds them.
+		// The first attempt runs into a real timeout (2 s: a shorter one can
+		// expire before a loaded machine hands the request to the
+		// receiver); the sender cuts the later ones off as soon as the
+		// receiver holds them.
 		held := make(chan struct{})
 		e := newSandboxEnvConfig(t, open, envConfig{webhookSender: &cutOffSender{
-			WebhookSender: httpadapter.NewWebhookSender(300 * time.Millisecond), held: held,
+			WebhookSender: httpadapter.NewWebhookSender(2 * time.Second), held: held,
 		}})
 		k := e.merchant(paykit.Test)
 		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) {

@@ -119,13 +119,23 @@ func (s *Store) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.J
 }
 
 // CompleteJob implements paykit.Tx in its own transaction.
-func (s *Store) CompleteJob(ctx context.Context, id string, owner string) error {
-	return s.run(ctx, func(t *txn) error { return t.CompleteJob(ctx, id, owner) })
+func (s *Store) CompleteJob(ctx context.Context, id string, owner string, at time.Time) error {
+	return s.run(ctx, func(t *txn) error { return t.CompleteJob(ctx, id, owner, at) })
 }
 
 // RetryJob implements paykit.Tx in its own transaction.
 func (s *Store) RetryJob(ctx context.Context, id string, owner string, runAt time.Time, lastError string) error {
 	return s.run(ctx, func(t *txn) error { return t.RetryJob(ctx, id, owner, runAt, lastError) })
+}
+
+// FlagJob implements paykit.Tx in its own transaction.
+func (s *Store) FlagJob(ctx context.Context, id string, owner string, runAt time.Time, lastError string) error {
+	return s.run(ctx, func(t *txn) error { return t.FlagJob(ctx, id, owner, runAt, lastError) })
+}
+
+// PurgeCompletedJobs implements paykit.Tx in its own transaction.
+func (s *Store) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
+	return call(s, ctx, func(t *txn) (int, error) { return t.PurgeCompletedJobs(ctx, before) })
 }
 
 // GetJob implements paykit.Tx in its own transaction.

@@ -15,8 +15,9 @@ import (
 
 // Store is an in-memory paykit.Store. The zero value is not usable; call New.
 type Store struct {
-	mu sync.Mutex
-	d  data
+	mu     sync.Mutex
+	d      data
+	leases map[string]paykit.Lease // by name; outside transactions
 }
 
 type data struct {
@@ -30,8 +31,9 @@ type data struct {
 	ledger      map[string]paykit.LedgerEntry // by entry id
 	balances    map[balanceKey]paykit.Balance
 	idempotency map[refKey]paykit.IdempotencyRecord
-	jobs        map[string]paykit.Job
-	jobByDedup  map[string]string
+	jobs        map[string]paykit.Job // pending
+	doneJobs    map[string]paykit.Job // completed, until purged
+	jobByDedup  map[string]string     // of pending jobs
 	events      map[string]paykit.Event
 	endpoints   map[string]paykit.WebhookEndpoint
 	attempts    map[string]paykit.WebhookAttempt
@@ -57,6 +59,7 @@ func New() *Store {
 		balances:    map[balanceKey]paykit.Balance{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},
 		jobs:        map[string]paykit.Job{},
+		doneJobs:    map[string]paykit.Job{},
 		jobByDedup:  map[string]string{},
 		events:      map[string]paykit.Event{},
 		endpoints:   map[string]paykit.WebhookEndpoint{},
@@ -431,17 +434,36 @@ func deepCopy[T any](v *T) *T {
 
 // EnqueueJob implements paykit.JobStore.
 func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
-	if _, ok := t.d.jobs[j.ID]; ok {
+	if _, ok := t.job(j.ID); ok {
 		return conflict("job", "id")
 	}
 	if j.DedupKey != "" {
 		if _, ok := t.d.jobByDedup[j.DedupKey]; ok {
 			return conflict("job", "dedup_key")
 		}
-		put(t, t.d.jobByDedup, j.DedupKey, j.ID)
 	}
-	put(t, t.d.jobs, j.ID, copyJob(*j))
+	row := copyJob(*j)
+	if row.Status == "" {
+		row.Status = paykit.JobAvailable
+	}
+	if row.Status == paykit.JobCompleted {
+		put(t, t.d.doneJobs, row.ID, row)
+		return nil
+	}
+	if row.DedupKey != "" {
+		put(t, t.d.jobByDedup, row.DedupKey, row.ID)
+	}
+	put(t, t.d.jobs, row.ID, row)
 	return nil
+}
+
+// job returns a pending or completed job.
+func (t *txn) job(id string) (paykit.Job, bool) {
+	if j, ok := t.d.jobs[id]; ok {
+		return j, true
+	}
+	j, ok := t.d.doneJobs[id]
+	return j, ok
 }
 
 // ClaimJobs implements paykit.JobStore.
@@ -463,23 +485,39 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	}
 	for i := range due {
 		j := &due[i]
-		until := p.LeaseUntil
-		j.LeaseOwner, j.LeaseUntil = p.Owner, &until
+		until, now := p.LeaseUntil, p.Now
+		j.LeaseOwner, j.LeaseUntil, j.AttemptedAt = p.Owner, &until, &now
 		j.Attempts++
+		if j.Status != paykit.JobNeedsAttention {
+			j.Status = paykit.JobRunning
+		}
 		put(t, t.d.jobs, j.ID, copyJob(*j))
 		*j = copyJob(*j)
 	}
 	return due, nil
 }
 
-// CompleteJob implements paykit.JobStore.
-func (t *txn) CompleteJob(_ context.Context, id, owner string) error {
+// leased returns a copy of the pending job id that owner leases, or
+// ErrNotFound.
+func (t *txn) leased(id, owner string) (paykit.Job, error) {
 	j, ok := t.d.jobs[id]
 	if !ok || j.LeaseOwner != owner {
-		return paykit.ErrNotFound
+		return paykit.Job{}, paykit.ErrNotFound
 	}
+	return copyJob(j), nil
+}
+
+// CompleteJob implements paykit.JobStore.
+func (t *txn) CompleteJob(_ context.Context, id, owner string, at time.Time) error {
+	j, err := t.leased(id, owner)
+	if err != nil {
+		return err
+	}
+	j.Status, j.CompletedAt = paykit.JobCompleted, &at
+	j.LeaseOwner, j.LeaseUntil = "", nil
 	del(t, t.d.jobs, id)
-	if j.DedupKey != "" {
+	put(t, t.d.doneJobs, id, j)
+	if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == id {
 		del(t, t.d.jobByDedup, j.DedupKey)
 	}
 	return nil
@@ -487,12 +525,21 @@ func (t *txn) CompleteJob(_ context.Context, id, owner string) error {
 
 // RetryJob implements paykit.JobStore.
 func (t *txn) RetryJob(_ context.Context, id, owner string, runAt time.Time, lastError string) error {
-	j, ok := t.d.jobs[id]
-	if !ok || j.LeaseOwner != owner {
-		return paykit.ErrNotFound
+	return t.reschedule(id, owner, runAt, lastError, paykit.JobRetrying)
+}
+
+// FlagJob implements paykit.JobStore.
+func (t *txn) FlagJob(_ context.Context, id, owner string, runAt time.Time, lastError string) error {
+	return t.reschedule(id, owner, runAt, lastError, paykit.JobNeedsAttention)
+}
+
+func (t *txn) reschedule(id, owner string, runAt time.Time, lastError string, status paykit.JobState) error {
+	j, err := t.leased(id, owner)
+	if err != nil {
+		return err
 	}
 	j.LeaseOwner, j.LeaseUntil = "", nil
-	j.RunAt, j.LastError = runAt, lastError
+	j.RunAt, j.LastError, j.Status = runAt, lastError, status
 	put(t, t.d.jobs, id, j)
 	return nil
 }
@@ -503,7 +550,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 	if !ok {
 		return paykit.ErrNotFound
 	}
-	j := t.d.jobs[id]
+	j := copyJob(t.d.jobs[id])
 	if j.RunAt.After(runAt) {
 		j.RunAt = runAt
 		put(t, t.d.jobs, id, j)
@@ -513,7 +560,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 
 // GetJob implements paykit.JobStore.
 func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
-	j, ok := t.d.jobs[id]
+	j, ok := t.job(id)
 	if !ok {
 		return nil, paykit.ErrNotFound
 	}
@@ -521,9 +568,40 @@ func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
 	return &j, nil
 }
 
+// PurgeCompletedJobs implements paykit.JobStore.
+func (t *txn) PurgeCompletedJobs(_ context.Context, before time.Time) (int, error) {
+	n := 0
+	for id, j := range t.d.doneJobs {
+		if j.CompletedAt == nil || j.CompletedAt.Before(before) {
+			del(t, t.d.doneJobs, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// TakeLease implements paykit.Store.
+func (s *Store) TakeLease(ctx context.Context, l paykit.Lease) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leases == nil {
+		s.leases = map[string]paykit.Lease{}
+	}
+	if held, ok := s.leases[l.Name]; ok && held.Until.After(l.Now) {
+		return false, nil
+	}
+	s.leases[l.Name] = l
+	return true, nil
+}
+
 func copyJob(j paykit.Job) paykit.Job {
 	j.Payload = slices.Clone(j.Payload)
 	j.LeaseUntil = copyTime(j.LeaseUntil)
+	j.AttemptedAt = copyTime(j.AttemptedAt)
+	j.CompletedAt = copyTime(j.CompletedAt)
 	return j
 }
 

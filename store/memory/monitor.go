@@ -21,9 +21,13 @@ func (t *txn) ListMerchants(_ context.Context, q paykit.MerchantQuery) ([]paykit
 // ListJobs implements paykit.MonitorStore.
 func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
 	var out []paykit.Job
-	for _, j := range t.d.jobs {
+	rows := t.d.jobs
+	if q.State == paykit.JobCompleted {
+		rows = t.d.doneJobs
+	}
+	for _, j := range rows {
 		if (q.Kind == "" || j.Kind == q.Kind) && (q.MerchantID == "" || j.Scope.MerchantID == q.MerchantID) &&
-			(q.State == "" || j.State(q.Now) == q.State) {
+			q.State.Matches(&j, q.Now) {
 			out = append(out, copyJob(j))
 		}
 	}
@@ -51,6 +55,9 @@ func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats,
 		}
 		if !leased && j.Attempts > 0 {
 			k.Retrying++
+		}
+		if j.Status == paykit.JobNeedsAttention {
+			k.NeedsAttention++
 		}
 	}
 	out := make([]paykit.JobKindStats, 0, len(byKind))

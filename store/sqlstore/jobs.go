@@ -12,7 +12,8 @@ import (
 )
 
 // jobRow is a row of jobs. An empty DedupKey is stored as NULL, so only set
-// keys are unique. Version counts claims and retries.
+// keys are unique, and only among jobs not completed. Version counts claims
+// and retries.
 type jobRow struct {
 	bun.BaseModel `bun:"table:jobs"`
 
@@ -30,6 +31,9 @@ type jobRow struct {
 	LastError   string     `bun:"last_error"`
 	CreatedAt   time.Time  `bun:"created_at"`
 	Version     int64      `bun:"version"`
+	State       string     `bun:"state"`
+	AttemptedAt *time.Time `bun:"attempted_at"`
+	CompletedAt *time.Time `bun:"completed_at"`
 }
 
 func (r *jobRow) job() paykit.Job {
@@ -37,8 +41,14 @@ func (r *jobRow) job() paykit.Job {
 		ID: r.ID, Kind: r.Kind, Scope: paykit.Scope{MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment)},
 		TargetID: r.TargetID, Payload: r.Payload, DedupKey: r.DedupKey, RunAt: r.RunAt.UTC(), Attempts: r.Attempts,
 		LeaseOwner: r.LeaseOwner, LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(),
+		Status: paykit.JobState(r.State), AttemptedAt: utcPtr(r.AttemptedAt), CompletedAt: utcPtr(r.CompletedAt),
 	}
 }
+
+// pendingJob is the condition of a job not completed. It reads
+// completed_at, not state, so that the indexes it qualifies do not make
+// every claim (which changes state) a non-HOT update on PostgreSQL.
+const pendingJob = "completed_at IS NULL"
 
 // EnqueueJob implements paykit.JobStore.
 func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
@@ -46,10 +56,14 @@ func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 		ID: j.ID, Kind: j.Kind, MerchantID: j.Scope.MerchantID, Environment: string(j.Scope.Environment),
 		TargetID: j.TargetID, Payload: j.Payload, DedupKey: j.DedupKey, RunAt: j.RunAt.UTC(), Attempts: j.Attempts,
 		LeaseOwner: j.LeaseOwner, LeaseUntil: utcPtr(j.LeaseUntil), LastError: j.LastError, CreatedAt: j.CreatedAt.UTC(),
+		State: string(j.Status), AttemptedAt: utcPtr(j.AttemptedAt), CompletedAt: utcPtr(j.CompletedAt),
+	}
+	if row.State == "" {
+		row.State = string(paykit.JobAvailable)
 	}
 	keys := []uniqueKey{{"id", "id = ?", []any{j.ID}}}
 	if j.DedupKey != "" {
-		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ?", []any{j.DedupKey}})
+		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ? AND " + pendingJob, []any{j.DedupKey}})
 	}
 	return t.insert(ctx, "jobs", row, keys...)
 }
@@ -62,20 +76,16 @@ func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 // database's write lock from its first read, so claimers take turns.
 func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
 	now := p.Now.UTC()
-	due := t.db.NewSelect().Table("jobs").Column("id").
-		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
-		OrderExpr("run_at, id")
-	if p.Limit > 0 {
-		due = due.Limit(int64(p.Limit))
-	}
+	due := t.dueJobsQuery(now, p.Limit)
 	pick := "id IN (?)"
 	if t.pg {
 		due = due.For("UPDATE SKIP LOCKED")
 		pick = "id = ANY(ARRAY(?))"
 	}
 	var rows []jobRow
-	err := t.db.NewRaw(`UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1
-		WHERE `+pick+` RETURNING *`, p.Owner, p.LeaseUntil.UTC(), due).Scan(ctx, &rows)
+	err := t.db.NewRaw(`UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1,
+		attempted_at = ?, state = CASE WHEN state = 'needs_attention' THEN state ELSE 'running' END
+		WHERE `+pick+` RETURNING *`, p.Owner, p.LeaseUntil.UTC(), now, due).Scan(ctx, &rows)
 	if err != nil {
 		return nil, mapError("claim jobs", err)
 	}
@@ -90,9 +100,25 @@ func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	return out, nil
 }
 
+// dueJobsQuery selects the ids of up to limit jobs due at now, oldest
+// run_at first: a scan of the partial index of pending jobs.
+func (t tx) dueJobsQuery(now time.Time, limit int) *bun.SelectQuery {
+	due := t.db.NewSelect().Table("jobs").Column("id").Where(pendingJob).
+		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
+		OrderExpr("run_at, id")
+	if limit > 0 {
+		due = due.Limit(int64(limit))
+	}
+	return due
+}
+
 // CompleteJob implements paykit.JobStore.
-func (t tx) CompleteJob(ctx context.Context, id, owner string) error {
-	res, err := t.db.NewDelete().Table("jobs").Where("id = ?", id).Where("lease_owner = ?", owner).Exec(ctx)
+func (t tx) CompleteJob(ctx context.Context, id, owner string, at time.Time) error {
+	res, err := t.db.NewUpdate().Table("jobs").
+		Set("state = 'completed'").Set("completed_at = ?", at.UTC()).
+		Set("lease_owner = ''").Set("lease_until = NULL").Set("version = version + 1").
+		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob).
+		Exec(ctx)
 	if err != nil {
 		return mapError("complete job", err)
 	}
@@ -101,15 +127,42 @@ func (t tx) CompleteJob(ctx context.Context, id, owner string) error {
 
 // RetryJob implements paykit.JobStore.
 func (t tx) RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error {
+	return t.reschedule(ctx, "retry job", id, owner, runAt, lastError, paykit.JobRetrying)
+}
+
+// FlagJob implements paykit.JobStore.
+func (t tx) FlagJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error {
+	return t.reschedule(ctx, "flag job", id, owner, runAt, lastError, paykit.JobNeedsAttention)
+}
+
+func (t tx) reschedule(ctx context.Context, op, id, owner string, runAt time.Time, lastError string, state paykit.JobState) error {
 	res, err := t.db.NewUpdate().Table("jobs").
 		Set("lease_owner = ''").Set("lease_until = NULL").Set("run_at = ?", runAt.UTC()).
-		Set("last_error = ?", lastError).Set("version = version + 1").
-		Where("id = ?", id).Where("lease_owner = ?", owner).
+		Set("last_error = ?", lastError).Set("state = ?", string(state)).Set("version = version + 1").
+		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob).
 		Exec(ctx)
 	if err != nil {
-		return mapError("retry job", err)
+		return mapError(op, err)
 	}
-	return checkUpdated(ctx, "retry job", res, nil)
+	return checkUpdated(ctx, op, res, nil)
+}
+
+// purgeJobsQuery deletes the jobs completed before before.
+func (t tx) purgeJobsQuery(before time.Time) *bun.DeleteQuery {
+	return t.db.NewDelete().Table("jobs").Where("completed_at < ?", before.UTC())
+}
+
+// PurgeCompletedJobs implements paykit.JobStore.
+func (t tx) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
+	res, err := t.purgeJobsQuery(before).Exec(ctx)
+	if err != nil {
+		return 0, mapError("purge completed jobs", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, mapError("purge completed jobs", err)
+	}
+	return int(n), nil
 }
 
 // ExpediteJob implements paykit.JobStore.
@@ -117,12 +170,12 @@ func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) e
 	runAt = runAt.UTC()
 	_, err := t.db.NewUpdate().Table("jobs").
 		Set("run_at = ?", runAt).Set("version = version + 1").
-		Where("dedup_key = ?", dedupKey).Where("run_at > ?", runAt).
+		Where("dedup_key = ?", dedupKey).Where(pendingJob).Where("run_at > ?", runAt).
 		Exec(ctx)
 	if err != nil {
 		return mapError("expedite job", err)
 	}
-	found, err := exists(ctx, t.db.NewSelect().Table("jobs").Where("dedup_key = ?", dedupKey))
+	found, err := exists(ctx, t.db.NewSelect().Table("jobs").Where("dedup_key = ?", dedupKey).Where(pendingJob))
 	if err != nil {
 		return mapError("expedite job", err)
 	}

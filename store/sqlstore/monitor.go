@@ -56,15 +56,26 @@ func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
 		sel = sel.Where("merchant_id = ?", q.MerchantID)
 	}
 	now := q.Now.UTC()
+	if q.State == paykit.JobCompleted {
+		return newestFirst(sel.Where("completed_at IS NOT NULL"), q.After, q.Limit)
+	}
+	sel = sel.Where(pendingJob)
+	waiting := func(sel *bun.SelectQuery) *bun.SelectQuery {
+		return sel.Where(notLeased, now).Where("state <> 'needs_attention'")
+	}
 	switch q.State {
 	case paykit.JobRunning:
 		sel = sel.Where("lease_until > ?", now)
+	case paykit.JobNeedsAttention:
+		sel = sel.Where(notLeased, now).Where("state = 'needs_attention'")
 	case paykit.JobRetrying:
-		sel = sel.Where(notLeased, now).Where("attempts > 0")
+		sel = waiting(sel).Where("attempts > 0")
+	case paykit.JobAvailable:
+		sel = waiting(sel).Where("attempts = 0")
 	case paykit.JobDue:
-		sel = sel.Where(notLeased, now).Where("attempts = 0").Where("run_at <= ?", now)
+		sel = waiting(sel).Where("attempts = 0").Where("run_at <= ?", now)
 	case paykit.JobScheduled:
-		sel = sel.Where(notLeased, now).Where("attempts = 0").Where("run_at > ?", now)
+		sel = waiting(sel).Where("attempts = 0").Where("run_at > ?", now)
 	}
 	return newestFirst(sel, q.After, q.Limit)
 }
@@ -75,30 +86,34 @@ type jobStatsRow struct {
 	Due       int        `bun:"due"`
 	Running   int        `bun:"running"`
 	Retrying  int        `bun:"retrying"`
+	Attention int        `bun:"needs_attention"`
 	OldestDue *time.Time `bun:"oldest_due"`
 }
 
-// JobStats implements paykit.MonitorStore in one pass over the jobs table,
-// which holds pending work only.
+// JobStats implements paykit.MonitorStore in one pass over the pending
+// jobs.
 func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
-	now = now.UTC()
 	var rows []jobStatsRow
-	err := t.db.NewSelect().Table("jobs").
-		Column("kind").
-		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
-		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
-		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
-		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
-		Group("kind").Order("kind").
-		Scan(ctx, &rows)
-	if err != nil {
+	if err := t.jobStatsQuery(now).Scan(ctx, &rows); err != nil {
 		return nil, mapError("job stats", err)
 	}
 	out := make([]paykit.JobKindStats, len(rows))
 	for i, r := range rows {
-		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, OldestDue: utcPtr(r.OldestDue)}
+		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, NeedsAttention: r.Attention, OldestDue: utcPtr(r.OldestDue)}
 	}
 	return out, nil
+}
+
+func (t tx) jobStatsQuery(now time.Time) *bun.SelectQuery {
+	now = now.UTC()
+	return t.db.NewSelect().Table("jobs").
+		Column("kind").
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
+		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
+		ColumnExpr("SUM(CASE WHEN state = 'needs_attention' THEN 1 ELSE 0 END) AS needs_attention").
+		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
+		Where(pendingJob).Group("kind").Order("kind")
 }
 
 // CountStaleProcessing implements paykit.MonitorStore with two counts that

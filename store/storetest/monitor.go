@@ -201,7 +201,7 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	})
 
 	// Completed jobs are gone from the counts.
-	is.NoErr(s.CompleteJob(ctx, "job_run", "w1"))
+	is.NoErr(s.CompleteJob(ctx, "job_run", "w1", monitorNow))
 	after, err := s.JobStats(ctx, monitorNow)
 	is.NoErr(err)
 	is.Equal(after[1], paykit.JobKindStats{Kind: "k2", Due: 1, Retrying: 1, OldestDue: ptr(base)})

@@ -39,6 +39,9 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"IdempotencyRecords", testIdempotency},
 		{"Jobs", testJobs},
 		{"ConcurrentJobClaims", testConcurrentClaims},
+		{"JobStates", testJobStates},
+		{"PurgeCompletedJobs", testPurgeCompletedJobs},
+		{"Leases", testLeases},
 		{"Checkouts", testCheckouts},
 		{"PayoutRoundTrip", testPayoutRoundTrip},
 		{"PayoutTenantScoping", testPayoutScoping},
@@ -631,6 +634,8 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(got.Scope, scopeA)
 	is.Equal(string(got.Payload), `{"n":1}`)
 	is.Equal(got.Attempts, 0)
+	is.Equal(got.Status, paykit.JobAvailable) // an empty Status is stored as available
+	is.True(got.AttemptedAt == nil && got.CompletedAt == nil)
 
 	// Nothing is due before its time.
 	none, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
@@ -644,16 +649,24 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(claimed[0].LeaseOwner, "w1")
 	is.Equal(*claimed[0].LeaseUntil, now.Add(time.Minute))
 	is.Equal(claimed[0].Attempts, 1)
+	is.Equal(claimed[0].Status, paykit.JobRunning)
+	is.Equal(*claimed[0].AttemptedAt, now)
 
 	// A live lease keeps others out.
 	other, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: now.Add(30 * time.Second), LeaseUntil: now.Add(2 * time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(other), 0)
 
-	is.True(errors.Is(s.CompleteJob(ctx, "job_1", "w2"), paykit.ErrNotFound)) // not the owner
-	is.NoErr(s.CompleteJob(ctx, "job_1", "w1"))
-	_, err = s.GetJob(ctx, "job_1")
-	is.True(errors.Is(err, paykit.ErrNotFound))
+	is.True(errors.Is(s.CompleteJob(ctx, "job_1", "w2", now), paykit.ErrNotFound)) // not the owner
+	is.NoErr(s.CompleteJob(ctx, "job_1", "w1", now.Add(time.Second)))
+	is.True(errors.Is(s.CompleteJob(ctx, "job_1", "w1", now), paykit.ErrNotFound)) // completed once
+	done, err := s.GetJob(ctx, "job_1")
+	is.NoErr(err) // kept, completed
+	is.Equal(done.Status, paykit.JobCompleted)
+	is.Equal(*done.CompletedAt, now.Add(time.Second))
+	is.Equal(done.CompletedAt.Location(), time.UTC)
+	is.Equal(done.LeaseOwner, "")
+	is.True(done.LeaseUntil == nil)
 	// A completed job frees its dedup key.
 	is.NoErr(s.EnqueueJob(ctx, job("job_5", at(time.Hour), "recover:pi_1")))
 	// Expediting moves a job earlier, never later.
@@ -672,6 +685,7 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(retried.RunAt, now.Add(5*time.Second))
 	is.Equal(retried.LeaseOwner, "")
 	is.True(retried.LeaseUntil == nil)
+	is.Equal(retried.Status, paykit.JobRetrying)
 
 	// A crashed worker's lease expires and another worker takes over.
 	later := now.Add(10 * time.Second)
@@ -684,8 +698,13 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(len(c2), 1)
 	is.Equal(c2[0].LeaseOwner, "w2")
 	is.Equal(c2[0].Attempts, 3)
-	is.True(errors.Is(s.CompleteJob(ctx, "job_2", "w1"), paykit.ErrNotFound)) // the old owner lost it
-	is.NoErr(s.CompleteJob(ctx, "job_2", "w2"))
+	is.True(errors.Is(s.CompleteJob(ctx, "job_2", "w1", expired), paykit.ErrNotFound)) // the old owner lost it
+	is.NoErr(s.CompleteJob(ctx, "job_2", "w2", expired))
+
+	// Completed jobs are never claimed again.
+	rest, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w3", Now: at(24 * time.Hour), LeaseUntil: at(25 * time.Hour), Limit: 10})
+	is.NoErr(err)
+	is.Equal(ids(rest, func(j paykit.Job) string { return j.ID }), []string{"job_5", "job_3"})
 }
 
 func testConcurrentClaims(t *testing.T, s paykit.Store) {

@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+)
+
+// Jobs with a life: stored states and their transitions, completed jobs
+// kept and then purged, and the named leases that let one instance at a
+// time do shared work.
+
+// stateIDs lists the ids of the jobs in state at now, newest first.
+func stateIDs(t *testing.T, s paykit.Store, state paykit.JobState, now time.Time) []string {
+	t.Helper()
+	got, err := s.ListJobs(context.Background(), paykit.JobQuery{State: state, Now: now})
+	if err != nil {
+		t.Fatalf("list jobs %q: %v", state, err)
+	}
+	for _, j := range got {
+		if !state.Matches(&j, now) {
+			t.Errorf("job %s listed as %q is %q", j.ID, state, j.State(now))
+		}
+	}
+	return jobIDs(got)
+}
+
+func testJobStates(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	enqueue := func(id string, created, runAt time.Time, dedup string) {
+		t.Helper()
+		is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: id, Kind: "payout.inquire", Scope: scopeA, TargetID: "po_" + id,
+			DedupKey: dedup, RunAt: runAt, CreatedAt: created, Status: paykit.JobAvailable}))
+	}
+	claim := func(owner string, now time.Time, want ...string) []paykit.Job {
+		t.Helper()
+		got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+		is.NoErr(err)
+		is.Equal(jobIDs(got), want)
+		return got
+	}
+	get := func(id string) *paykit.Job {
+		t.Helper()
+		j, err := s.GetJob(ctx, id)
+		is.NoErr(err)
+		return j
+	}
+	enqueue("job_money", base, base, "inquire:po_1")
+	enqueue("job_done", at(time.Second), base, "")
+	enqueue("job_later", at(2*time.Second), at(3*time.Hour), "")
+	is.Equal(stateIDs(t, s, paykit.JobAvailable, base), []string{"job_later", "job_done", "job_money"})
+	is.Equal(stateIDs(t, s, paykit.JobDue, base), []string{"job_done", "job_money"})
+
+	// available -> running -> retrying
+	c := claim("w1", at(time.Second), "job_done", "job_money")
+	is.Equal(c[1].Status, paykit.JobRunning)
+	is.Equal(*c[1].AttemptedAt, at(time.Second))
+	is.NoErr(s.RetryJob(ctx, "job_money", "w1", at(10*time.Second), "not_yet: provider outcome not final yet"))
+	is.Equal(get("job_money").Status, paykit.JobRetrying)
+
+	// running -> completed, kept with its time; listed only when asked for.
+	is.NoErr(s.CompleteJob(ctx, "job_done", "w1", at(5*time.Second)))
+	done := get("job_done")
+	is.Equal(done.Status, paykit.JobCompleted)
+	is.Equal(*done.CompletedAt, at(5*time.Second))
+	is.Equal(*done.AttemptedAt, at(time.Second))
+	now := at(6 * time.Second)
+	is.Equal(stateIDs(t, s, "", now), []string{"job_later", "job_money"}) // pending only
+	is.Equal(stateIDs(t, s, paykit.JobCompleted, now), []string{"job_done"})
+	is.Equal(stateIDs(t, s, paykit.JobRetrying, now), []string{"job_money"})
+	is.Equal(stateIDs(t, s, paykit.JobDue, now), []string(nil))
+	is.True(errors.Is(s.RetryJob(ctx, "job_done", "w1", now, "late"), paykit.ErrNotFound))
+	is.True(errors.Is(s.FlagJob(ctx, "job_done", "w1", now, "late"), paykit.ErrNotFound))
+
+	// retrying -> needs attention: flagged, yet claimed again when due,
+	// and still flagged while it runs and after its lease lapses.
+	now = at(10 * time.Second)
+	claim("w1", now, "job_money")
+	is.NoErr(s.FlagJob(ctx, "job_money", "w1", now.Add(time.Hour), "handler_error: provider answered 503"))
+	flagged := get("job_money")
+	is.Equal(flagged.Status, paykit.JobNeedsAttention)
+	is.Equal(flagged.RunAt, now.Add(time.Hour))
+	is.Equal(flagged.LastError, "handler_error: provider answered 503")
+	is.Equal(flagged.Attempts, 2)
+	is.True(errors.Is(s.FlagJob(ctx, "job_money", "w1", now, "again"), paykit.ErrNotFound)) // lease released
+	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, now), []string{"job_money"})
+	is.Equal(stateIDs(t, s, paykit.JobRetrying, now), []string(nil))
+	stats, err := s.JobStats(ctx, now)
+	is.NoErr(err)
+	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire", Retrying: 1, NeedsAttention: 1}})
+
+	claim("w2", now.Add(30*time.Minute)) // not before its time
+	now = now.Add(time.Hour)
+	again := claim("w2", now, "job_money")
+	is.Equal(again[0].Status, paykit.JobNeedsAttention) // a claim keeps the flag
+	is.Equal(again[0].Attempts, 3)
+	is.Equal(stateIDs(t, s, paykit.JobRunning, now), []string{"job_money"})
+	stats, err = s.JobStats(ctx, now)
+	is.NoErr(err)
+	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire", Running: 1, NeedsAttention: 1}})
+	lapsed := now.Add(2 * time.Minute) // w2 died
+	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, lapsed), []string{"job_money"})
+	is.Equal(stateIDs(t, s, paykit.JobRunning, lapsed), []string(nil))
+
+	// A job that needs attention keeps its dedup key.
+	err = s.EnqueueJob(ctx, &paykit.Job{ID: "job_dup", Kind: "payout.inquire", DedupKey: "inquire:po_1", RunAt: now, CreatedAt: now})
+	is.True(errors.Is(err, paykit.ErrAlreadyExists))
+	is.NoErr(s.ExpediteJob(ctx, "inquire:po_1", now.Add(-time.Minute)))
+	is.Equal(get("job_money").RunAt, now.Add(-time.Minute))
+
+	// needs attention -> completed: its outcome came at last.
+	claim("w3", lapsed, "job_money")
+	is.NoErr(s.CompleteJob(ctx, "job_money", "w3", lapsed))
+	is.Equal(get("job_money").Status, paykit.JobCompleted)
+	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, lapsed), []string(nil))
+	is.Equal(stateIDs(t, s, paykit.JobCompleted, lapsed), []string{"job_done", "job_money"})
+	stats, err = s.JobStats(ctx, lapsed)
+	is.NoErr(err)
+	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire"}})                   // job_later, not due yet
+	is.True(errors.Is(s.ExpediteJob(ctx, "inquire:po_1", lapsed), paykit.ErrNotFound)) // completed: no pending job has the key
+	is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: "job_next", Kind: "payout.inquire", DedupKey: "inquire:po_1", RunAt: lapsed, CreatedAt: lapsed}))
+	claim("w3", at(3*time.Hour), "job_next", "job_later") // completed jobs are never claimed
+}
+
+func testPurgeCompletedJobs(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	for _, id := range []string{"job_old", "job_edge", "job_new", "job_stuck", "job_fresh"} {
+		is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: id, Kind: "k", RunAt: base, CreatedAt: base}))
+	}
+	got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(got), 5)
+	is.NoErr(s.CompleteJob(ctx, "job_old", "w1", at(time.Second)))
+	is.NoErr(s.CompleteJob(ctx, "job_edge", "w1", at(2*time.Second)))
+	is.NoErr(s.CompleteJob(ctx, "job_new", "w1", at(3*time.Second)))
+	is.NoErr(s.FlagJob(ctx, "job_stuck", "w1", at(time.Hour), "handler_error: down")) // old, but not completed
+	is.NoErr(s.RetryJob(ctx, "job_fresh", "w1", at(time.Hour), "handler_error: down"))
+
+	n, err := s.PurgeCompletedJobs(ctx, at(time.Second))
+	is.NoErr(err)
+	is.Equal(n, 0) // the bound is exclusive
+	n, err = s.PurgeCompletedJobs(ctx, at(2*time.Second))
+	is.NoErr(err)
+	is.Equal(n, 1)
+	_, err = s.GetJob(ctx, "job_old")
+	is.True(errors.Is(err, paykit.ErrNotFound))
+	is.Equal(stateIDs(t, s, paykit.JobCompleted, at(time.Hour)), []string{"job_new", "job_edge"})
+
+	n, err = s.PurgeCompletedJobs(ctx, at(48*time.Hour))
+	is.NoErr(err)
+	is.Equal(n, 2)
+	is.Equal(stateIDs(t, s, paykit.JobCompleted, at(time.Hour)), []string(nil))
+	is.Equal(stateIDs(t, s, "", at(time.Minute)), []string{"job_stuck", "job_fresh"}) // pending jobs are never purged
+	n, err = s.PurgeCompletedJobs(ctx, at(48*time.Hour))
+	is.NoErr(err)
+	is.Equal(n, 0)
+}
+
+func testLeases(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	take := func(name, owner string, now time.Time) bool {
+		t.Helper()
+		ok, err := s.TakeLease(ctx, paykit.Lease{Name: name, Owner: owner, Now: now, Until: now.Add(time.Minute)})
+		is.NoErr(err)
+		return ok
+	}
+	is.True(take("purge", "a", base))
+	is.True(!take("purge", "b", at(time.Second)))    // held by a
+	is.True(!take("purge", "a", at(59*time.Second))) // a holds it; no renewal before it lapses
+	is.True(take("other", "b", at(time.Second)))     // leases are by name
+	is.True(take("purge", "b", at(time.Minute)))     // lapsed at its Until
+	is.True(!take("purge", "a", at(time.Minute+time.Second)))
+
+	// Of many instances asking at once, one takes it.
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.TakeLease(ctx, paykit.Lease{Name: "race", Owner: string(rune('a' + i)), Now: base, Until: at(time.Minute)})
+			if err != nil {
+				t.Errorf("take lease: %v", err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	is.Equal(wins.Load(), int32(1))
+}
