@@ -5,6 +5,9 @@ import (
 	"strconv"
 )
 
+// FormatAmount renders minor units as the contract's amount string.
+func FormatAmount(v int64) string { return strconv.FormatInt(v, 10) }
+
 var errAmount = errors.New("amount must be a string of a positive integer in minor units")
 
 // ParseAmount parses a contract amount string (^[1-9]\d*$, at most 18

@@ -1,6 +1,22 @@
 package paykit
 
-import "context"
+import (
+	"context"
+	"time"
+)
+
+// AuditEvent records one operator action: who, what, on which target, when.
+type AuditEvent struct {
+	ID          string            `json:"id"`
+	Actor       string            `json:"actor"`
+	Action      string            `json:"action"`
+	TargetType  string            `json:"target_type"`
+	TargetID    string            `json:"target_id"`
+	MerchantID  string            `json:"merchant_id"`
+	Environment Environment       `json:"environment"`
+	Details     map[string]string `json:"details"`
+	CreatedAt   time.Time         `json:"created_at"`
+}
 
 // audit appends an operator audit event in tx, stamping id and time.
 func (s *Service) audit(ctx context.Context, tx Tx, e *AuditEvent) error {

@@ -11,6 +11,33 @@ import (
 	"time"
 )
 
+// IdempotencyState is the lifecycle of an idempotency record.
+type IdempotencyState string
+
+// Idempotency record states.
+const (
+	IdempotencyInProgress IdempotencyState = "in_progress"
+	IdempotencyComplete   IdempotencyState = "complete"
+)
+
+// IdempotencyRecord remembers one Idempotency-Key of one scope: the request's
+// fingerprint, how far its execution got (RecoveryPoint, in the manner of
+// Stripe's idempotency design) and, once complete, the answer to replay.
+type IdempotencyRecord struct {
+	Scope
+	Key           string
+	Fingerprint   string
+	State         IdempotencyState
+	RecoveryPoint string
+	ResourceID    string
+	LockedUntil   *time.Time
+	Answer        *StoredAnswer // set once complete
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	ExpiresAt     time.Time
+	Version       int64
+}
+
 // AnswerKind says what a request that changes state did.
 type AnswerKind string
 

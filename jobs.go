@@ -4,8 +4,158 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
+
+// JobState is the state of a job. A Store keeps one of JobAvailable,
+// JobRunning, JobRetrying, JobNeedsAttention and JobCompleted in
+// Job.Status; Job.State tells where a job stands at a given moment, in
+// exactly one of the states below but JobAvailable, the first that applies.
+type JobState string
+
+// Job states, in order of precedence.
+const (
+	// JobCompleted: the job ran to its end. It is kept for the Service's
+	// JobRetention, then purged.
+	JobCompleted JobState = "completed"
+	// JobRunning: a worker holds a live lease on the job.
+	JobRunning JobState = "running"
+	// JobNeedsAttention: the job failed its kind's MaxAttempts times. It
+	// keeps being tried at the longest backoff interval: money is never
+	// failed by giving up, but an operator should look.
+	JobNeedsAttention JobState = "needs_attention"
+	// JobRetrying: the job ran before (it failed, or its outcome was not
+	// final yet) and waits for its next attempt, which may be due already.
+	JobRetrying JobState = "retrying"
+	// JobDue: the job never ran and its time has come.
+	JobDue JobState = "due"
+	// JobScheduled: the job never ran and its time is still ahead.
+	JobScheduled JobState = "scheduled"
+	// JobAvailable: the job never ran (stored state). As a filter it
+	// selects due and scheduled jobs.
+	JobAvailable JobState = "available"
+)
+
+// JobStates lists the job states a list can be filtered by.
+var JobStates = []JobState{JobDue, JobRunning, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
+
+// Valid reports whether s is a known job state.
+func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
+
+// State returns j's state at now. A lease that ended without the job being
+// completed or rescheduled (a worker that died) no longer counts as running.
+func (j *Job) State(now time.Time) JobState {
+	switch {
+	case j.Status == JobCompleted:
+		return JobCompleted
+	case j.LeaseUntil != nil && j.LeaseUntil.After(now):
+		return JobRunning
+	case j.Status == JobNeedsAttention:
+		return JobNeedsAttention
+	case j.Attempts > 0:
+		return JobRetrying
+	case j.RunAt.After(now):
+		return JobScheduled
+	}
+	return JobDue
+}
+
+// Matches reports whether j is in state s at now, as a list filter reads
+// it: empty matches every job not completed, JobAvailable matches due and
+// scheduled jobs.
+func (s JobState) Matches(j *Job, now time.Time) bool {
+	got := j.State(now)
+	switch s {
+	case "":
+		return got != JobCompleted
+	case JobAvailable:
+		return got == JobDue || got == JobScheduled
+	}
+	return got == s
+}
+
+// JobQuery selects jobs across tenants; empty fields do not filter, but an
+// empty State selects only jobs not completed (see JobState.Matches).
+// State is judged at Now.
+type JobQuery struct {
+	Kind       string
+	MerchantID string
+	State      JobState
+	Now        time.Time
+	After      *Position
+	Limit      int
+}
+
+// JobListParams are the filters of the operator's job list.
+type JobListParams struct {
+	PageParams
+	Kind       string
+	State      JobState // empty: every job not completed
+	MerchantID string
+}
+
+// JobView is the operator projection of a job: the job and its
+// state when it was read. LastError is scrubbed of anything that looks like
+// a credential or an account number.
+type JobView struct {
+	Job
+	State JobState
+}
+
+// ListJobs returns background jobs of every tenant, newest first, each
+// with its state now: what is retrying, running, waiting or needs
+// attention. Without a State it lists pending jobs; completed ones are
+// listed with State JobCompleted, until purged.
+func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
+	if p.State != "" && !p.State.Valid() {
+		names := make([]string, len(JobStates))
+		for i, st := range JobStates {
+			names[i] = string(st)
+		}
+		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
+	}
+	limit, after, err := s.pageQuery("job", p.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	rows, err := s.store.ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	views := make([]JobView, len(rows))
+	for i := range rows {
+		views[i] = JobView{Job: rows[i], State: rows[i].State(now)}
+		views[i].LastError = scrubJobError(views[i].LastError)
+	}
+	return makePage(s, "job", views, limit, func(v *JobView) Position { return Position{v.CreatedAt, v.ID} }), nil
+}
+
+// Job is a unit of durable background work.
+type Job struct {
+	ID         string
+	Kind       string
+	Scope      Scope
+	TargetID   string
+	Payload    []byte // JSON, kind-specific; may be empty
+	DedupKey   string // optional; unique among jobs not completed
+	RunAt      time.Time
+	Attempts   int
+	LeaseOwner string
+	LeaseUntil *time.Time
+	LastError  string
+	CreatedAt  time.Time
+	// Status is the stored state: JobAvailable, JobRunning, JobRetrying,
+	// JobNeedsAttention or JobCompleted. Empty is JobAvailable. State
+	// derives from it what an operator sees at a given moment.
+	Status JobState
+	// AttemptedAt is when the last attempt began (nil before the first).
+	AttemptedAt *time.Time
+	// CompletedAt is when the job completed (nil while it is pending).
+	CompletedAt *time.Time
+}
 
 // Job kinds: paykit's own and those a host registers. Each kind has a
 // handler and an attempt limit past which its jobs need attention.

@@ -9,8 +9,29 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
+
+// Merchant is an account that owns API keys and resources.
+type Merchant struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// APIKey is a merchant's key pair. Only a hash of the secret is kept.
+type APIKey struct {
+	ID          string
+	MerchantID  string
+	Environment Environment
+	PublicKey   string
+	SecretHash  string // hex SHA-256 of the secret key
+	SecretLast4 string // for display only
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	Version     int64
+}
 
 // Key prefixes; the public key's prefix fixes the environment.
 const (
