@@ -191,29 +191,42 @@ func TestWebhookDelivery(t *testing.T) {
 	})
 }
 
-// An endpoint that never answers is retried on the whole schedule, then
-// disabled; the operator API shows it.
 // cutOffSender is httpadapter's sender whose attempt ends, as a timeout
-// would end it, when the receiver signals on held that it holds the
-// request: a receiver that never answers costs no waiting.
+// would end it, when the receiver says it holds the request (cut): a
+// receiver that never answers costs no waiting. Each attempt is cut by its
+// own message id, so deliveries of other events running at the same time
+// are left alone.
 type cutOffSender struct {
 	*httpadapter.WebhookSender
-	held chan struct{}
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by event id (webhook-id)
 }
 
 func (s *cutOffSender) SendWebhook(ctx context.Context, d paykit.WebhookDelivery) paykit.WebhookResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-s.held:
-			cancel()
-		case <-ctx.Done():
-		}
+	s.mu.Lock()
+	s.inflight[d.Event.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, d.Event.ID)
+		s.mu.Unlock()
 	}()
 	return s.WebhookSender.SendWebhook(ctx, d)
 }
 
+// cut ends the attempt in flight for message id.
+func (s *cutOffSender) cut(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cancel, ok := s.inflight[id]; ok {
+		cancel()
+	}
+}
+
+// An endpoint that never answers is retried on the whole schedule, then
+// disabled; the operator API shows it.
 func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
@@ -221,17 +234,12 @@ func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 		// expire before a loaded machine hands the request to the
 		// receiver); the sender cuts the later ones off as soon as the
 		// receiver holds them.
-		held := make(chan struct{})
-		e := newSandboxEnvConfig(t, open, envConfig{webhookSender: &cutOffSender{
-			WebhookSender: httpadapter.NewWebhookSender(2 * time.Second), held: held,
-		}})
+		sender := &cutOffSender{WebhookSender: httpadapter.NewWebhookSender(2 * time.Second), inflight: map[string]context.CancelFunc{}}
+		e := newSandboxEnvConfig(t, open, envConfig{webhookSender: sender})
 		k := e.merchant(paykit.Test)
 		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) {
 			if n > 1 {
-				select {
-				case held <- struct{}{}:
-				case <-r.Context().Done():
-				}
+				sender.cut(r.Header.Get("webhook-id"))
 			}
 			<-r.Context().Done()
 		})

@@ -64,7 +64,7 @@ func TestSignRejectsBadInput(t *testing.T) {
 			is.Equal(errors.Is(err, ErrInvalidSecret), c.secret)
 		})
 	}
-	// 24 and 64 bytes are the bounds of the addendum.
+	// 24 and 64 bytes are the bounds a secret may have.
 	for _, n := range []int{24, 64} {
 		_, err := Sign([]string{"whsec_" + base64.StdEncoding.EncodeToString(make([]byte, n))}, "m", now, nil)
 		if err != nil {
