@@ -13,6 +13,7 @@ type adapter struct {
 	name    string
 	caps    Capabilities
 	payouts PayoutProvider  // set with CapPayouts
+	refunds RefundProvider  // set with CapRefunds
 	payer   PayerSimulator  // set with CapPayerSimulation
 	returns ReturnSimulator // set with CapReturns
 }
@@ -34,6 +35,11 @@ func newAdapters(providers map[string]Provider) (map[string]*adapter, error) {
 		if a.caps.Has(CapPayouts) {
 			if a.payouts, ok = p.(PayoutProvider); !ok {
 				return nil, lacks(CapPayouts, "paykit.PayoutProvider")
+			}
+		}
+		if a.caps.Has(CapRefunds) {
+			if a.refunds, ok = p.(RefundProvider); !ok {
+				return nil, lacks(CapRefunds, "paykit.RefundProvider")
 			}
 		}
 		if a.caps.Has(CapPayerSimulation) {

@@ -22,6 +22,8 @@ const (
 	CodePayoutRouteUnavailable     = "payout_route_unavailable"
 	CodeMissingRequiredField       = "missing_required_field"
 	CodeInsufficientBalance        = "insufficient_balance"
+	CodeAmountExceedsRefundable    = "amount_exceeds_refundable"
+	CodeRefundUnsupported          = "refund_unsupported"
 	CodeRateLimited                = "rate_limited"
 	CodeDispatchUnavailable        = "dispatch_unavailable"
 	CodeServiceUnavailable         = "service_unavailable"

@@ -128,6 +128,8 @@ type PaymentIntent struct {
 	Attempt              AttemptState
 	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
 	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider
+	RefundedAmount       int64      // the sum of its succeeded refunds
+	RefundPendingAmount  int64      // the sum of its pending refunds: refundable is Amount minus both
 	ExpiresAt            time.Time
 	CompletedAt          *time.Time
 	CreatedAt            time.Time

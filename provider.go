@@ -86,7 +86,7 @@ type PaymentRequest struct {
 // attempt, applied through the same state machine as an inquiry result.
 type CallbackEvent struct {
 	ID     string // the Provider's event id, for deduplication
-	Kind   string // "payment" or "payout"
+	Kind   string // "payment", "payout" or "refund"
 	Key    string // the idempotency key of the attempt it is about
 	Result Result
 }
@@ -106,7 +106,8 @@ const (
 	// CapCancel: CancelPayment cancels a pending attempt. A payment route
 	// needs it (merchant cancels and expiry cancel at the Provider).
 	CapCancel
-	// CapRefunds: the Provider refunds succeeded payments.
+	// CapRefunds: the adapter is a RefundProvider: it refunds succeeded
+	// payments (of routes without NoRefunds).
 	CapRefunds
 	// CapPayouts: the adapter is a PayoutProvider. A payout route needs it.
 	CapPayouts

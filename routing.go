@@ -38,6 +38,9 @@ type PaymentRoute struct {
 	CustomerFields []string // required keys of customer
 	Options        []string // accepted payment_method_options keys
 	Banks          []Bank   // bank choices, for methods that take one ("bank" option)
+	// NoRefunds: payments of this route cannot be refunded (bank
+	// transfers), even when the Provider declares CapRefunds.
+	NoRefunds bool
 }
 
 // Accepts reports whether the route serves the amount.

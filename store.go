@@ -93,6 +93,7 @@ type Tx interface {
 	EventStore
 	WebhookStore
 	MonitorStore
+	RefundStore
 }
 
 // Position is a keyset pagination position: the (CreatedAt, ID) of the last

@@ -22,6 +22,8 @@ var statusByCode = map[string]int{
 	paykit.CodePayoutRouteUnavailable:     http.StatusUnprocessableEntity,
 	paykit.CodeMissingRequiredField:       http.StatusUnprocessableEntity,
 	paykit.CodeInsufficientBalance:        http.StatusUnprocessableEntity,
+	paykit.CodeAmountExceedsRefundable:    http.StatusUnprocessableEntity,
+	paykit.CodeRefundUnsupported:          http.StatusUnprocessableEntity,
 	paykit.CodeRateLimited:                http.StatusTooManyRequests,
 	paykit.CodeDispatchUnavailable:        http.StatusServiceUnavailable,
 	paykit.CodeServiceUnavailable:         http.StatusServiceUnavailable,
