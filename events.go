@@ -54,6 +54,7 @@ type Event struct {
 	PaymentIntent *PaymentIntent
 	Checkout      *Checkout
 	PayoutIntent  *PayoutIntent
+	Refund        *Refund
 	// LegacyData is the JSON an earlier version of paykit stored instead of
 	// the resource; it is rendered as it is.
 	LegacyData []byte

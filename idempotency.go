@@ -74,6 +74,7 @@ type StoredAnswer struct {
 	PaymentIntent *PaymentIntent
 	PayoutIntent  *PayoutIntent
 	Checkout      *Checkout
+	Refund        *Refund
 	// LegacyBody is the rendered JSON an earlier version stored instead of
 	// the resource (read from old records only).
 	LegacyBody []byte
@@ -92,6 +93,9 @@ func answerOf(kind AnswerKind, v any) *StoredAnswer {
 	case *Checkout:
 		c := *v
 		a.Checkout = &c
+	case *Refund:
+		c := *v
+		a.Refund = &c
 	default:
 		panic(fmt.Sprintf("paykit: no stored answer for %T", v))
 	}
@@ -259,6 +263,8 @@ func answered[T any](ctx context.Context, a *StoredAnswer, replayed bool, curren
 		v = a.PayoutIntent
 	case a.Checkout != nil:
 		v = a.Checkout
+	case a.Refund != nil:
+		v = a.Refund
 	}
 	out, ok := v.(*T)
 	if !ok {

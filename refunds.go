@@ -2,6 +2,9 @@ package paykit
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -43,7 +46,7 @@ type Refund struct {
 	Status            RefundStatus
 	Reason            string // "" when none was given
 	MerchantReference string
-	FailureCode       string // "", RefundProviderDeclined or RefundProviderError
+	FailureCode       string        // "", RefundProviderDeclined or RefundProviderError
 	Provider          string        // internal: the payment's Provider, which refunds it
 	ProviderRef       string        // internal: the Provider's id of the refund, from whichever answer names it first
 	Dispatch          DispatchState // internal: where the Provider call stands
@@ -121,4 +124,485 @@ type RefundRequest struct {
 type RefundProvider interface {
 	CreateRefund(ctx context.Context, req RefundRequest) Result
 	InquireRefund(ctx context.Context, key string) Result
+}
+
+// Background work of refunds.
+const (
+	jobRefundDispatch = "refund.dispatch" // send (or re-send, same key) the refund
+	jobRefundInquire  = "refund.inquire"  // resolve a refund the Provider has not finished
+)
+
+func (s *Service) registerRefundJobs() {
+	s.handle(jobRefundDispatch, s.dispatchRefundJob)
+	s.handle(jobRefundInquire, s.inquireRefundJob)
+}
+
+// CreateRefund refunds a succeeded payment intent, in full (Amount 0: all
+// that is still refundable) or in part, under the Idempotency-Key. Every
+// rule is checked before anything is persisted: an unknown payment
+// (not_found), one not succeeded (invalid_state), a route that cannot
+// refund (refund_unsupported), an amount above what is refundable
+// (amount_exceeds_refundable), a balance that cannot cover it
+// (insufficient_balance), a reference already used (duplicate_merchant_reference).
+// A persisted refund reserves its amount and is always sent to the
+// Provider: the answer is AnswerCreated with the refund pending, or final
+// when the Provider answered at once. An unknown outcome stays pending and
+// is settled in the background, never failed by giving up.
+func (s *Service) CreateRefund(ctx context.Context, p Principal, idempotencyKey string, req CreateRefundRequest) (*Refund, Answer, error) {
+	return s.createRefund(ctx, nil, p, idempotencyKey, req)
+}
+
+// CreateRefundTx is CreateRefund inside the host's transaction tx (see
+// CreateCheckoutTx): the refund, its reservation and its event commit with
+// the host's rows, and the worker sends it after the commit (the answer is
+// AnswerAccepted, the refund pending).
+func (s *Service) CreateRefundTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreateRefundRequest) (*Refund, Answer, error) {
+	if tx == nil {
+		return nil, Answer{}, Internal(errNilTx)
+	}
+	return s.createRefund(ctx, tx, p, idempotencyKey, req)
+}
+
+func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempotencyKey string, req CreateRefundRequest) (*Refund, Answer, error) {
+	op, err := newOperation(p.Scope, idempotencyKey, "refund.create", "", req)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	op.deferred = host != nil
+	known := false
+	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); err == nil {
+		known = true // a replay does not depend on today's rules
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, Answer{}, Internal(err)
+	}
+	if !known {
+		if err := Validate(&req); err != nil {
+			return nil, Answer{}, err
+		}
+	}
+	now := s.Now()
+	var (
+		c  *claim
+		re *Refund
+	)
+	err = s.within(ctx, host, func(tx Tx) error {
+		var err error
+		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
+			return err
+		}
+		if c.resumed {
+			re, err = tx.GetRefund(ctx, p.Scope, c.record.ResourceID)
+			return err
+		}
+		if known { // the record we saw was purged meanwhile
+			return ErrVersionConflict
+		}
+		if re, err = s.newRefund(ctx, tx, p, req, now); err != nil {
+			return err
+		}
+		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, re.ID, now); err != nil {
+			return err
+		}
+		at := now.Add(idempotencyLock) // the request sends it; the job is the safety net
+		if op.deferred {
+			at = now
+		}
+		return s.scheduleRefundDispatch(ctx, tx, re, at, idempotencyKey)
+	})
+	switch {
+	case errors.Is(err, ErrInsufficientFunds):
+		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this refund.", re.Currency)
+	case errors.Is(err, ErrAlreadyExists):
+		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another refund.", req.MerchantReference)
+	case err != nil:
+		return nil, Answer{}, serviceError(host, err)
+	}
+	if c.replay != nil {
+		return answered(ctx, c.replay, true, s.currentRefund(s.reader(host), p.Scope, c.record.ResourceID))
+	}
+	if host != nil {
+		return re, Answer{Kind: AnswerAccepted}, nil
+	}
+	if _, err := s.sendRefund(ctx, p.Scope, re.ID); err != nil {
+		return nil, Answer{}, err
+	}
+	return s.finishRefundRequest(ctx, p.Scope, re.ID, idempotencyKey)
+}
+
+// newRefund checks req against the payment and the balance and writes the
+// refund, its share of the payment and its reservation, in tx. re is
+// returned (with its currency) even when the reservation fails.
+func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, req CreateRefundRequest, now time.Time) (*Refund, error) {
+	pi, err := tx.GetPaymentIntent(ctx, p.Scope, req.PaymentIntent)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Errorf(CodeNotFound, "payment_intent", "No such payment_intent: %q.", req.PaymentIntent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pi.Status != PaymentSucceeded {
+		return nil, Errorf(CodeInvalidState, "payment_intent", "Only a succeeded payment intent can be refunded; this one is %s.", pi.Status)
+	}
+	if !s.refundable(pi) {
+		return nil, Errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
+	}
+	left := pi.Amount - pi.RefundedAmount - pi.RefundPendingAmount
+	amount := req.Amount
+	if amount == 0 {
+		amount = left
+	}
+	if amount <= 0 || amount > left {
+		return nil, Errorf(CodeAmountExceedsRefundable, "amount", "The refundable amount of this payment intent is %d.", max(left, 0))
+	}
+	re := &Refund{
+		ID: s.newID("re"), MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
+		Amount: amount, Currency: pi.Currency, Status: RefundPending, Reason: req.Reason,
+		MerchantReference: req.MerchantReference, Provider: pi.Provider, Dispatch: DispatchSending,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	pi.RefundPendingAmount += amount
+	pi.UpdatedAt = now
+	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return re, err
+	}
+	if err := tx.CreateRefund(ctx, re); err != nil {
+		return re, err
+	}
+	return re, s.post(ctx, tx, re.Scope(), re.Currency, "refund.reserved", re.ID, now,
+		Posting{AccountAvailable, -amount}, Posting{AccountReserved, amount})
+}
+
+// refundable reports whether pi's Provider and route refund.
+func (s *Service) refundable(pi *PaymentIntent) bool {
+	a, ok := s.providers[pi.Provider]
+	if !ok || !a.caps.Has(CapRefunds) {
+		return false
+	}
+	route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+	return !ok || !route.NoRefunds // a route removed since keeps its Provider's word
+}
+
+// scheduleRefundDispatch makes the worker (re)send re at the latest at at;
+// idemKey names the merchant's idempotency record it completes, if any.
+func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund, at time.Time, idemKey string) error {
+	var payload []byte
+	if idemKey != "" {
+		payload, _ = json.Marshal(resumePayload{IdempotencyKey: idemKey})
+	}
+	return s.enqueueSoon(ctx, tx, &Job{Kind: jobRefundDispatch, Scope: re.Scope(), TargetID: re.ID, RunAt: at, Payload: payload, DedupKey: jobRefundDispatch + ":" + re.ID})
+}
+
+// sendRefund makes the Provider call of a refund still sending and applies
+// the answer. An unacknowledged call leaves it sending, for the dispatch
+// job to send again under the same key.
+func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
+	re, err := s.store.GetRefund(ctx, scope, id)
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	if re.Dispatch != DispatchSending {
+		return re, nil
+	}
+	rp, pi, err := s.refundProvider(ctx, re)
+	if err != nil {
+		return nil, err
+	}
+	r := rp.CreateRefund(ctx, RefundRequest{Key: re.ID, PaymentKey: attemptKey(pi), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency})
+	s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
+	err = s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetRefund(ctx, scope, id)
+		if err != nil || cur.Dispatch != DispatchSending {
+			return err
+		}
+		re = cur
+		now := s.Now()
+		if r.Reference != "" {
+			cur.ProviderRef = r.Reference
+		}
+		switch r.Outcome {
+		case OutcomeUnacknowledged:
+			return s.scheduleRefundDispatch(ctx, tx, cur, now.Add(2*time.Second), "")
+		case OutcomeUnknown:
+			cur.Dispatch = DispatchUncertain
+		case OutcomeSucceeded, OutcomeFailed:
+			return s.applyRefundFinal(ctx, tx, cur, r, now)
+		default: // pending, or anything not final
+			cur.Dispatch = DispatchAccepted
+		}
+		cur.UpdatedAt = now
+		if err := s.enqueue(ctx, tx, &Job{Kind: jobRefundInquire, Scope: cur.Scope(), TargetID: cur.ID, RunAt: now.Add(time.Second), DedupKey: jobRefundInquire + ":" + cur.ID}); err != nil {
+			return err
+		}
+		return tx.UpdateRefund(ctx, cur)
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return re, nil
+}
+
+// refundProvider is the Provider that refunds re, with the payment it
+// refunds.
+func (s *Service) refundProvider(ctx context.Context, re *Refund) (RefundProvider, *PaymentIntent, error) {
+	a, err := s.provider(re.Provider, CapRefunds)
+	if err != nil {
+		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+	}
+	pi, err := s.store.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID)
+	if err != nil {
+		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+	}
+	return a.refunds, pi, nil
+}
+
+// applyRefundFinal applies a final Provider result to re in tx, with its
+// ledger movement and the payment's refunded amount. Non-final results
+// change nothing.
+func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Result, now time.Time) error {
+	if re.Status.Terminal() {
+		return nil
+	}
+	if r.Reference != "" && re.ProviderRef == "" {
+		re.ProviderRef = r.Reference
+	}
+	pi, err := tx.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID)
+	if err != nil {
+		return err
+	}
+	pi.RefundPendingAmount -= re.Amount
+	switch r.Outcome {
+	case OutcomeSucceeded:
+		if err := s.post(ctx, tx, re.Scope(), re.Currency, "refund.succeeded", re.ID, now,
+			Posting{AccountReserved, -re.Amount}, Posting{AccountPayments, re.Amount}); err != nil {
+			return err
+		}
+		pi.RefundedAmount += re.Amount
+		re.Status = RefundSucceeded
+	case OutcomeFailed:
+		if err := s.post(ctx, tx, re.Scope(), re.Currency, "refund.released", re.ID, now,
+			Posting{AccountReserved, -re.Amount}, Posting{AccountAvailable, re.Amount}); err != nil {
+			return err
+		}
+		re.Status, re.FailureCode = RefundFailed, RefundProviderDeclined
+		if r.FailureCode == RefundProviderError {
+			re.FailureCode = RefundProviderError
+		}
+	default:
+		return nil
+	}
+	pi.UpdatedAt = now
+	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	re.Dispatch, re.CompletedAt, re.UpdatedAt = DispatchClosed, &now, now
+	return tx.UpdateRefund(ctx, re)
+}
+
+// finishRefundRequest completes the idempotency record with the refund as
+// it is now (created), unless someone finished it first.
+func (s *Service) finishRefundRequest(ctx context.Context, scope Scope, id, idemKey string) (*Refund, Answer, error) {
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
+	err := s.inTx(ctx, func(tx Tx) error {
+		re, err := tx.GetRefund(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete {
+			stored, replayed = rec.Answer, true
+			return nil
+		}
+		stored, err = finish(ctx, tx, rec, AnswerCreated, re, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	return answered(ctx, stored, replayed, s.currentRefund(s.store, scope, id))
+}
+
+// currentRefund reads a refund now, for the replay of a legacy answer.
+func (s *Service) currentRefund(r Tx, scope Scope, id string) func(context.Context) (*Refund, error) {
+	return func(ctx context.Context) (*Refund, error) { return r.GetRefund(ctx, scope, id) }
+}
+
+// dispatchRefundJob sends a refund that is still sending (after a crash,
+// an unacknowledged call, or a host's commit) and completes the request's
+// idempotency record when the request did not.
+func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
+	re, err := s.store.GetRefund(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	var p resumePayload
+	if len(j.Payload) > 0 {
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return err
+		}
+	}
+	if p.IdempotencyKey != "" {
+		rec, err := s.store.GetIdempotencyRecord(ctx, j.Scope, p.IdempotencyKey)
+		if err == nil && rec.State != IdempotencyComplete && rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
+			return errNotYet // the request still owns it
+		}
+	}
+	if re.Dispatch == DispatchSending {
+		if re, err = s.sendRefund(ctx, j.Scope, re.ID); err != nil {
+			return err
+		}
+	}
+	if p.IdempotencyKey != "" {
+		if _, _, err := s.finishRefundRequest(ctx, j.Scope, re.ID, p.IdempotencyKey); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	if cur, err := s.store.GetRefund(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+		return errNotYet
+	}
+	return nil
+}
+
+// inquireRefundJob asks the Provider about a refund it has not finished.
+// A refund it never received is sent again under the same key; nothing is
+// failed without the Provider's word.
+func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
+	re, err := s.store.GetRefund(ctx, j.Scope, j.TargetID)
+	if err != nil {
+		return err
+	}
+	if re.Dispatch == DispatchClosed || re.Status.Terminal() {
+		return nil
+	}
+	rp, _, err := s.refundProvider(ctx, re)
+	if err != nil {
+		return err
+	}
+	r := rp.InquireRefund(ctx, re.ID)
+	s.log.InfoContext(ctx, "provider refund inquiry", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
+	return s.applyRefundInquiry(ctx, j.Scope, re.ID, r)
+}
+
+// applyRefundInquiry applies what an inquiry or a callback said about a
+// refund. It returns errNotYet while the refund is not final.
+func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string, r Result) error {
+	final := false
+	err := s.inTx(ctx, func(tx Tx) error {
+		re, err := tx.GetRefund(ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		if re.Status.Terminal() {
+			final = true
+			return nil
+		}
+		now := s.Now()
+		switch r.Outcome {
+		case OutcomeNotFound:
+			if re.Dispatch == DispatchUncertain || re.Dispatch == DispatchSending {
+				re.Dispatch, re.UpdatedAt = DispatchSending, now
+				if err := tx.UpdateRefund(ctx, re); err != nil {
+					return err
+				}
+				final = true // this job is done; the dispatch job takes over
+				return s.scheduleRefundDispatch(ctx, tx, re, now, "")
+			}
+			return nil
+		case OutcomeSucceeded, OutcomeFailed:
+			final = true
+			return s.applyRefundFinal(ctx, tx, re, r, now)
+		}
+		// Not final: keep what it taught us (the Provider's id, that it
+		// has the refund).
+		changed := false
+		if r.Reference != "" && re.ProviderRef == "" {
+			re.ProviderRef, changed = r.Reference, true
+		}
+		if re.Dispatch == DispatchUncertain && r.Outcome != OutcomeUnknown && r.Outcome != OutcomeUnacknowledged {
+			re.Dispatch, changed = DispatchAccepted, true
+		}
+		if !changed {
+			return nil
+		}
+		re.UpdatedAt = now
+		return tx.UpdateRefund(ctx, re)
+	})
+	if err != nil {
+		return err
+	}
+	if !final {
+		return errNotYet
+	}
+	return nil
+}
+
+// GetRefund returns a refund of the caller's scope.
+func (s *Service) GetRefund(ctx context.Context, p Principal, id string) (*Refund, error) {
+	re, err := s.store.GetRefund(ctx, p.Scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("refund")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return re, nil
+}
+
+// ListRefunds returns the caller's refunds, newest first.
+func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundListParams) (*Page[Refund], error) {
+	for _, st := range params.Statuses {
+		if !st.Valid() {
+			return nil, InvalidRequest("status", "status must be one of pending, succeeded, failed.")
+		}
+	}
+	limit, after, err := s.pageQuery("refund", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListRefunds(ctx, RefundQuery{
+		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, MerchantReference: params.MerchantReference,
+		PaymentIntentID: params.PaymentIntent, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
+		After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if params.Country != "" {
+		rows = rows[:0] // refunds have no country: nothing matches one
+	}
+	return makePage(s, "refund", rows, limit, func(r *Refund) Position { return Position{r.CreatedAt, r.ID} }), nil
+}
+
+// refundEventType is the event a refund's status calls for.
+func refundEventType(re *Refund) string { return "refund." + string(re.Status) }
+
+// CreateRefund implements Tx and emits refund.pending.
+func (t eventTx) CreateRefund(ctx context.Context, re *Refund) error {
+	if err := t.Tx.CreateRefund(ctx, re); err != nil {
+		return err
+	}
+	snap := *re
+	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+}
+
+// UpdateRefund implements Tx and emits refund.succeeded or refund.failed
+// when the status changes.
+func (t eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
+	before, err := t.Tx.GetRefund(ctx, re.Scope(), re.ID)
+	if err != nil {
+		return err
+	}
+	if err := t.Tx.UpdateRefund(ctx, re); err != nil {
+		return err
+	}
+	if before.Status == re.Status {
+		return nil
+	}
+	snap := *re
+	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
 }

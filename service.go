@@ -230,6 +230,7 @@ func New(cfg Config) (*Service, error) {
 	s.registerPaymentJobs()
 	s.registerPayoutJobs()
 	s.registerCheckoutJobs()
+	s.registerRefundJobs()
 	return s, nil
 }
 

@@ -91,6 +91,7 @@ type snapshotDoc struct {
 	PaymentIntent *paykit.PaymentIntent `json:"payment_intent,omitempty"`
 	PayoutIntent  *paykit.PayoutIntent  `json:"payout_intent,omitempty"`
 	Checkout      *paykit.Checkout      `json:"checkout,omitempty"`
+	Refund        *paykit.Refund        `json:"refund,omitempty"`
 }
 
 const snapshotVersion = 1
@@ -124,7 +125,7 @@ func encodeAnswer(a *paykit.StoredAnswer) (status int, body []byte, err error) {
 			}
 		}
 	}
-	body, err = encodeSnapshot(snapshotDoc{Kind: a.Kind, PaymentIntent: a.PaymentIntent, PayoutIntent: a.PayoutIntent, Checkout: a.Checkout})
+	body, err = encodeSnapshot(snapshotDoc{Kind: a.Kind, PaymentIntent: a.PaymentIntent, PayoutIntent: a.PayoutIntent, Checkout: a.Checkout, Refund: a.Refund})
 	return 0, body, err
 }
 
@@ -139,5 +140,5 @@ func decodeAnswer(status int, body []byte) (*paykit.StoredAnswer, error) {
 	if err != nil || !ok {
 		return nil, fmt.Errorf("idempotency answer: not a snapshot (%v)", err)
 	}
-	return &paykit.StoredAnswer{Kind: d.Kind, PaymentIntent: d.PaymentIntent, PayoutIntent: d.PayoutIntent, Checkout: d.Checkout}, nil
+	return &paykit.StoredAnswer{Kind: d.Kind, PaymentIntent: d.PaymentIntent, PayoutIntent: d.PayoutIntent, Checkout: d.Checkout, Refund: d.Refund}, nil
 }

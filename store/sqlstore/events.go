@@ -35,7 +35,7 @@ func (r *eventRow) event() (paykit.Event, error) {
 	case !ok:
 		e.LegacyData = []byte(r.Data)
 	default:
-		e.PaymentIntent, e.PayoutIntent, e.Checkout = d.PaymentIntent, d.PayoutIntent, d.Checkout
+		e.PaymentIntent, e.PayoutIntent, e.Checkout, e.Refund = d.PaymentIntent, d.PayoutIntent, d.Checkout, d.Refund
 	}
 	return e, nil
 }
@@ -45,7 +45,7 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 	data := e.LegacyData
 	if data == nil {
 		var err error
-		if data, err = encodeSnapshot(snapshotDoc{PaymentIntent: e.PaymentIntent, PayoutIntent: e.PayoutIntent, Checkout: e.Checkout}); err != nil {
+		if data, err = encodeSnapshot(snapshotDoc{PaymentIntent: e.PaymentIntent, PayoutIntent: e.PayoutIntent, Checkout: e.Checkout, Refund: e.Refund}); err != nil {
 			return err
 		}
 	}
