@@ -40,7 +40,7 @@ func newFakeProvider() *fakeProvider {
 }
 
 func (f *fakeProvider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds
 }
 
 func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
@@ -147,6 +147,7 @@ var fakeRouting = paykit.Routing{Payments: []paykit.PaymentRoute{
 }}
 
 type flowEnv struct {
+	store    paykit.Store
 	svc      *paykit.Service
 	clock    *paykit.ManualClock
 	provider *fakeProvider
@@ -154,20 +155,28 @@ type flowEnv struct {
 	live     paykit.Principal
 }
 
-func newFlowEnv(t *testing.T) *flowEnv {
+func newFlowEnv(t *testing.T) *flowEnv { t.Helper(); return newFlowEnvOn(t, memory.New()) }
+
+// newFlowEnvOn is newFlowEnv on store, with the keys a persistent Store
+// needs.
+func newFlowEnvOn(t *testing.T, store paykit.Store) *flowEnv {
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	prov := newFakeProvider()
-	store := memory.New()
+	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: clock.Now, Routing: fakeRouting,
 		Providers: map[string]paykit.Provider{"fake": prov}, PublicURL: "https://pay.example/",
+		SigningKey: []byte("flow-test-signing-key-32-bytes!!"), AccountKeys: keys,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { storetest.CheckLedger(t, store, paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}) })
-	return &flowEnv{svc: svc, clock: clock, provider: prov,
+	return &flowEnv{svc: svc, clock: clock, provider: prov, store: store,
 		test: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}},
 		live: paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Live}},
 	}
