@@ -29,7 +29,7 @@ CREATE INDEX paykit_refunds_status_list_idx
     ON paykit_refunds (merchant_id, environment, status, created_at DESC, id DESC);
 -- The refunds of one payment intent, newest first.
 CREATE INDEX paykit_refunds_payment_intent_idx
-    ON paykit_refunds (payment_intent_id, created_at DESC, id DESC);
+    ON paykit_refunds (merchant_id, environment, payment_intent_id, created_at DESC, id DESC);
 
 ALTER TABLE payment_intents ADD COLUMN refunded_amount BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE payment_intents ADD COLUMN refund_pending_amount BIGINT NOT NULL DEFAULT 0;
