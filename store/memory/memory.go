@@ -28,6 +28,7 @@ type data struct {
 	payments    intents[paykit.PaymentIntent]
 	payouts     intents[paykit.PayoutIntent]
 	checkouts   intents[paykit.Checkout]
+	refunds     intents[paykit.Refund]
 	ledger      map[string]paykit.LedgerEntry // by entry id
 	balances    map[balanceKey]paykit.Balance
 	idempotency map[refKey]paykit.IdempotencyRecord
@@ -55,6 +56,7 @@ func New() *Store {
 		payments:    newIntents("payment_intent", paymentKey, copyPayment),
 		payouts:     newIntents("payout_intent", payoutKey, copyPayout),
 		checkouts:   newIntents("checkout", checkoutKey, copyCheckout),
+		refunds:     newIntents("refund", refundKey, copyRefund),
 		ledger:      map[string]paykit.LedgerEntry{},
 		balances:    map[balanceKey]paykit.Balance{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},

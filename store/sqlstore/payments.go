@@ -29,6 +29,8 @@ type paymentIntentRow struct {
 	CheckoutID           string     `bun:"checkout_id"`
 	NextAction           string     `bun:"next_action,nullzero"`
 	FailureCode          string     `bun:"failure_code"`
+	RefundedAmount       int64      `bun:"refunded_amount"`
+	RefundPendingAmount  int64      `bun:"refund_pending_amount"`
 	Receipt              string     `bun:"receipt,nullzero"`
 	Provider             string     `bun:"provider"`
 	ProviderOptions      string     `bun:"provider_options,nullzero"`
@@ -57,6 +59,7 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 		Amount: p.Amount, Currency: p.Currency, Country: p.Country, MerchantReference: p.MerchantReference,
 		PaymentMethod: p.PaymentMethod, Customer: customer, PaymentMethodOptions: options,
 		ReturnURL: p.ReturnURL, CheckoutID: p.CheckoutID, NextAction: next, FailureCode: p.FailureCode,
+		RefundedAmount: p.RefundedAmount, RefundPendingAmount: p.RefundPendingAmount,
 		Receipt: receipt, Provider: p.Provider, ProviderOptions: provOptions, ProviderRef: p.ProviderRef,
 		Attempt: string(p.Attempt), ProviderURL: p.ProviderURL, CancelRequestedAt: utcPtr(p.CancelRequestedAt),
 		ExpiresAt: p.ExpiresAt.UTC(), CompletedAt: utcPtr(p.CompletedAt),
@@ -75,7 +78,8 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 		Status: paykit.PaymentStatus(r.Status), Amount: r.Amount, Currency: r.Currency, Country: r.Country,
 		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
 		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
-		NextAction: next, FailureCode: r.FailureCode, Receipt: receipt, Provider: r.Provider, ProviderOptions: provOptions,
+		NextAction: next, FailureCode: r.FailureCode, RefundedAmount: r.RefundedAmount, RefundPendingAmount: r.RefundPendingAmount,
+		Receipt: receipt, Provider: r.Provider, ProviderOptions: provOptions,
 		ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL,
 		CancelRequestedAt: utcPtr(r.CancelRequestedAt), ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
