@@ -11,7 +11,7 @@ import (
 )
 
 // Event types: one for every public state change of a payment intent,
-// checkout or payout intent.
+// checkout, payout intent or refund.
 const (
 	EventPaymentRequiresAction = "payment_intent.requires_action"
 	EventPaymentProcessing     = "payment_intent.processing"
@@ -31,6 +31,10 @@ const (
 	EventPayoutCancelled        = "payout_intent.cancelled"
 	EventPayoutExpired          = "payout_intent.expired"
 	EventPayoutReturned         = "payout_intent.returned"
+
+	EventRefundPending   = "refund.pending"
+	EventRefundSucceeded = "refund.succeeded"
+	EventRefundFailed    = "refund.failed"
 )
 
 // EventTypes lists every event type.
@@ -40,6 +44,7 @@ var EventTypes = []string{
 	EventCheckoutCompleted, EventCheckoutExpired, EventCheckoutCancelled,
 	EventPayoutRequiresApproval, EventPayoutProcessing, EventPayoutSucceeded, EventPayoutFailed,
 	EventPayoutCancelled, EventPayoutExpired, EventPayoutReturned,
+	EventRefundPending, EventRefundSucceeded, EventRefundFailed,
 }
 
 // Event records a public state change. It holds the resource as GET showed

@@ -28,6 +28,9 @@ type fakeProvider struct {
 	block    chan struct{}       // when set, CreatePayment waits on it (a hung request)
 	returns  []string            // return URLs received
 	options  []map[string]string // options received, per create call
+
+	refunds     map[string]*fakeRefund // by key
+	refundCalls map[string]int         // create calls per key
 }
 
 type fakeAttempt struct {

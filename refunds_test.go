@@ -96,6 +96,15 @@ func (e *flowEnv) paid(t *testing.T, amount int64, ref string) *paykit.PaymentIn
 	return pi
 }
 
+// settle runs the worker through ten minutes of inquiries and retries.
+func (e *flowEnv) settle(t *testing.T) {
+	t.Helper()
+	for range 10 {
+		e.clock.Advance(time.Minute)
+		e.drain(t)
+	}
+}
+
 func (e *flowEnv) balance(t *testing.T) (available, reserved int64) {
 	t.Helper()
 	page, err := e.svc.ListBalances(context.Background(), e.test)
@@ -185,8 +194,7 @@ func TestRefundRules(t *testing.T) {
 	is.True(ans.Replayed)
 	is.Equal(again.ID, re1.ID)
 
-	e.clock.Advance(time.Minute)
-	e.drain(t) // inquiries find both succeeded
+	e.settle(t) // inquiries find both succeeded
 	for _, id := range []string{re1.ID, rest.ID} {
 		got, err := e.svc.GetRefund(ctx, e.test, id)
 		is.NoErr(err)
@@ -247,10 +255,7 @@ func TestRefundUnknownOutcomes(t *testing.T) {
 	refunds, calls := e.provider.refundsReceived()
 	is.Equal([]int{refunds, calls}, []int{1, 2})
 
-	for range 3 {
-		e.clock.Advance(time.Minute)
-		e.drain(t)
-	}
+	e.settle(t)
 	refunds, calls = e.provider.refundsReceived()
 	is.Equal([]int{refunds, calls}, []int{2, 3}) // the dropped one sent once more, same key
 	for _, id := range []string{timedOut.ID, dropped.ID} {
