@@ -14,7 +14,11 @@
 //   - callbacks whose signature does not verify are rejected;
 //   - no Provider-local detail leaks into a Result's public fields
 //     (Outcome, FailureCode, Action): local words belong in Detail;
-//   - each declared capability works and has its methods.
+//   - each declared capability works and has its methods; with
+//     paykit.CapRefunds, refunds keep the same rules (same key, same
+//     refund; timeouts Unknown; refused, dropped and 5xx Unacknowledged;
+//     NotFound only on the Provider's word; amounts and currencies
+//     survive; callbacks verified; contract failure codes).
 //
 // The adapter's call timeout must be short (Harness.New), so that the
 // suite never waits long in real time.
@@ -74,6 +78,26 @@ type Harness struct {
 	// key, signed as the Provider signs them. Its body must name key
 	// verbatim: Run forges another key in it.
 	Callback func(key string) *http.Request
+
+	// For adapters that declare paykit.CapRefunds (see RefundsSuite):
+
+	// Pay makes the payment attempt req (created through p, the adapter
+	// in front of Fake) succeed at Fake. Default, for adapters that
+	// declare paykit.CapPayerSimulation: create it and Approve it.
+	Pay func(ctx context.Context, p paykit.Provider, req paykit.PaymentRequest) error
+	// RefundAmounts are the amounts Run pays and refunds in full, each of
+	// which Fake must treat as an ordinary payment and refund; default
+	// Amounts.
+	RefundAmounts []int64
+	// DeclinedRefund, if not 0, is a refund amount Fake declines (of a
+	// payment of the same amount); Run checks the failure code is the
+	// contract's.
+	DeclinedRefund int64
+	// RefundCallback returns an inbound callback about the refund under
+	// key, signed as the Provider signs them; its body must name key
+	// verbatim. Required with paykit.CapRefunds. Received must also report
+	// what Fake recorded of refunds.
+	RefundCallback func(key string) *http.Request
 }
 
 // Run runs the suite against the adapter h describes.
@@ -108,6 +132,15 @@ func Run(t *testing.T, h Harness) {
 	}
 	if caps.Has(paykit.CapReturns) {
 		t.Run("Returns", s.returns)
+	}
+	if caps.Has(paykit.CapRefunds) {
+		if h.RefundCallback == nil {
+			t.Fatal("providertest: the adapter declares paykit.CapRefunds; Harness.RefundCallback is required")
+		}
+		if h.Pay == nil && !caps.Has(paykit.CapPayerSimulation) {
+			t.Fatal("providertest: the adapter declares paykit.CapRefunds without paykit.CapPayerSimulation; Harness.Pay is required")
+		}
+		t.Run("Refunds", s.refunds)
 	}
 }
 
@@ -301,6 +334,8 @@ func (s *suite) capabilities(t *testing.T) {
 	_, pp := s.prov.(paykit.PayoutProvider)
 	_, ps := s.prov.(paykit.PayerSimulator)
 	_, rs := s.prov.(paykit.ReturnSimulator)
+	_, rf := s.prov.(paykit.RefundProvider)
+	has(paykit.CapRefunds, rf, "paykit.RefundProvider")
 	has(paykit.CapPayouts, pp, "paykit.PayoutProvider")
 	has(paykit.CapPayerSimulation, ps, "paykit.PayerSimulator")
 	has(paykit.CapReturns, rs, "paykit.ReturnSimulator")

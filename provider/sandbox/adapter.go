@@ -36,7 +36,7 @@ type Config struct {
 }
 
 // Provider is the adapter: it implements paykit.Provider,
-// paykit.PayoutProvider, paykit.PayerSimulator and paykit.ReturnSimulator
+// paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator and paykit.ReturnSimulator
 // by calling the PSP over HTTP, and declares them in Capabilities. It is the template for real adapters: every way a call can end is
 // classified into an Outcome, and only the PSP's explicit word ever makes
 // an attempt failed.
@@ -50,6 +50,7 @@ type Provider struct {
 var (
 	_ paykit.Provider        = (*Provider)(nil)
 	_ paykit.PayoutProvider  = (*Provider)(nil)
+	_ paykit.RefundProvider  = (*Provider)(nil)
 	_ paykit.PayerSimulator  = (*Provider)(nil)
 	_ paykit.ReturnSimulator = (*Provider)(nil)
 )
@@ -72,10 +73,10 @@ func New(cfg Config) *Provider {
 }
 
 // Capabilities declares everything the sandbox does: payments with
-// cancels, payouts, payer simulation and payout returns (refunds come with
-// their issue).
+// cancels, refunds, payouts, payer simulation and payout returns.
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapPayouts | paykit.CapPayerSimulation | paykit.CapReturns
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts |
+		paykit.CapPayerSimulation | paykit.CapReturns
 }
 
 // CreatePayment starts the attempt under req.Key at the PSP, or gets the
@@ -158,6 +159,32 @@ func (p *Provider) CancelPayout(ctx context.Context, key string) paykit.Result {
 // OutcomeReturned. paykit's payout return test helper calls it.
 func (p *Provider) ReturnPayout(ctx context.Context, key string) error {
 	return p.command(ctx, keyPath("payouts", key, "return"))
+}
+
+// CreateRefund refunds req.Amount of the payment attempt created under
+// req.PaymentKey (or, without it, the PSP's attempt req.PaymentRef), under
+// the refund's own req.Key: the same key gets the refund the PSP already
+// has. The PSP's refusal (no such successful payment, more than is left
+// to refund, a channel that cannot refund) is failed, provider_error:
+// the PSP recorded nothing.
+func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) paykit.Result {
+	body := refundCreate{PaymentKey: req.PaymentKey, AmountMinor: req.Amount, Ccy: req.Currency}
+	if req.PaymentKey == "" {
+		body.PaymentID = req.PaymentRef
+	}
+	rp := p.send(ctx, http.MethodPost, "/api/refunds", req.Key, body)
+	if rp.failed == nil && rp.status == http.StatusUnprocessableEntity {
+		switch errorCode(rp.body) {
+		case errRefundPayment, errRefundAmount, errRefundUnsupported:
+			return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: errorDetail(rp)}
+		}
+	}
+	return classify(rp, refundResult)
+}
+
+// InquireRefund asks the PSP about the refund under key.
+func (p *Provider) InquireRefund(ctx context.Context, key string) paykit.Result {
+	return classify(p.send(ctx, http.MethodGet, keyPath("refunds", key, ""), "", nil), refundResult)
 }
 
 // notOffered is the result of a request the adapter does not send.
@@ -387,6 +414,40 @@ func transferResult(body []byte) (paykit.Result, error) {
 	r.Reference = v.ID
 	r.Detail = stateDetail(v.State, v.ErrorCode, v.CancelRequestedAt)
 	return r, nil
+}
+
+// refundResult maps the PSP's answer about a refund.
+func refundResult(body []byte) (paykit.Result, error) {
+	var v refundView
+	if err := json.Unmarshal(body, &v); err != nil {
+		return paykit.Result{}, err
+	}
+	if v.State == "" {
+		return paykit.Result{}, errors.New("no state")
+	}
+	r := refundStateResult(v.State, v.ErrorCode)
+	r.Reference = v.ID
+	r.Detail = stateDetail(v.State, v.ErrorCode, nil)
+	return r, nil
+}
+
+// refundStateResult maps a refund's local state: PROCESSING is pending,
+// SUCCESS succeeded, FAILED failed (declined, or provider_error for a
+// code it does not know); any other state is Unknown.
+func refundStateResult(state, code string) paykit.Result {
+	switch state {
+	case stateProcessing:
+		return paykit.Result{Outcome: paykit.OutcomePending}
+	case stateSuccess:
+		return paykit.Result{Outcome: paykit.OutcomeSucceeded}
+	case stateFailed:
+		fc := paykit.RefundProviderError
+		if code == errRefundDeclined {
+			fc = paykit.RefundProviderDeclined
+		}
+		return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: fc}
+	}
+	return paykit.Result{Outcome: paykit.OutcomeUnknown}
 }
 
 // stateResult maps a local state (and error code) to paykit's outcome and

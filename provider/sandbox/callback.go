@@ -18,7 +18,7 @@ import (
 
 // Callbacks: the PSP will notify state changes by POSTing one JSON event
 //
-//	{"id":"evt_…","kind":"payment"|"payout","key":"<idempotency key>","state":"SUCCESS","error_code":""}
+//	{"id":"evt_…","kind":"payment"|"payout"|"refund","key":"<idempotency key>","state":"SUCCESS","error_code":""}
 //
 // with header Sandbox-Signature: the hex HMAC-SHA256 of the raw body under
 // the API key. The PSP sends them when PSPConfig.CallbackURL is set (see
@@ -68,12 +68,15 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("sandbox: callback body: %w", err)
 	}
-	if c.ID == "" || c.Key == "" || (c.Kind != "payment" && c.Kind != "payout") {
-		return nil, errors.New("sandbox: callback needs id, key and kind payment or payout")
+	if c.ID == "" || c.Key == "" || (c.Kind != "payment" && c.Kind != "payout" && c.Kind != "refund") {
+		return nil, errors.New("sandbox: callback needs id, key and kind payment, payout or refund")
 	}
 	// A PAYER_ACTION callback carries no action: it changes nothing until
 	// an inquiry fetches the action.
 	res := stateResult(c.State, c.ErrorCode)
+	if c.Kind == "refund" {
+		res = refundStateResult(c.State, c.ErrorCode)
+	}
 	res.Detail = stateDetail(c.State, c.ErrorCode, nil)
 	return []paykit.CallbackEvent{{ID: c.ID, Kind: c.Kind, Key: c.Key, Result: res}}, nil
 }

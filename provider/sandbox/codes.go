@@ -39,13 +39,21 @@ const (
 	errTimeout     = "ERR_TIMEOUT"     // the PSP gave up on a held request
 	errInternal    = "ERR_INTERNAL"    // the PSP broke (or a test made it break)
 	errNoRoute     = "ERR_NO_ROUTE"    // no such API path: unlike ERR_NOT_FOUND it says nothing about an attempt
+
+	// Refund refusals (422): nothing was recorded.
+	errRefundPayment     = "ERR_REFUND_PAYMENT"     // no such payment, not SUCCESS, or another currency
+	errRefundAmount      = "ERR_REFUND_AMOUNT"      // more than is left to refund of the payment
+	errRefundUnsupported = "ERR_REFUND_UNSUPPORTED" // the payment's channel cannot refund
+	// errRefundDeclined: a recorded refund the PSP declined (FAILED).
+	errRefundDeclined = "ERR_REFUND_DECLINED"
 )
 
 // errorMessages are the PSP's English texts of its error codes.
 var errorMessages = map[string]string{
-	errDeclined:    "The payer or their bank declined the payment.",
-	errAccount:     "The beneficiary account does not exist.",
-	errBankOffline: "The payer's bank is offline.",
+	errDeclined:       "The payer or their bank declined the payment.",
+	errAccount:        "The beneficiary account does not exist.",
+	errBankOffline:    "The payer's bank is offline.",
+	errRefundDeclined: "The PSP declined the refund.",
 }
 
 // Local payer-action kinds.

@@ -5,18 +5,20 @@
 //     http.Handler keeping its state in memory or, like a real PSP, in a
 //     database (PSPConfig.DB, tables made by Migrate) where it survives
 //     restarts and is shared by every PSP on it. It serves a JSON
-//     server-to-server API under /api/ (payments, payouts, cancels, payer
-//     simulation, returns; bearer API key; Idempotency-Key on creates) and
+//     server-to-server API under /api/ (payments, payouts, refunds,
+//     cancels, payer simulation, returns; bearer API key; Idempotency-Key
+//     on creates) and
 //     payer pages under /pay/ where a payer approves or declines. Outcomes
 //     are chosen by magic amounts and account numbers (the constants in
 //     psp.go; the README lists them); asynchronous outcomes settle
 //     lazily from its clock, so tests with a manual clock are
-//     deterministic. Test hooks (InjectFault, CreateCalls, Transfers) let
+//     deterministic. Test hooks (InjectFault, CreateCalls, Payments,
+//     Transfers, Refunds) let
 //     tests break the network on purpose and see what the PSP recorded.
 //
 //   - Provider (New) is the adapter: it implements paykit.Provider,
-//     paykit.PayoutProvider, paykit.PayerSimulator and
-//     paykit.ReturnSimulator by calling the PSP, and declares them in its
+//     paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator
+//     and paykit.ReturnSimulator by calling the PSP, and declares them in its
 //     Capabilities. It passes the provider/providertest suite.
 //     It is the template for real adapters. The PSP's wire shapes (wire.go)
 //     and vocabulary (codes.go) stay in this package; the adapter maps them

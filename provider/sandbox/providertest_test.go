@@ -39,6 +39,9 @@ func TestProviderConformance(t *testing.T) {
 		Amounts:      []int64{1, 12345, 1<<53 + 1, 1<<62 + 7},
 		Declined:     &declined,
 		FailedPayout: &failed,
+		// 1<<62+7 ends in 911, a declined refund: the last amount differs.
+		RefundAmounts:  []int64{1, 12345, 1<<53 + 1, 1<<62 + 10},
+		DeclinedRefund: 20911,
 		Received: func(key string) (int64, string, bool) {
 			for _, p := range psp.Payments() {
 				if p.Key == key {
@@ -50,11 +53,25 @@ func TestProviderConformance(t *testing.T) {
 					return tr.AmountMinor, tr.Ccy, true
 				}
 			}
+			for _, rf := range psp.Refunds() {
+				if rf.Key == key {
+					return rf.AmountMinor, rf.Ccy, true
+				}
+			}
 			return 0, "", false
 		},
 		Callback: func(key string) *http.Request {
 			// The PSP's callback about the attempt, signed as it signs them.
 			body := fmt.Sprintf(`{"id":"evt_%s","kind":"payment","key":%q,"state":"SUCCESS"}`, key, key)
+			r := httptest.NewRequest(http.MethodPost, "/providers/sandbox/webhooks", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			m := hmac.New(sha256.New, []byte(testAPIKey))
+			m.Write([]byte(body))
+			r.Header.Set(sandbox.SignatureHeader, hex.EncodeToString(m.Sum(nil)))
+			return r
+		},
+		RefundCallback: func(key string) *http.Request {
+			body := fmt.Sprintf(`{"id":"evt_%s","kind":"refund","key":%q,"state":"SUCCESS"}`, key, key)
 			r := httptest.NewRequest(http.MethodPost, "/providers/sandbox/webhooks", strings.NewReader(body))
 			r.Header.Set("Content-Type", "application/json")
 			m := hmac.New(sha256.New, []byte(testAPIKey))

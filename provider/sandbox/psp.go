@@ -62,6 +62,8 @@ const (
 	OpCreatePayout   = "create_payout"
 	OpInquirePayout  = "inquire_payout"
 	OpCancelPayout   = "cancel_payout"
+	OpCreateRefund   = "create_refund"
+	OpInquireRefund  = "inquire_refund"
 )
 
 // FaultKind is how an injected fault breaks a request.
@@ -132,6 +134,9 @@ const (
 	amountTimeoutOK   = 902 // held request, then SUCCESS after Delay
 	amountTimeoutFail = 903 // held request, then FAILED after Delay
 
+	amountRefundDeclined = 911 // refund amount ends in 911: FAILED at creation
+	amountRefundTimeout  = 912 // held refund request, then SUCCESS after Delay
+
 	acctInvalid = "000111111116" // FAILED, ERR_ACCOUNT
 	acctTimeout = "000222222227" // held request, then SUCCESS
 	acctDropped = "000333333335" // first create recorded, connection closed unanswered
@@ -189,6 +194,8 @@ func NewPSP(cfg PSPConfig) *PSP {
 	m.HandleFunc("GET /api/payouts/{key}", p.api(p.inquirePayout))
 	m.HandleFunc("POST /api/payouts/{key}/cancel", p.api(p.cancelPayout))
 	m.HandleFunc("POST /api/payouts/{key}/return", p.api(p.returnPayout))
+	m.HandleFunc("POST /api/refunds", p.api(p.createRefund))
+	m.HandleFunc("GET /api/refunds/{key}", p.api(p.inquireRefund))
 	m.HandleFunc("/api/", p.api(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errNoRoute, "No such API path: "+r.Method+" "+r.URL.Path)
 	}))
@@ -204,7 +211,7 @@ func NewPSP(cfg PSPConfig) *PSP {
 // it under a prefix with http.StripPrefix.
 func (p *PSP) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
 
-// CreateCalls returns how many create requests (payments and payouts) the
+// CreateCalls returns how many create requests (payments, payouts and refunds) the
 // PSP (with every PSP sharing its state) received under the idempotency
 // key, whatever became of them. Like the other test hooks it panics when
 // the state cannot be read.

@@ -14,7 +14,7 @@ import (
 )
 
 // Callbacks: with PSPConfig.CallbackURL set, the PSP tells the merchant's
-// service about every attempt and transfer that reached a final state (and
+// service about every attempt, transfer and refund that reached a final state (and
 // about a transfer's reversal) by POSTing a signed callbackView. Like
 // settlement, sending is driven from outside: SendCallbacks sends what is
 // due now, and Run calls it periodically and whenever a payer decides.
@@ -40,7 +40,11 @@ func (p *PSP) dueCallbacks(ctx context.Context, now time.Time) ([]pendingCallbac
 	if err != nil {
 		return nil, err
 	}
-	out := append(pays, trfs...)
+	rfds, err := dueIn(ctx, p.st.refunds(), "refund", now)
+	if err != nil {
+		return nil, err
+	}
+	out := append(append(pays, trfs...), rfds...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].order.Before(out[j].order) })
 	return out, nil
 }
@@ -72,9 +76,12 @@ func dueIn[T record](ctx context.Context, records table[T], kind string, now tim
 func (p *PSP) acknowledged(ctx context.Context, c callbackView) error {
 	mark := func(l *lifecycle) { l.Notified = c.State }
 	var err error
-	if c.Kind == "payment" {
+	switch c.Kind {
+	case "payment":
 		_, err = p.st.payments().update(ctx, byKey(c.Key), func(pm *payment) { mark(pm.base()) })
-	} else {
+	case "refund":
+		_, err = p.st.refunds().update(ctx, byKey(c.Key), func(rf *refund) { mark(rf.base()) })
+	default:
 		_, err = p.st.transfers().update(ctx, byKey(c.Key), func(t *transfer) { mark(t.base()) })
 	}
 	return err

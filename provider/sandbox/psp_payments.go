@@ -20,6 +20,9 @@ type payment struct {
 	In  paymentCreate `json:"in"`
 	QR  string        `json:"qr,omitempty"` // EMVCo payload of QR channels
 	VA  *vaView       `json:"va,omitempty"`
+	// Refunded is how much of the payment its refunds took (declined
+	// refunds take nothing).
+	Refunded int64 `json:"refunded,omitempty"`
 }
 
 // channel is the attempt's channel, which creation checked.

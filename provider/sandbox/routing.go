@@ -18,6 +18,8 @@ func DefaultRouting() paykit.Routing {
 			r := paykit.PaymentRoute{
 				Environment: paykit.Test, Method: m, Country: country, Currency: currencies[country],
 				Provider: Name, NextAction: nextActionType(ch.action), CustomerFields: ch.payerFields(),
+				// Bank transfers into a virtual account cannot be refunded.
+				NoRefunds: m == "BANK_TRANSFER",
 			}
 			if ch.code == fpxChannel {
 				r.Options = []string{"bank"}

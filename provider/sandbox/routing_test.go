@@ -39,6 +39,7 @@ func TestDefaultRouting(t *testing.T) {
 			want = []string{"name", "email"}
 		}
 		is.Equal(r.CustomerFields, want)
+		is.Equal(r.NoRefunds, r.Method == "BANK_TRANSFER") // every other route refunds
 		switch r.Method {
 		case "PROMPTPAY", "DUITNOW_QR":
 			is.Equal(r.NextAction, paykit.NextActionDisplayQRCode)
@@ -141,12 +142,20 @@ func TestParseCallback(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(evs[0].Result.Outcome, paykit.OutcomeSucceeded)
 
+	refund := `{"id":"evt_3","kind":"refund","key":"re_1","state":"FAILED","error_code":"ERR_REFUND_DECLINED"}`
+	evs, err = request(refund, hexMAC(testAPIKey, refund))
+	is.NoErr(err)
+	is.Equal(evs[0].Kind, "refund")
+	is.Equal(evs[0].Key, "re_1")
+	is.Equal(evs[0].Result.Outcome, paykit.OutcomeFailed)
+	is.Equal(evs[0].Result.FailureCode, paykit.RefundProviderDeclined)
+
 	for name, tc := range map[string][2]string{
 		"no signature":   {body, ""},
 		"wrong key":      {body, hexMAC("other", body)},
 		"changed body":   {strings.Replace(body, "SUCCESS", "FAILED", 1), hexMAC(testAPIKey, body)},
 		"not hex":        {body, "zz"},
-		"bad kind":       {`{"id":"e","kind":"refund","key":"k","state":"SUCCESS"}`, hexMAC(testAPIKey, `{"id":"e","kind":"refund","key":"k","state":"SUCCESS"}`)},
+		"bad kind":       {`{"id":"e","kind":"transfer","key":"k","state":"SUCCESS"}`, hexMAC(testAPIKey, `{"id":"e","kind":"transfer","key":"k","state":"SUCCESS"}`)},
 		"not json":       {`nope`, hexMAC(testAPIKey, `nope`)},
 		"unknown fields": {`{"id":"e","kind":"payment","key":"k","state":"SUCCESS","x":1}`, hexMAC(testAPIKey, `{"id":"e","kind":"payment","key":"k","state":"SUCCESS","x":1}`)},
 	} {

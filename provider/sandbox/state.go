@@ -20,6 +20,7 @@ import (
 type state interface {
 	payments() table[*payment]
 	transfers() table[*transfer]
+	refunds() table[*refund]
 	// countCreate counts one create request under key.
 	countCreate(ctx context.Context, key string) error
 	// createCalls returns how many create requests came under key.
@@ -54,7 +55,7 @@ type lookup struct {
 func byKey(key string) lookup { return lookup{value: key} }
 func byID(id string) lookup   { return lookup{byID: true, value: id} }
 
-// record is a payment or a transfer.
+// record is a payment, a transfer or a refund.
 type record interface{ base() *lifecycle }
 
 // lifecycle is what the PSP keeps of payments and transfers alike: who
@@ -112,16 +113,18 @@ func (l *lifecycle) attention() (time.Time, bool) {
 type memState struct {
 	pays  *memTable[*payment]
 	trfs  *memTable[*transfer]
+	rfds  *memTable[*refund]
 	mu    sync.Mutex
 	calls map[string]int
 }
 
 func newMemState() *memState {
-	return &memState{pays: newMemTable[*payment](), trfs: newMemTable[*transfer](), calls: map[string]int{}}
+	return &memState{pays: newMemTable[*payment](), trfs: newMemTable[*transfer](), rfds: newMemTable[*refund](), calls: map[string]int{}}
 }
 
 func (s *memState) payments() table[*payment]   { return s.pays }
 func (s *memState) transfers() table[*transfer] { return s.trfs }
+func (s *memState) refunds() table[*refund]     { return s.rfds }
 
 func (s *memState) countCreate(_ context.Context, key string) error {
 	s.mu.Lock()

@@ -48,6 +48,15 @@ var sqlMigrations = []string{
 		idem_key TEXT   NOT NULL PRIMARY KEY,
 		calls    BIGINT NOT NULL
 	)`,
+	`CREATE TABLE sandbox_refunds (
+		seq      %[1]s,
+		idem_key TEXT   NOT NULL UNIQUE,
+		id       TEXT   NOT NULL UNIQUE,
+		state    TEXT   NOT NULL,
+		due_at   BIGINT,
+		data     TEXT   NOT NULL
+	);
+	CREATE INDEX sandbox_refunds_due_at ON sandbox_refunds (due_at)`,
 }
 
 // migrateLockID is the PostgreSQL advisory lock that serializes Migrate
@@ -114,6 +123,7 @@ type sqlState struct {
 	db   *bun.DB
 	pays *sqlTable[*payment]
 	trfs *sqlTable[*transfer]
+	rfds *sqlTable[*refund]
 }
 
 // newSQLState returns the state on db. It panics on a dialect other than
@@ -127,11 +137,13 @@ func newSQLState(db *bun.DB) *sqlState {
 		db:   db,
 		pays: &sqlTable[*payment]{db: db, pg: pg, name: "sandbox_payments"},
 		trfs: &sqlTable[*transfer]{db: db, pg: pg, name: "sandbox_transfers"},
+		rfds: &sqlTable[*refund]{db: db, pg: pg, name: "sandbox_refunds"},
 	}
 }
 
 func (s *sqlState) payments() table[*payment]   { return s.pays }
 func (s *sqlState) transfers() table[*transfer] { return s.trfs }
+func (s *sqlState) refunds() table[*refund]     { return s.rfds }
 
 func (s *sqlState) countCreate(ctx context.Context, key string) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)

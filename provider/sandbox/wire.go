@@ -82,6 +82,30 @@ type transferView struct {
 	CancelRequestedAt *time.Time `json:"cancel_requested_at,omitempty"`
 }
 
+// refundCreate is the body of POST /api/refunds. It names the payment by
+// its idempotency key or its id (both: they must agree).
+type refundCreate struct {
+	PaymentKey  string `json:"payment_key,omitempty"`
+	PaymentID   string `json:"payment_id,omitempty"`
+	AmountMinor int64  `json:"amount_minor"`
+	Ccy         string `json:"ccy"`
+}
+
+// refundView is the PSP's answer about a refund.
+type refundView struct {
+	ID           string    `json:"id"`
+	Key          string    `json:"idempotency_key"`
+	State        string    `json:"state"`
+	PaymentKey   string    `json:"payment_key"`
+	PaymentID    string    `json:"payment_id"`
+	AmountMinor  int64     `json:"amount_minor"`
+	Ccy          string    `json:"ccy"`
+	ErrorCode    string    `json:"error_code,omitempty"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
 // errorView is the body of every PSP error answer.
 type errorView struct {
 	Code    string `json:"error_code"`
