@@ -1,4 +1,4 @@
-package refundtest_test
+package sandbox_test
 
 import (
 	"context"
@@ -22,32 +22,32 @@ import (
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
-// clock is a manual clock for the PSP.
-type clock struct {
+// refundClock is a manual clock for the PSP.
+type refundClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time {
+func (c *refundClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) Advance(d time.Duration) {
+func (c *refundClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
 
-// sink receives the PSP's callbacks and parses them with the adapter.
-type sink struct {
+// refundSink receives the PSP's callbacks and parses them with the adapter.
+type refundSink struct {
 	mu   sync.Mutex
 	prov *sandbox.Provider
 	got  []paykit.CallbackEvent
 }
 
-func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *refundSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	evs, err := s.prov.ParseCallback(r.Context(), r)
@@ -58,7 +58,7 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.got = append(s.got, evs...)
 }
 
-func (s *sink) events() []paykit.CallbackEvent {
+func (s *refundSink) events() []paykit.CallbackEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.got)
@@ -66,20 +66,20 @@ func (s *sink) events() []paykit.CallbackEvent {
 
 const delay = 2 * time.Second
 
-// env is a PSP on a manual clock behind a real HTTP server, its adapter
+// refundEnv is a PSP on a manual clock behind a real HTTP server, its adapter
 // with a short timeout, and a callback receiver.
-type env struct {
+type refundEnv struct {
 	psp   *sandbox.PSP
 	prov  *sandbox.Provider
-	clock *clock
-	sink  *sink
+	clock *refundClock
+	sink  *refundSink
 }
 
-func newEnv(t *testing.T) *env { return newEnvOn(t, nil) }
+func newRefundEnv(t *testing.T) *refundEnv { return newRefundEnvOn(t, nil) }
 
-func newEnvOn(t *testing.T, db *bun.DB) *env {
+func newRefundEnvOn(t *testing.T, db *bun.DB) *refundEnv {
 	t.Helper()
-	e := &env{clock: &clock{now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}, sink: &sink{}}
+	e := &refundEnv{clock: &refundClock{now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}, sink: &refundSink{}}
 	cb := httptest.NewServer(e.sink)
 	t.Cleanup(cb.Close)
 	e.psp = sandbox.NewPSP(sandbox.PSPConfig{
@@ -95,7 +95,7 @@ func newEnvOn(t *testing.T, db *bun.DB) *env {
 
 // paid makes a succeeded payment of amount by method under key and
 // returns a refund request template for it.
-func (e *env) paid(t *testing.T, key, method string, amount int64) paykit.RefundRequest {
+func (e *refundEnv) paid(t *testing.T, key, method string, amount int64) paykit.RefundRequest {
 	t.Helper()
 	ctx := context.Background()
 	r := e.prov.CreatePayment(ctx, paykit.PaymentRequest{
@@ -124,7 +124,7 @@ func refund(tmpl paykit.RefundRequest, key string, amount int64) paykit.RefundRe
 func TestRefundMagicAmounts(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newRefundEnv(t)
 	tmpl := e.paid(t, "pay_1", "TNG", 100000)
 
 	ok := e.prov.CreateRefund(ctx, refund(tmpl, "re_ok", 20000))
@@ -196,7 +196,7 @@ func TestRefundMagicAmounts(t *testing.T) {
 func TestRefundRulesAtThePSP(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newRefundEnv(t)
 	tmpl := e.paid(t, "pay_1", "TNG", 10000)
 
 	for i, amount := range []int64{3000, 3000, 3000} {
@@ -267,7 +267,7 @@ func TestBankTransferCannotRefund(t *testing.T) {
 		is.Equal(r.NoRefunds, r.Method == "BANK_TRANSFER") // only bank transfers
 	}
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newRefundEnv(t)
 	tmpl := e.paid(t, "pay_va", "BANK_TRANSFER", 5000)
 	is.Equal(e.prov.InquirePayment(ctx, "pay_va").Outcome, paykit.OutcomeRequiresAction)
 	r := e.prov.CreateRefund(ctx, refund(tmpl, "re_va", 100))
@@ -294,7 +294,7 @@ func TestRefundFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			e := newEnv(t)
+			e := newRefundEnv(t)
 			tmpl := e.paid(t, "pay_1", "TNG", 5000)
 			e.psp.InjectFault(c.fault)
 			is.Equal(e.prov.CreateRefund(ctx, refund(tmpl, "re_1", 1000)).Outcome, c.want)
@@ -307,7 +307,7 @@ func TestRefundFaults(t *testing.T) {
 	}
 	t.Run("inquiry 500", func(t *testing.T) {
 		is := is.New(t)
-		e := newEnv(t)
+		e := newRefundEnv(t)
 		tmpl := e.paid(t, "pay_1", "TNG", 5000)
 		is.Equal(e.prov.CreateRefund(ctx, refund(tmpl, "re_1", 1000)).Outcome, paykit.OutcomePending)
 		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpInquireRefund, Kind: sandbox.FaultStatus500})
@@ -321,7 +321,7 @@ func TestRefundFaults(t *testing.T) {
 func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	e := newEnv(t)
+	e := newRefundEnv(t)
 	tmpl := e.paid(t, "pay_1", "TNG", 10000)
 	var wg sync.WaitGroup
 	results := make([]paykit.Result, 12)
@@ -362,12 +362,12 @@ func TestRefundsInSQLState(t *testing.T) {
 	is.NoErr(sandbox.Migrate(ctx, db))
 	is.NoErr(sandbox.Migrate(ctx, db)) // again: nothing to do
 
-	a := newEnvOn(t, db)
+	a := newRefundEnvOn(t, db)
 	tmpl := a.paid(t, "pay_1", "TNG", 5000)
 	is.Equal(a.prov.CreateRefund(ctx, refund(tmpl, "re_1", 4000)).Outcome, paykit.OutcomePending)
 	is.Equal(a.prov.CreateRefund(ctx, refund(tmpl, "re_t", 912)).Outcome, paykit.OutcomeUnknown)
 
-	b := newEnvOn(t, db)
+	b := newRefundEnvOn(t, db)
 	b.clock.Advance(delay)
 	is.Equal(b.prov.InquireRefund(ctx, "re_1").Outcome, paykit.OutcomeSucceeded)
 	is.Equal(b.prov.InquireRefund(ctx, "re_t").Outcome, paykit.OutcomeSucceeded)
@@ -384,7 +384,7 @@ func TestRefundsInSQLState(t *testing.T) {
 // a second one under a key; GET of an unknown key is the PSP's 404.
 func TestRefundAPI(t *testing.T) {
 	is := is.New(t)
-	e := newEnv(t)
+	e := newRefundEnv(t)
 	e.paid(t, "pay_1", "TNG", 5000)
 	srv := httptest.NewServer(e.psp)
 	t.Cleanup(srv.Close)
