@@ -60,6 +60,14 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 			}
 			err = s.applyPayoutInquiry(ctx, po.Scope(), po.ID, e.Result)
 		}
+	case "refund":
+		var re *Refund
+		if re, err = s.store.FindRefund(ctx, e.Key); err == nil {
+			if re.Provider != provider || re.Dispatch == DispatchSending {
+				return nil // not ours, or the create call is still out (as above)
+			}
+			err = s.applyRefundInquiry(ctx, re.Scope(), re.ID, e.Result)
+		}
 	default:
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 
 // Callbacks: the PSP will notify state changes by POSTing one JSON event
 //
-//	{"id":"evt_…","kind":"payment"|"payout"|"refund","key":"<idempotency key>","state":"SUCCESS","error_code":""}
+//	{"id":"evt_…","kind":"payment"|"payout"|"refund","key":"<idempotency key>","ref":"<the PSP's id>","state":"SUCCESS","error_code":""}
 //
 // with header Sandbox-Signature: the hex HMAC-SHA256 of the raw body under
 // the API key. The PSP sends them when PSPConfig.CallbackURL is set (see
@@ -32,6 +32,7 @@ type callbackView struct {
 	ID        string `json:"id"`
 	Kind      string `json:"kind"`
 	Key       string `json:"key"`
+	Ref       string `json:"ref,omitempty"` // the PSP's id of the payment, transfer or refund
 	State     string `json:"state"`
 	ErrorCode string `json:"error_code,omitempty"`
 }
@@ -78,5 +79,8 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 		res = refundStateResult(c.State, c.ErrorCode)
 	}
 	res.Detail = stateDetail(c.State, c.ErrorCode, nil)
+	if res.Reference == "" {
+		res.Reference = c.Ref
+	}
 	return []paykit.CallbackEvent{{ID: c.ID, Kind: c.Kind, Key: c.Key, Result: res}}, nil
 }

@@ -62,7 +62,7 @@ func dueIn[T record](ctx context.Context, records table[T], kind string, now tim
 			l := rec.base()
 			l.settle(now)
 			if final(l.State) && l.Notified != l.State {
-				out = append(out, pendingCallback{l.Updated, callbackView{Kind: kind, Key: l.Key, State: l.State, ErrorCode: l.ErrCode}})
+				out = append(out, pendingCallback{l.Updated, callbackView{Kind: kind, Key: l.Key, Ref: l.ID, State: l.State, ErrorCode: l.ErrCode}})
 			}
 		})
 		if err != nil {
