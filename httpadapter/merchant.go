@@ -52,6 +52,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	m.handle("POST /test_helpers/payment_intents/{id}/approve", m.auth(m.simulatePayer(true)))
 	m.handle("POST /test_helpers/payment_intents/{id}/decline", m.auth(m.simulatePayer(false)))
 	m.routePayouts()
+	m.routeRefunds()
 	m.routeEvents()
 	m.routeMerchantCheckouts()
 	return m
@@ -275,9 +276,9 @@ type listFilter struct {
 // listFilters reads the shared list parameters (4.2): limit, cursor,
 // status, currency, country, merchant_reference, created_after and
 // created_before, refusing any other.
-func listFilters(q url.Values) (listFilter, error) {
+func listFilters(q url.Values, extra ...string) (listFilter, error) {
 	var f listFilter
-	if err := allowQuery(q, "limit", "cursor", "status", "currency", "country", "merchant_reference", "created_after", "created_before"); err != nil {
+	if err := allowQuery(q, append([]string{"limit", "cursor", "status", "currency", "country", "merchant_reference", "created_after", "created_before"}, extra...)...); err != nil {
 		return f, err
 	}
 	var err error

@@ -29,6 +29,8 @@ func project(v any) any {
 		return payoutView(v)
 	case *paykit.Checkout:
 		return checkoutView(v)
+	case *paykit.Refund:
+		return refundView(v)
 	case *paykit.Event:
 		return eventView(v)
 	case *paykit.Merchant:
@@ -49,6 +51,8 @@ func project(v any) any {
 		return pageView(v, payoutView)
 	case *paykit.Page[paykit.Checkout]:
 		return pageView(v, checkoutView)
+	case *paykit.Page[paykit.Refund]:
+		return pageView(v, refundView)
 	case *paykit.Page[paykit.Event]:
 		return pageView(v, eventView)
 	case *paykit.Page[paykit.Merchant]:
@@ -157,6 +161,7 @@ type paymentIntentJSON struct {
 	Status            paykit.PaymentStatus `json:"status"`
 	Amount            string               `json:"amount"`
 	CapturedAmount    string               `json:"captured_amount"`
+	RefundedAmount    string               `json:"refunded_amount"`
 	Currency          string               `json:"currency"`
 	Country           string               `json:"country"`
 	MerchantReference string               `json:"merchant_reference"`
@@ -175,10 +180,36 @@ type paymentIntentJSON struct {
 // fields never appear in it.
 func paymentIntentView(p *paykit.PaymentIntent) paymentIntentJSON {
 	return paymentIntentJSON{
-		"payment_intent", p.ID, p.Status, amount(p.Amount), amount(p.CapturedAmount()),
+		"payment_intent", p.ID, p.Status, amount(p.Amount), amount(p.CapturedAmount()), amount(p.RefundedAmount),
 		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
 		nextActionView(p.NextAction), nullString(p.FailureCode), receiptView(p.Receipt), formatTime(p.ExpiresAt),
 		formatTimePtr(p.CompletedAt), formatTime(p.CreatedAt), formatTime(p.UpdatedAt),
+	}
+}
+
+type refundJSON struct {
+	Object            string              `json:"object"`
+	ID                string              `json:"id"`
+	PaymentIntent     string              `json:"payment_intent"`
+	Amount            string              `json:"amount"`
+	Currency          string              `json:"currency"`
+	Status            paykit.RefundStatus `json:"status"`
+	Reason            *string             `json:"reason"`
+	MerchantReference string              `json:"merchant_reference"`
+	Environment       paykit.Environment  `json:"environment"`
+	FailureCode       *string             `json:"failure_code"`
+	CreatedAt         string              `json:"created_at"`
+	UpdatedAt         string              `json:"updated_at"`
+	CompletedAt       *string             `json:"completed_at"`
+}
+
+// refundView is the contract's refund projection; the Provider's id and
+// the dispatch state never appear in it.
+func refundView(r *paykit.Refund) refundJSON {
+	return refundJSON{
+		"refund", r.ID, r.PaymentIntentID, amount(r.Amount), r.Currency, r.Status, nullString(r.Reason),
+		r.MerchantReference, r.Environment, nullString(r.FailureCode), formatTime(r.CreatedAt), formatTime(r.UpdatedAt),
+		formatTimePtr(r.CompletedAt),
 	}
 }
 
@@ -315,6 +346,8 @@ func eventView(e *paykit.Event) eventJSON {
 		data = paymentIntentView(e.PaymentIntent)
 	case e.Checkout != nil:
 		data = checkoutView(e.Checkout)
+	case e.Refund != nil:
+		data = refundView(e.Refund)
 	case e.PayoutIntent != nil:
 		po := e.PayoutIntent
 		data = payoutView(po)

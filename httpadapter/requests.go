@@ -68,6 +68,41 @@ func (b *createPayoutIntentBody) request(amount int64) paykit.CreatePayoutIntent
 		MerchantReference: b.MerchantReference, Recipient: b.Recipient}
 }
 
+// createRefundBody is the body of POST /refunds. Amount and reason are
+// optional; a reason given must not be empty.
+type createRefundBody struct {
+	PaymentIntent     string  `json:"payment_intent" validate:"required,max=64"`
+	MerchantReference string  `json:"merchant_reference" validate:"required,max=256"`
+	Amount            *string `json:"amount,omitempty" validate:"omitempty,amount"`
+	Reason            *string `json:"reason,omitempty" validate:"omitempty,min=1,max=512"`
+}
+
+func (b *createRefundBody) amount() string {
+	if b.Amount == nil {
+		return ""
+	}
+	return *b.Amount
+}
+
+func (b *createRefundBody) amountOmitted() bool { return b.Amount == nil }
+
+func (b *createRefundBody) request(amount int64) paykit.CreateRefundRequest {
+	req := paykit.CreateRefundRequest{PaymentIntent: b.PaymentIntent, MerchantReference: b.MerchantReference, Amount: amount}
+	if b.Reason != nil {
+		req.Reason = *b.Reason
+	}
+	return req
+}
+
+// check refuses what the Go request cannot tell apart: a reason given
+// empty.
+func (b *createRefundBody) check() error {
+	if b.Reason != nil && *b.Reason == "" {
+		return paykit.InvalidRequest("reason", "reason has the wrong length (min 1).")
+	}
+	return nil
+}
+
 // createBody is a create request's body.
 type createBody[Req any] interface {
 	amount() string
@@ -80,11 +115,19 @@ type createBody[Req any] interface {
 // any other request that differs; otherwise the body's own validation
 // error (the amount's, the first field) is the answer.
 func toRequest[Req any, B createBody[Req]](ctx context.Context, svc *paykit.Service, p paykit.Principal, key string, body B) (Req, error) {
+	var zero Req
+	if c, ok := any(body).(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
+			return zero, err
+		}
+	}
+	if o, ok := any(body).(interface{ amountOmitted() bool }); ok && o.amountOmitted() {
+		return body.request(0), nil // the Service's default
+	}
 	amount, err := paykit.ParseAmount(body.amount())
 	if err == nil {
 		return body.request(amount), nil
 	}
-	var zero Req
 	if err := svc.IdempotencyKeyConflict(ctx, p, key); err != nil {
 		return zero, err
 	}
