@@ -75,6 +75,10 @@ var everyStore = map[string]bool{
 	"TestOperatorListJobStates":              false,
 	"TestStuckPayoutNeedsAttention":          false,
 	"TestWebhookDelivery":                    false,
+	// Refunds: the ledger, the payment's refundable share, lists.
+	"TestRefundProjectionAndLedger": false,
+	"TestRefundRejections":          false,
+	"TestRefundSandboxOutcomes":     false,
 	// Concurrency and locking.
 	"TestConcurrentIdenticalCreates":      true,
 	"TestConcurrentCreatesOfOneReference": true,
@@ -82,6 +86,7 @@ var everyStore = map[string]bool{
 	"TestConcurrentPayoutsOverHTTP":       true,
 	"TestCallbackRacesRecovery":           true,
 	"TestCancelWhileProviderSettles":      true,
+	"TestConcurrentRefundsOverHTTP":       true,
 }
 
 // forEachStore runs fn as a subtest on the memory Store, in parallel with
