@@ -309,3 +309,31 @@ func ExampleService_CreatePaymentIntentTx() {
 	// accepted processing
 	// requires_action redirect_to_url
 }
+
+// A succeeded payment is refunded in part; the amount stays reserved on
+// the balance until the Provider's final word.
+func ExampleService_CreateRefund() {
+	e := newExample(memory.New(), paykit.Config{})
+	defer e.close()
+	ctx := context.Background()
+	pi, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-20", tngPayment("order-20"))
+	if _, err := e.svc.SimulatePayer(ctx, e.p, pi.ID, true); err != nil {
+		panic(err)
+	}
+
+	re, answer, err := e.svc.CreateRefund(ctx, e.p, "refund-20", paykit.CreateRefundRequest{
+		PaymentIntent: pi.ID, MerchantReference: "refund-20", Amount: 5000, Reason: "one item returned",
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(answer.Kind, re.Status, re.Amount, re.Currency)
+
+	_, _, err = e.svc.CreateRefund(ctx, e.p, "refund-21", paykit.CreateRefundRequest{
+		PaymentIntent: pi.ID, MerchantReference: "refund-21", Amount: 10001,
+	})
+	fmt.Println(paykit.ErrorCode(err))
+	// Output:
+	// created pending 5000 MYR
+	// amount_exceeds_refundable
+}
