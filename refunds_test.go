@@ -40,7 +40,10 @@ func (f *fakeProvider) CreateRefund(_ context.Context, req paykit.RefundRequest)
 		}
 		f.refunds[req.Key] = r
 	}
-	if req.Amount%1000 == 912 && !seen {
+	if req.Amount%1000 == 914 { // a Provider that never says
+		r.state = paykit.OutcomeUnknown
+	}
+	if req.Amount%1000 == 912 && !seen || r.state == paykit.OutcomeUnknown {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "timeout"}
 	}
 	return f.refundResult(req.Key, r)
@@ -60,6 +63,9 @@ func (f *fakeProvider) InquireRefund(_ context.Context, key string) paykit.Resul
 	r, ok := f.refunds[key]
 	if !ok {
 		return paykit.Result{Outcome: paykit.OutcomeNotFound}
+	}
+	if r.state == paykit.OutcomeUnknown {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "timeout"}
 	}
 	if r.state == paykit.OutcomePending {
 		r.state = paykit.OutcomeSucceeded // settles by the next inquiry
@@ -266,6 +272,30 @@ func TestRefundUnknownOutcomes(t *testing.T) {
 	}
 	_, _, err = e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 1912))
 	is.NoErr(err) // replay
+}
+
+// TestRefundThatNeverSettlesIsVisible: a refund whose Provider never
+// answers stays pending, keeps being asked, and shows in the jobs view.
+func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	pi := e.paid(t, 10000, "order-1")
+	re, _, err := e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 1914))
+	is.NoErr(err)
+	for range 48 { // two days of asking
+		e.clock.Advance(time.Hour)
+		e.drain(t)
+	}
+	got, err := e.svc.GetRefund(ctx, e.test, re.ID)
+	is.NoErr(err)
+	is.Equal(got.Status, paykit.RefundPending) // never failed for want of an answer
+	jobs, err := e.svc.ListJobs(ctx, paykit.JobListParams{Kind: "refund.inquire"})
+	is.NoErr(err)
+	is.Equal(len(jobs.Data), 1)
+	is.Equal(jobs.Data[0].TargetID, re.ID)
+	is.True(jobs.Data[0].State == paykit.JobRetrying || jobs.Data[0].State == paykit.JobNeedsAttention)
+	is.True(jobs.Data[0].Attempts > 10)
 }
 
 // TestConcurrentRefundsNeverExceedThePayment: ten concurrent refunds of

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/store/storetest"
 )
 
 // paidPayment makes a succeeded FPX payment of amount through the API and
@@ -27,6 +28,7 @@ func (e *sandboxEnv) paidPayment(k keys, amount, ref string) string {
 	if got := e.get(k, id); got["status"] != "succeeded" {
 		e.t.Fatalf("payment %s is %v", id, got["status"])
 	}
+	e.t.Cleanup(func() { storetest.CheckLedger(e.t, e.store, paykit.Scope{MerchantID: k.merchantID, Environment: paykit.Test}) })
 	return id
 }
 
