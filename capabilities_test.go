@@ -51,6 +51,8 @@ func TestNewChecksDeclaredCapabilities(t *testing.T) {
 		{"payout route, declared", paykit.Routing{Payouts: []paykit.PayoutRoute{payout}}, bank, ""},
 		{"declares payouts without the methods", paykit.Routing{},
 			declared{newFakeProvider(), paykit.CapPayments | paykit.CapPayouts}, `Provider "p" declares payouts but lacks its methods (paykit.PayoutProvider)`},
+		{"declares refunds without the methods", paykit.Routing{},
+			declared{newFakeProvider(), paykit.CapPayments | paykit.CapRefunds}, `Provider "p" declares refunds but lacks its methods (paykit.RefundProvider)`},
 		{"declares payer simulation without the methods", paykit.Routing{},
 			declared{newFakeProvider(), paykit.CapPayerSimulation}, "declares payer simulation but lacks its methods (paykit.PayerSimulator)"},
 		{"declares returns without the methods", paykit.Routing{},
