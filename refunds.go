@@ -211,7 +211,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
-		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this refund.", re.Currency)
+		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this refund.")
 	case errors.Is(err, ErrAlreadyExists):
 		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another refund.", req.MerchantReference)
 	case err != nil:
