@@ -28,7 +28,9 @@ func (e *sandboxEnv) paidPayment(k keys, amount, ref string) string {
 	if got := e.get(k, id); got["status"] != "succeeded" {
 		e.t.Fatalf("payment %s is %v", id, got["status"])
 	}
-	e.t.Cleanup(func() { storetest.CheckLedger(e.t, e.store, paykit.Scope{MerchantID: k.merchantID, Environment: paykit.Test}) })
+	e.t.Cleanup(func() {
+		storetest.CheckLedger(e.t, e.store, paykit.Scope{MerchantID: k.merchantID, Environment: paykit.Test})
+	})
 	return id
 }
 
