@@ -351,12 +351,7 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params Checkou
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range params.Statuses {
-		if !st.Valid() {
-			return nil, InvalidRequest("status", "status %q is not a checkout status.", st)
-		}
-	}
-	if err := validateListFilters(params.Currency, params.Country, params.MerchantReference); err != nil {
+	if err := params.check("checkout", CheckoutStatus.Valid); err != nil {
 		return nil, err
 	}
 	rows, err := s.store.ListCheckouts(ctx, CheckoutQuery{

@@ -273,6 +273,36 @@ func answered[T any](ctx context.Context, a *StoredAnswer, replayed bool, curren
 	return out, ans, nil
 }
 
+// finishCreate completes the idempotency record under idemKey with the
+// resource id as get reads it now (created), unless someone finished it
+// first; either way it answers what the record holds.
+func finishCreate[T any](ctx context.Context, s *Service, scope Scope, id, idemKey string, get func(Tx, context.Context, Scope, string) (*T, error)) (*T, Answer, error) {
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
+	err := s.inTx(ctx, func(tx Tx) error {
+		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
+		if err != nil {
+			return err
+		}
+		if rec.State == IdempotencyComplete {
+			stored, replayed = rec.Answer, true
+			return nil
+		}
+		v, err := get(tx, ctx, scope, id)
+		if err != nil {
+			return err
+		}
+		stored, err = finish(ctx, tx, rec, AnswerCreated, v, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
+	}
+	return answered(ctx, stored, replayed, func(ctx context.Context) (*T, error) { return get(s.store, ctx, scope, id) })
+}
+
 // unlock lets a retry of the operation under key take over at once,
 // unless it completed meanwhile.
 func unlock(ctx context.Context, tx Tx, scope Scope, key string, now time.Time) error {

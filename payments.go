@@ -165,6 +165,17 @@ type ListParams[S ~string] struct {
 	CreatedBefore     *time.Time // exclusive
 }
 
+// check validates the filters of a list of kind ("payment intent"):
+// its statuses by valid, and the shared filters.
+func (l ListParams[S]) check(kind string, valid func(S) bool) error {
+	for _, st := range l.Statuses {
+		if !valid(st) {
+			return InvalidRequest("status", "status %q is not a %s status.", st, kind)
+		}
+	}
+	return validateListFilters(l.Currency, l.Country, l.MerchantReference)
+}
+
 // GetPaymentIntent returns the committed projection of an intent of the
 // caller's scope. It never starts Provider work.
 func (s *Service) GetPaymentIntent(ctx context.Context, p Principal, id string) (*PaymentIntent, error) {
@@ -184,12 +195,7 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Pa
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range params.Statuses {
-		if !st.Valid() {
-			return nil, InvalidRequest("status", "status %q is not a payment intent status.", st)
-		}
-	}
-	if err := validateListFilters(params.Currency, params.Country, params.MerchantReference); err != nil {
+	if err := params.check("payment intent", PaymentStatus.Valid); err != nil {
 		return nil, err
 	}
 	rows, err := s.store.ListPaymentIntents(ctx, PaymentIntentQuery{

@@ -290,7 +290,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		ans Answer
 	)
 	if po.ApprovalPending || po.Dispatch != DispatchSending {
-		out, ans, err = s.finishPayoutRequest(ctx, po.Scope(), po.ID, idempotencyKey)
+		out, ans, err = finishCreate(ctx, s, po.Scope(), po.ID, idempotencyKey, Tx.GetPayoutIntent)
 	} else {
 		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
 	}
@@ -387,36 +387,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 	if idemKey == "" {
 		return nil, Answer{}, nil
 	}
-	return s.finishPayoutRequest(ctx, scope, id, idemKey)
-}
-
-// finishPayoutRequest completes the idempotency record with the payout as
-// it is now (created), unless someone finished it first.
-func (s *Service) finishPayoutRequest(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
-	var (
-		stored   *StoredAnswer
-		replayed bool
-	)
-	err := s.inTx(ctx, func(tx Tx) error {
-		po, err := tx.GetPayoutIntent(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
-		if err != nil {
-			return err
-		}
-		if rec.State == IdempotencyComplete {
-			stored, replayed = rec.Answer, true
-			return nil
-		}
-		stored, err = finish(ctx, tx, rec, AnswerCreated, po, s.Now())
-		return err
-	})
-	if err != nil {
-		return nil, Answer{}, asServiceError(err)
-	}
-	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
+	return finishCreate(ctx, s, scope, id, idemKey, Tx.GetPayoutIntent)
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
@@ -844,12 +815,7 @@ func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params Pay
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range params.Statuses {
-		if !st.Valid() {
-			return nil, InvalidRequest("status", "status %q is not a payout intent status.", st)
-		}
-	}
-	if err := validateListFilters(params.Currency, params.Country, params.MerchantReference); err != nil {
+	if err := params.check("payout intent", PayoutStatus.Valid); err != nil {
 		return nil, err
 	}
 	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{

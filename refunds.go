@@ -226,7 +226,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	if _, err := s.sendRefund(ctx, p.Scope, re.ID); err != nil {
 		return nil, Answer{}, err
 	}
-	return s.finishRefundRequest(ctx, p.Scope, re.ID, idempotencyKey)
+	return finishCreate(ctx, s, p.Scope, re.ID, idempotencyKey, Tx.GetRefund)
 }
 
 // newRefund checks req against the payment and the balance and writes the
@@ -398,35 +398,6 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	return tx.UpdateRefund(ctx, re)
 }
 
-// finishRefundRequest completes the idempotency record with the refund as
-// it is now (created), unless someone finished it first.
-func (s *Service) finishRefundRequest(ctx context.Context, scope Scope, id, idemKey string) (*Refund, Answer, error) {
-	var (
-		stored   *StoredAnswer
-		replayed bool
-	)
-	err := s.inTx(ctx, func(tx Tx) error {
-		re, err := tx.GetRefund(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
-		if err != nil {
-			return err
-		}
-		if rec.State == IdempotencyComplete {
-			stored, replayed = rec.Answer, true
-			return nil
-		}
-		stored, err = finish(ctx, tx, rec, AnswerCreated, re, s.Now())
-		return err
-	})
-	if err != nil {
-		return nil, Answer{}, asServiceError(err)
-	}
-	return answered(ctx, stored, replayed, s.currentRefund(s.store, scope, id))
-}
-
 // currentRefund reads a refund now, for the replay of a legacy answer.
 func (s *Service) currentRefund(r Tx, scope Scope, id string) func(context.Context) (*Refund, error) {
 	return func(ctx context.Context) (*Refund, error) { return r.GetRefund(ctx, scope, id) }
@@ -458,7 +429,7 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 		}
 	}
 	if p.IdempotencyKey != "" {
-		if _, _, err := s.finishRefundRequest(ctx, j.Scope, re.ID, p.IdempotencyKey); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, _, err := finishCreate(ctx, s, j.Scope, re.ID, p.IdempotencyKey, Tx.GetRefund); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}
@@ -555,14 +526,15 @@ func (s *Service) GetRefund(ctx context.Context, p Principal, id string) (*Refun
 
 // ListRefunds returns the caller's refunds, newest first.
 func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundListParams) (*Page[Refund], error) {
-	for _, st := range params.Statuses {
-		if !st.Valid() {
-			return nil, InvalidRequest("status", "status must be one of pending, succeeded, failed.")
-		}
-	}
 	limit, after, err := s.pageQuery("refund", params.PageParams)
 	if err != nil {
 		return nil, err
+	}
+	if err := params.check("refund", RefundStatus.Valid); err != nil {
+		return nil, err
+	}
+	if !ValidText(params.PaymentIntent) {
+		return nil, InvalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
 	}
 	rows, err := s.store.ListRefunds(ctx, RefundQuery{
 		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, MerchantReference: params.MerchantReference,

@@ -122,6 +122,10 @@ func TestRefundProjectionAndLedger(t *testing.T) {
 		is.Equal(len(e.do("GET", "/v1/refunds?status=pending", nil, basic(k)).json(t)["data"].([]any)), 0)
 		is.Equal(e.do("GET", "/v1/refunds?status=open", nil, basic(k)).status, http.StatusBadRequest)
 		is.Equal(e.do("GET", "/v1/refunds?refund=x", nil, basic(k)).status, http.StatusBadRequest)
+		for _, q := range []string{"currency=myr", "country=Malaysia", "merchant_reference=%00", "payment_intent=%00"} {
+			r := e.do("GET", "/v1/refunds?"+q, nil, basic(k))
+			is.Equal(r.status, http.StatusBadRequest) // the shared list filters are checked as on the other lists
+		}
 	})
 }
 
