@@ -34,7 +34,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	actErr := act(ctx, attemptKey(pi))
 	// Whether or not the Provider took the payer's action, its current
 	// answer decides the intent.
-	r := prov.InquirePayment(ctx, attemptKey(pi))
+	r := prov.InquirePayment(ctx, pi.attemptRef())
 	if err := s.applyInquiry(ctx, p.Scope, pi.ID, r); err != nil && !errors.Is(err, errNotYet) {
 		return nil, Internal(err)
 	}

@@ -45,11 +45,12 @@ type racingProvider struct {
 	beforeCancel func()
 }
 
-func (r *racingProvider) CancelPayment(ctx context.Context, key string) paykit.Result {
+func (r *racingProvider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	if r.beforeCancel != nil {
 		r.beforeCancel()
 	}
-	return r.Provider.CancelPayment(ctx, key)
+	return r.Provider.CancelPayment(ctx, paykit.AttemptRef{Key: key})
 }
 
 func newSandboxEnv(t *testing.T, store paykit.Store) *sandboxEnv {

@@ -505,6 +505,11 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 // derived from the intent id, so every retry names the same attempt.
 func attemptKey(pi *PaymentIntent) string { return pi.ID }
 
+// attemptRef names pi's attempt at its Provider.
+func (pi *PaymentIntent) attemptRef() AttemptRef {
+	return AttemptRef{Key: attemptKey(pi), Reference: pi.ProviderRef}
+}
+
 // applyCreateResult moves an intent whose attempt was creating by the
 // Provider's answer, in tx, and schedules what the answer calls for.
 func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentIntent, r Result) error {
@@ -573,9 +578,9 @@ func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Re
 		if pi.CancelRequestedAt == nil { // the Provider expired it: our expiry, not a merchant cancel
 			pi.Status, pi.FailureCode = PaymentExpired, FailureExpired
 		}
-	case OutcomeNotFound:
-		// The Provider confirms it never received the attempt: no money
-		// can have moved.
+	case OutcomeNotFound, OutcomeRefused:
+		// The Provider confirms it never received the attempt, or refused
+		// it before creating anything: no money can have moved.
 		pi.Status, pi.FailureCode = PaymentFailed, FailureProviderError
 	default:
 		return nil
@@ -664,7 +669,7 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 		return err
 	}
 	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
-	r := prov.InquirePayment(ctx, attemptKey(pi))
+	r := prov.InquirePayment(ctx, pi.attemptRef())
 	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
 }
@@ -763,7 +768,7 @@ func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	r := prov.CancelPayment(ctx, attemptKey(pi))
+	r := prov.CancelPayment(ctx, pi.attemptRef())
 	s.log.InfoContext(ctx, "provider cancel payment", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
 	if r.Outcome == OutcomeNotFound && pi.Attempt == AttemptUnknown {
 		r.Outcome = OutcomeCancelled // never reached the Provider: nothing to cancel there
@@ -796,7 +801,7 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	r := prov.CancelPayment(ctx, attemptKey(pi))
+	r := prov.CancelPayment(ctx, pi.attemptRef())
 	s.log.InfoContext(ctx, "provider cancel payment at expiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
 	if r.Outcome == OutcomeNotFound {
 		// Past expires_at the Provider confirms it holds no attempt (it

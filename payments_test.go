@@ -87,7 +87,8 @@ func (f *fakeProvider) result(key string, a *fakeAttempt) paykit.Result {
 	return r
 }
 
-func (f *fakeProvider) InquirePayment(_ context.Context, key string) paykit.Result {
+func (f *fakeProvider) InquirePayment(_ context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a, ok := f.attempts[key]
@@ -101,7 +102,8 @@ func (f *fakeProvider) InquirePayment(_ context.Context, key string) paykit.Resu
 	return f.result(key, a)
 }
 
-func (f *fakeProvider) CancelPayment(_ context.Context, key string) paykit.Result {
+func (f *fakeProvider) CancelPayment(_ context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	a, ok := f.attempts[key]

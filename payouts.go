@@ -113,6 +113,12 @@ type PayoutIntent struct {
 // Scope returns the tenant of the payout.
 func (p *PayoutIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
 
+// attemptRef names the payout's transfer at its Provider: its key is the
+// payout's id.
+func (p *PayoutIntent) attemptRef() AttemptRef {
+	return AttemptRef{Key: p.ID, Reference: p.ProviderRef}
+}
+
 // CreatePayoutIntentRequest is the body of POST /payout_intents.
 type CreatePayoutIntentRequest struct {
 	Amount            int64     `json:"amount" validate:"minor_units"` // minor units
@@ -458,8 +464,11 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 			return err
 		}
 		po.Status, po.CompletedAmount, po.ReservedAmount = PayoutSucceeded, po.ReservedAmount, 0
-	case OutcomeFailed:
+	case OutcomeFailed, OutcomeRefused:
 		code := r.FailureCode
+		if r.Outcome == OutcomeRefused {
+			code = FailureProviderError // refused before any transfer existed
+		}
 		if code == "" {
 			code = FailureProviderDeclined
 		}
@@ -558,7 +567,7 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 		return err
 	}
 	s.logStalePayout(ctx, po)
-	r := pp.InquirePayout(ctx, po.ID)
+	r := pp.InquirePayout(ctx, po.attemptRef())
 	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
 }
@@ -671,7 +680,7 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	r := pp.CancelPayout(ctx, po.ID)
+	r := pp.CancelPayout(ctx, po.attemptRef())
 	s.log.InfoContext(ctx, "provider cancel payout", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
 	if r.Outcome == OutcomeNotFound && po.Dispatch == DispatchUncertain {
 		r.Outcome = OutcomeCancelled // the Provider confirms it never had it

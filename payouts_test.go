@@ -72,7 +72,8 @@ func (b *fakeBank) payoutResult(key string, t *fakeTransfer) paykit.Result {
 	return r
 }
 
-func (b *fakeBank) InquirePayout(_ context.Context, key string) paykit.Result {
+func (b *fakeBank) InquirePayout(_ context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, ok := b.transfers[key]
@@ -82,7 +83,8 @@ func (b *fakeBank) InquirePayout(_ context.Context, key string) paykit.Result {
 	return b.payoutResult(key, t)
 }
 
-func (b *fakeBank) CancelPayout(_ context.Context, key string) paykit.Result {
+func (b *fakeBank) CancelPayout(_ context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, ok := b.transfers[key]

@@ -35,7 +35,27 @@ const (
 	// (connection refused or dropped, 5xx). The attempt may still exist, so
 	// a retry must reuse the same Key.
 	OutcomeUnacknowledged Outcome = "unacknowledged"
+	// OutcomeRefused: the Provider refused a create request in a way that
+	// guarantees nothing was created under the Key (it failed validation
+	// before any attempt existed, say). Only this outcome lets paykit try
+	// the next route; without one the resource fails with provider_error.
+	// An adapter that is not sure nothing exists answers OutcomeFailed (a
+	// decline) or OutcomeUnknown instead.
+	OutcomeRefused Outcome = "refused"
 )
+
+// AttemptRef names one attempt (a payment attempt, a transfer or a
+// refund) at a Provider.
+type AttemptRef struct {
+	// Key is paykit's stable idempotency key of the attempt.
+	Key string
+	// Reference is the Provider's own id of the attempt, from an earlier
+	// Result; empty while no answer naming it has come back (a create that
+	// timed out). An adapter whose Provider finds attempts by id uses it;
+	// without it, the adapter finds the attempt by Key, and answers
+	// OutcomeUnknown, never OutcomeNotFound, when it cannot be sure.
+	Reference string
+}
 
 // Uncertain reports whether the outcome leaves the attempt's existence open.
 func (o Outcome) Uncertain() bool { return o == OutcomeUnknown || o == OutcomeUnacknowledged }
@@ -155,11 +175,11 @@ type Provider interface {
 	// CreatePayment starts (or, for a Key seen before, returns) an attempt.
 	CreatePayment(ctx context.Context, req PaymentRequest) Result
 	// InquirePayment reports the current state of the attempt under key.
-	InquirePayment(ctx context.Context, key string) Result
+	InquirePayment(ctx context.Context, ref AttemptRef) Result
 	// CancelPayment asks the Provider to cancel the pending attempt under
 	// key. The answer is the attempt's state afterwards: it may still be
 	// pending, or may have succeeded meanwhile.
-	CancelPayment(ctx context.Context, key string) Result
+	CancelPayment(ctx context.Context, ref AttemptRef) Result
 	// ParseCallback verifies the signature of an inbound callback and
 	// parses it. A verification failure is an error.
 	ParseCallback(ctx context.Context, r *http.Request) ([]CallbackEvent, error)
@@ -183,8 +203,8 @@ type PayoutRequest struct {
 // never received the transfer.
 type PayoutProvider interface {
 	CreatePayout(ctx context.Context, req PayoutRequest) Result
-	InquirePayout(ctx context.Context, key string) Result
-	CancelPayout(ctx context.Context, key string) Result
+	InquirePayout(ctx context.Context, ref AttemptRef) Result
+	CancelPayout(ctx context.Context, ref AttemptRef) Result
 }
 
 // PayerSimulator is the method set of CapPayerSimulation, which sandbox

@@ -123,7 +123,7 @@ type RefundRequest struct {
 // through ParseCallback with Kind "refund".
 type RefundProvider interface {
 	CreateRefund(ctx context.Context, req RefundRequest) Result
-	InquireRefund(ctx context.Context, key string) Result
+	InquireRefund(ctx context.Context, ref AttemptRef) Result
 }
 
 // Background work of refunds.
@@ -326,6 +326,8 @@ func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refu
 			cur.Dispatch = DispatchUncertain
 		case OutcomeSucceeded, OutcomeFailed:
 			return s.applyRefundFinal(ctx, tx, cur, r, now)
+		case OutcomeRefused: // refused before any refund existed
+			return s.applyRefundFinal(ctx, tx, cur, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError, Reference: r.Reference}, now)
 		default: // pending, or anything not final
 			cur.Dispatch = DispatchAccepted
 		}
@@ -454,7 +456,7 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	r := rp.InquireRefund(ctx, re.ID)
+	r := rp.InquireRefund(ctx, AttemptRef{Key: re.ID, Reference: re.ProviderRef})
 	s.log.InfoContext(ctx, "provider refund inquiry", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyRefundInquiry(ctx, j.Scope, re.ID, r)
 }

@@ -57,7 +57,8 @@ func (f *fakeProvider) refundResult(key string, r *fakeRefund) paykit.Result {
 	return res
 }
 
-func (f *fakeProvider) InquireRefund(_ context.Context, key string) paykit.Result {
+func (f *fakeProvider) InquireRefund(_ context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.refunds[key]

@@ -50,11 +50,11 @@ func (p *holdingProvider) CreatePayment(ctx context.Context, _ paykit.PaymentReq
 	return paykit.Result{Outcome: paykit.OutcomePending}
 }
 
-func (p *holdingProvider) InquirePayment(context.Context, string) paykit.Result {
+func (p *holdingProvider) InquirePayment(context.Context, paykit.AttemptRef) paykit.Result {
 	return paykit.Result{Outcome: paykit.OutcomeUnknown}
 }
 
-func (p *holdingProvider) CancelPayment(context.Context, string) paykit.Result {
+func (p *holdingProvider) CancelPayment(context.Context, paykit.AttemptRef) paykit.Result {
 	return paykit.Result{Outcome: paykit.OutcomeUnknown}
 }
 

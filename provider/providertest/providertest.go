@@ -74,6 +74,13 @@ type Harness struct {
 	// Received reports the amount and currency Fake recorded for the
 	// attempt or transfer created under key, and whether it has one.
 	Received func(key string) (amount int64, currency string, ok bool)
+	// UnknownReference, for adapters that find attempts by the Provider's
+	// id (AttemptRef.Reference), returns an id in the Provider's own format
+	// that Fake never issued, for kind "payment", "payout" or "refund".
+	// With it, Run expects OutcomeNotFound for an AttemptRef carrying it,
+	// and NotFound or Unknown for a Key alone. Without it, the adapter finds
+	// attempts by Key and must answer NotFound for a Key never used.
+	UnknownReference func(kind string) string
 	// Callback returns an inbound callback about the payment attempt under
 	// key, signed as the Provider signs them. Its body must name key
 	// verbatim: Run forges another key in it.
@@ -278,7 +285,7 @@ func checked(t *testing.T, what string, r paykit.Result) paykit.Result {
 	t.Helper()
 	outcomes := []paykit.Outcome{paykit.OutcomeRequiresAction, paykit.OutcomePending, paykit.OutcomeSucceeded,
 		paykit.OutcomeFailed, paykit.OutcomeCancelled, paykit.OutcomeReturned, paykit.OutcomeNotFound,
-		paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged}
+		paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged, paykit.OutcomeRefused}
 	if !slices.Contains(outcomes, r.Outcome) {
 		t.Errorf("%s: Outcome %q is not one of paykit's", what, r.Outcome)
 	}
@@ -357,7 +364,7 @@ func (s *suite) sameKeySameAttempt(t *testing.T) {
 	if other.Reference == first.Reference {
 		t.Errorf("another key got the same attempt %q", first.Reference)
 	}
-	if inq := checked(t, "inquire", s.prov.InquirePayment(ctx, key)); inq.Reference != "" && inq.Reference != first.Reference {
+	if inq := checked(t, "inquire", s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: key})); inq.Reference != "" && inq.Reference != first.Reference {
 		t.Errorf("inquiry names attempt %q, create %q", inq.Reference, first.Reference)
 	}
 	pp := s.payouts()
@@ -409,10 +416,10 @@ func (s *suite) uncertain(t *testing.T, ft fault, prov paykit.Provider, outcome 
 	want(t, "create existing", s.prov.CreatePayment(ctx, s.payment(existing, amount)), open...)
 	s.breaking(ft, func() {
 		want(t, "create", prov.CreatePayment(ctx, s.payment(key, amount)), outcome)
-		want(t, "inquire", prov.InquirePayment(ctx, existing), outcome)
+		want(t, "inquire", prov.InquirePayment(ctx, paykit.AttemptRef{Key: existing}), outcome)
 		if s.prov.Capabilities().Has(paykit.CapCancel) {
 			// A cancel the Provider received may be done: it is not re-run below.
-			want(t, "cancel", prov.CancelPayment(ctx, s.key("flt")), outcome)
+			want(t, "cancel", prov.CancelPayment(ctx, paykit.AttemptRef{Key: s.key("flt")}), outcome)
 		}
 	})
 	s.foundAgain(t, key, amount, reached)
@@ -425,10 +432,10 @@ func (s *suite) uncertain(t *testing.T, ft fault, prov paykit.Provider, outcome 
 	want(t, "create payout existing", pp.CreatePayout(ctx, s.payout(existing, amount)), settled...)
 	s.breaking(ft, func() {
 		want(t, "create payout", ppv.CreatePayout(ctx, s.payout(key, amount)), outcome)
-		want(t, "inquire payout", ppv.InquirePayout(ctx, existing), outcome)
-		want(t, "cancel payout", ppv.CancelPayout(ctx, s.key("fltpo")), outcome)
+		want(t, "inquire payout", ppv.InquirePayout(ctx, paykit.AttemptRef{Key: existing}), outcome)
+		want(t, "cancel payout", ppv.CancelPayout(ctx, paykit.AttemptRef{Key: s.key("fltpo")}), outcome)
 	})
-	inq := checked(t, "inquire payout after", pp.InquirePayout(ctx, key))
+	inq := checked(t, "inquire payout after", pp.InquirePayout(ctx, paykit.AttemptRef{Key: key}))
 	if reached && (inq.Outcome == paykit.OutcomeNotFound || inq.Outcome.Uncertain()) {
 		t.Errorf("the Provider received the transfer, yet an inquiry says %s", inq.Outcome)
 	}
@@ -448,7 +455,7 @@ func (s *suite) uncertain(t *testing.T, ft fault, prov paykit.Provider, outcome 
 func (s *suite) foundAgain(t *testing.T, key string, amount int64, reached bool) {
 	t.Helper()
 	ctx := context.Background()
-	inq := checked(t, "inquire after", s.prov.InquirePayment(ctx, key))
+	inq := checked(t, "inquire after", s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: key}))
 	if reached && (inq.Outcome == paykit.OutcomeNotFound || inq.Outcome.Uncertain()) {
 		t.Errorf("the Provider received the attempt, yet an inquiry says %s", inq.Outcome)
 	}
@@ -491,14 +498,14 @@ func (s *suite) notFoundOnlyOnItsWord(t *testing.T) {
 	amount := s.amounts()[0]
 	cancel := s.prov.Capabilities().Has(paykit.CapCancel)
 	pp := s.payouts()
-	// The Provider's word: it has nothing under the key.
-	want(t, "inquire unknown key", s.prov.InquirePayment(ctx, s.key("nf")), paykit.OutcomeNotFound)
+	// The Provider's word: it has nothing under the key (or id).
+	s.unknown(t, "payment", func(ref paykit.AttemptRef) paykit.Result { return s.prov.InquirePayment(ctx, ref) })
 	if cancel {
-		want(t, "cancel unknown key", s.prov.CancelPayment(ctx, s.key("nf")), paykit.OutcomeNotFound)
+		s.unknown(t, "payment", func(ref paykit.AttemptRef) paykit.Result { return s.prov.CancelPayment(ctx, ref) })
 	}
 	if pp != nil {
-		want(t, "inquire unknown payout", pp.InquirePayout(ctx, s.key("nf")), paykit.OutcomeNotFound)
-		want(t, "cancel unknown payout", pp.CancelPayout(ctx, s.key("nf")), paykit.OutcomeNotFound)
+		s.unknown(t, "payout", func(ref paykit.AttemptRef) paykit.Result { return pp.InquirePayout(ctx, ref) })
+		s.unknown(t, "payout", func(ref paykit.AttemptRef) paykit.Result { return pp.CancelPayout(ctx, ref) })
 	}
 	// Answers that are not the Provider's say nothing about the attempt.
 	for _, ft := range []fault{foreign404, garbage200} {
@@ -506,18 +513,31 @@ func (s *suite) notFoundOnlyOnItsWord(t *testing.T) {
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			s.breaking(ft, func() {
 				want(t, "create", s.prov.CreatePayment(ctx, s.payment(s.key("nf"), amount)), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
-				want(t, "inquire", s.prov.InquirePayment(ctx, s.key("nf")), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
+				want(t, "inquire", s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
 				if cancel {
-					want(t, "cancel", s.prov.CancelPayment(ctx, s.key("nf")), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
+					want(t, "cancel", s.prov.CancelPayment(ctx, paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
 				}
 				if pp != nil {
 					want(t, "create payout", pp.CreatePayout(ctx, s.payout(s.key("nf"), amount)), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
-					want(t, "inquire payout", pp.InquirePayout(ctx, s.key("nf")), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
-					want(t, "cancel payout", pp.CancelPayout(ctx, s.key("nf")), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
+					want(t, "inquire payout", pp.InquirePayout(ctx, paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
+					want(t, "cancel payout", pp.CancelPayout(ctx, paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
 				}
 			})
 		})
 	}
+}
+
+// unknown checks call's answers about an attempt that was never made:
+// NotFound by the Provider's id where the adapter uses ids (a Key alone
+// may then be Unknown), NotFound by Key where it finds attempts by Key.
+func (s *suite) unknown(t *testing.T, kind string, call func(paykit.AttemptRef) paykit.Result) {
+	t.Helper()
+	if s.h.UnknownReference == nil {
+		want(t, "unknown "+kind+" key", call(paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeNotFound)
+		return
+	}
+	want(t, "unknown "+kind+" id", call(paykit.AttemptRef{Key: s.key("nf"), Reference: s.h.UnknownReference(kind)}), paykit.OutcomeNotFound)
+	want(t, "unknown "+kind+" key alone", call(paykit.AttemptRef{Key: s.key("nf")}), paykit.OutcomeNotFound, paykit.OutcomeUnknown)
 }
 
 func (s *suite) callbacks(t *testing.T) {
@@ -591,7 +611,7 @@ func (s *suite) failures(t *testing.T) {
 	if d := s.h.Declined; d != nil {
 		req := *d
 		req.Key = s.key("dec")
-		r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, req.Key) }, s.prov.CreatePayment(ctx, req))
+		r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: req.Key}) }, s.prov.CreatePayment(ctx, req))
 		want(t, "declined payment", r, paykit.OutcomeFailed)
 		if r.FailureCode == "" {
 			t.Error("a declined payment without a FailureCode")
@@ -601,7 +621,7 @@ func (s *suite) failures(t *testing.T) {
 	if f := s.h.FailedPayout; f != nil && pp != nil {
 		req := *f
 		req.Key = s.key("fail")
-		r := settle(func() paykit.Result { return pp.InquirePayout(ctx, req.Key) }, pp.CreatePayout(ctx, req))
+		r := settle(func() paykit.Result { return pp.InquirePayout(ctx, paykit.AttemptRef{Key: req.Key}) }, pp.CreatePayout(ctx, req))
 		want(t, "failed payout", r, paykit.OutcomeFailed)
 		if r.FailureCode == "" {
 			t.Error("a failed payout without a FailureCode")
@@ -613,15 +633,15 @@ func (s *suite) cancel(t *testing.T) {
 	ctx := context.Background()
 	key := s.key("cnl")
 	want(t, "create", s.prov.CreatePayment(ctx, s.payment(key, s.amounts()[0])), open...)
-	r := s.prov.CancelPayment(ctx, key)
+	r := s.prov.CancelPayment(ctx, paykit.AttemptRef{Key: key})
 	want(t, "cancel", r, paykit.OutcomeCancelled, paykit.OutcomePending, paykit.OutcomeRequiresAction)
-	r = settle(func() paykit.Result { return s.prov.InquirePayment(ctx, key) }, r)
+	r = settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: key}) }, r)
 	want(t, "inquire after cancel", r, paykit.OutcomeCancelled)
 	if pp := s.payouts(); pp != nil {
 		key := s.key("cnlpo")
 		want(t, "create payout", pp.CreatePayout(ctx, s.payout(key, s.amounts()[0])), settled...)
 		// In flight it may cancel; settled already, it stays what it is.
-		want(t, "cancel payout", pp.CancelPayout(ctx, key), paykit.OutcomeCancelled, paykit.OutcomePending, paykit.OutcomeSucceeded)
+		want(t, "cancel payout", pp.CancelPayout(ctx, paykit.AttemptRef{Key: key}), paykit.OutcomeCancelled, paykit.OutcomePending, paykit.OutcomeSucceeded)
 	}
 }
 
@@ -638,9 +658,9 @@ func (s *suite) payerSimulation(t *testing.T) {
 	if err := ps.Decline(ctx, declined); err != nil {
 		t.Fatalf("decline: %v", err)
 	}
-	r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, approved) }, s.prov.InquirePayment(ctx, approved))
+	r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: approved}) }, s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: approved}))
 	want(t, "approved", r, paykit.OutcomeSucceeded)
-	r = settle(func() paykit.Result { return s.prov.InquirePayment(ctx, declined) }, s.prov.InquirePayment(ctx, declined))
+	r = settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: declined}) }, s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: declined}))
 	want(t, "declined", r, paykit.OutcomeFailed)
 	if err := ps.Approve(ctx, s.key("none")); err == nil {
 		t.Error("approving an attempt the Provider does not have succeeded")
@@ -654,10 +674,10 @@ func (s *suite) returns(t *testing.T) {
 		t.Fatal("declares returns without payouts")
 	}
 	key := s.key("ret")
-	r := settle(func() paykit.Result { return pp.InquirePayout(ctx, key) }, pp.CreatePayout(ctx, s.payout(key, s.amounts()[0])))
+	r := settle(func() paykit.Result { return pp.InquirePayout(ctx, paykit.AttemptRef{Key: key}) }, pp.CreatePayout(ctx, s.payout(key, s.amounts()[0])))
 	want(t, "payout before its return", r, paykit.OutcomeSucceeded)
 	if err := rs.ReturnPayout(ctx, key); err != nil {
 		t.Fatalf("return: %v", err)
 	}
-	want(t, "inquire returned payout", pp.InquirePayout(ctx, key), paykit.OutcomeReturned)
+	want(t, "inquire returned payout", pp.InquirePayout(ctx, paykit.AttemptRef{Key: key}), paykit.OutcomeReturned)
 }

@@ -69,7 +69,7 @@ func (s *suite) paid(t *testing.T, amount int64) paykit.RefundRequest {
 	if err := pay(ctx, s.prov, req); err != nil {
 		t.Fatalf("Harness.Pay %d: %v", amount, err)
 	}
-	r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, req.Key) }, s.prov.InquirePayment(ctx, req.Key))
+	r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: req.Key}) }, s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: req.Key}))
 	if r.Outcome != paykit.OutcomeSucceeded {
 		t.Fatalf("the payment to refund is %s (%s), want succeeded", r.Outcome, r.Detail)
 	}
@@ -94,7 +94,7 @@ func (s *suite) refundSameKey(t *testing.T) {
 	if first.Reference == "" || again.Reference != first.Reference {
 		t.Errorf("same key, references %q and %q: want the same refund", first.Reference, again.Reference)
 	}
-	inq := rp.InquireRefund(ctx, key)
+	inq := rp.InquireRefund(ctx, paykit.AttemptRef{Key: key})
 	want(t, "inquire refund", inq, refundOpen...)
 	if inq.Reference != first.Reference {
 		t.Errorf("inquiry names refund %q, create %q", inq.Reference, first.Reference)
@@ -128,9 +128,9 @@ func (s *suite) refundUncertain(t *testing.T, ft fault, prov paykit.Provider, ou
 	want(t, "refund existing", rp.CreateRefund(ctx, refundOf(tmpl, existing, amount)), refundOpen...)
 	s.breaking(ft, func() {
 		want(t, "refund", rpv.CreateRefund(ctx, refundOf(tmpl, key, amount)), outcome)
-		want(t, "inquire refund", rpv.InquireRefund(ctx, existing), outcome)
+		want(t, "inquire refund", rpv.InquireRefund(ctx, paykit.AttemptRef{Key: existing}), outcome)
 	})
-	inq := checked(t, "inquire refund after", rp.InquireRefund(ctx, key))
+	inq := checked(t, "inquire refund after", rp.InquireRefund(ctx, paykit.AttemptRef{Key: key}))
 	if reached && (inq.Outcome == paykit.OutcomeNotFound || inq.Outcome.Uncertain()) {
 		t.Errorf("the Provider received the refund, yet an inquiry says %s", inq.Outcome)
 	}
@@ -147,14 +147,14 @@ func (s *suite) refundUncertain(t *testing.T, ft fault, prov paykit.Provider, ou
 func (s *suite) refundNotFound(t *testing.T) {
 	ctx := context.Background()
 	rp := s.refunder()
-	want(t, "inquire unknown refund", rp.InquireRefund(ctx, s.key("rfnf")), paykit.OutcomeNotFound)
+	s.unknown(t, "refund", func(ref paykit.AttemptRef) paykit.Result { return rp.InquireRefund(ctx, ref) })
 	tmpl := s.paid(t, s.refundAmounts()[0])
 	for _, ft := range []fault{foreign404, garbage200} {
 		name := map[fault]string{foreign404: "a 404 not from the Provider", garbage200: "a 200 not from the Provider"}[ft]
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			s.breaking(ft, func() {
 				want(t, "refund", rp.CreateRefund(ctx, refundOf(tmpl, s.key("rfnf"), 1)), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
-				want(t, "inquire refund", rp.InquireRefund(ctx, s.key("rfnf")), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
+				want(t, "inquire refund", rp.InquireRefund(ctx, paykit.AttemptRef{Key: s.key("rfnf")}), paykit.OutcomeUnknown, paykit.OutcomeUnacknowledged)
 			})
 		})
 	}
@@ -210,7 +210,7 @@ func (s *suite) refundFailures(t *testing.T) {
 	if amount := s.h.DeclinedRefund; amount != 0 {
 		tmpl := s.paid(t, amount)
 		key := s.key("rfdec")
-		r := settle(func() paykit.Result { return rp.InquireRefund(ctx, key) }, rp.CreateRefund(ctx, refundOf(tmpl, key, amount)))
+		r := settle(func() paykit.Result { return rp.InquireRefund(ctx, paykit.AttemptRef{Key: key}) }, rp.CreateRefund(ctx, refundOf(tmpl, key, amount)))
 		want(t, "declined refund", r, paykit.OutcomeFailed)
 		if !slices.Contains(codes, r.FailureCode) {
 			t.Errorf("a declined refund with FailureCode %q, want one of %v", r.FailureCode, codes)

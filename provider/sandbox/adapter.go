@@ -108,13 +108,15 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 }
 
 // InquirePayment asks the PSP about the attempt under key.
-func (p *Provider) InquirePayment(ctx context.Context, key string) paykit.Result {
+func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	return classify(p.send(ctx, http.MethodGet, keyPath("payments", key, ""), "", nil), paymentResult)
 }
 
 // CancelPayment asks the PSP to cancel the attempt under key and reports
 // its state afterwards (cancelled, or still pending, or already final).
-func (p *Provider) CancelPayment(ctx context.Context, key string) paykit.Result {
+func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	return classify(p.send(ctx, http.MethodPost, keyPath("payments", key, "cancel"), "", nil), paymentResult)
 }
 
@@ -144,13 +146,15 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 }
 
 // InquirePayout asks the PSP about the transfer under key.
-func (p *Provider) InquirePayout(ctx context.Context, key string) paykit.Result {
+func (p *Provider) InquirePayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	return classify(p.send(ctx, http.MethodGet, keyPath("payouts", key, ""), "", nil), transferResult)
 }
 
 // CancelPayout asks the PSP to stop the transfer under key. The PSP may
 // accept and still answer PROCESSING (pending) until the cancel is done.
-func (p *Provider) CancelPayout(ctx context.Context, key string) paykit.Result {
+func (p *Provider) CancelPayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	return classify(p.send(ctx, http.MethodPost, keyPath("payouts", key, "cancel"), "", nil), transferResult)
 }
 
@@ -183,7 +187,8 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 }
 
 // InquireRefund asks the PSP about the refund under key.
-func (p *Provider) InquireRefund(ctx context.Context, key string) paykit.Result {
+func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+	key := ref.Key
 	return classify(p.send(ctx, http.MethodGet, keyPath("refunds", key, ""), "", nil), refundResult)
 }
 

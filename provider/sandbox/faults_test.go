@@ -37,7 +37,7 @@ func TestCreatePaymentFaults(t *testing.T) {
 			e := newEnv(t)
 			// A first call warms a keep-alive connection, so the faults hit
 			// a reused one (where the HTTP client would otherwise replay).
-			e.prov.InquirePayment(ctx, "warm-up")
+			e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "warm-up"})
 			e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: tc.kind, AfterRecord: tc.after})
 			req := e.payment("pi_f", "TNG", "MY", 1000)
 			r := e.prov.CreatePayment(ctx, req)
@@ -45,7 +45,7 @@ func TestCreatePaymentFaults(t *testing.T) {
 			is.True(strings.HasPrefix(r.Detail, tc.detail))
 			is.Equal(e.psp.CreateCalls("pi_f"), 1)
 
-			inq := e.prov.InquirePayment(ctx, "pi_f")
+			inq := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_f"})
 			if tc.after {
 				is.Equal(inq.Outcome, paykit.OutcomeRequiresAction) // the attempt exists
 				is.Equal(e.psp.PaymentCount(), 1)
@@ -71,14 +71,14 @@ func TestCreatePayoutFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
 			e := newEnv(t)
-			e.prov.InquirePayout(ctx, "warm-up")
+			e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "warm-up"})
 			e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: tc.kind, AfterRecord: tc.after})
 			req := payout("po_f", "123456789012")
 			r := e.prov.CreatePayout(ctx, req)
 			is.Equal(r.Outcome, tc.want)
 			is.True(strings.HasPrefix(r.Detail, tc.detail))
 
-			inq := e.prov.InquirePayout(ctx, "po_f")
+			inq := e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_f"})
 			if tc.after {
 				is.Equal(inq.Outcome, paykit.OutcomePending)
 				is.Equal(len(e.psp.Transfers()), 1)
@@ -102,25 +102,25 @@ func TestFaultsOfOtherOperations(t *testing.T) {
 
 	// Times: the fault hits that many requests, then it is spent.
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpInquirePayment, Kind: sandbox.FaultStatus500, Times: 2})
-	is.Equal(e.prov.InquirePayment(ctx, "pi_o").Outcome, paykit.OutcomeUnacknowledged)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_o").Outcome, paykit.OutcomeUnacknowledged)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_o").Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_o"}).Outcome, paykit.OutcomeUnacknowledged)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_o"}).Outcome, paykit.OutcomeUnacknowledged)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_o"}).Outcome, paykit.OutcomeRequiresAction)
 
 	// A cancel whose answer is lost is still done.
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCancelPayment, Kind: sandbox.FaultTimeout, AfterRecord: true})
-	is.Equal(e.prov.CancelPayment(ctx, "pi_o").Outcome, paykit.OutcomeUnknown)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_o").Outcome, paykit.OutcomeCancelled)
+	is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_o"}).Outcome, paykit.OutcomeUnknown)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_o"}).Outcome, paykit.OutcomeCancelled)
 
 	// One dropped before it arrived is not.
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCancelPayout, Kind: sandbox.FaultReset})
-	is.Equal(e.prov.CancelPayout(ctx, "po_o").Outcome, paykit.OutcomeUnacknowledged)
-	r := e.prov.InquirePayout(ctx, "po_o")
+	is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_o"}).Outcome, paykit.OutcomeUnacknowledged)
+	r := e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_o"})
 	is.Equal(r.Detail, "state=PROCESSING") // no cancel_requested
 	is.True(!e.psp.Transfers()[0].CancelRequested)
 
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpInquirePayout, Kind: sandbox.FaultTimeout})
-	is.Equal(e.prov.InquirePayout(ctx, "po_o").Outcome, paykit.OutcomeUnknown)
-	is.Equal(e.prov.InquirePayout(ctx, "po_o").Outcome, paykit.OutcomePending)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_o"}).Outcome, paykit.OutcomeUnknown)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_o"}).Outcome, paykit.OutcomePending)
 }
 
 // A timeout of the host's own HTTP client after the request left is as
@@ -133,5 +133,5 @@ func TestHostClientTimeoutIsUnknown(t *testing.T) {
 	r := prov.CreatePayout(ctx, payout("po_host", "000222222227"))
 	is.Equal(r.Outcome, paykit.OutcomeUnknown)
 	is.True(strings.HasPrefix(r.Detail, "sent, "))
-	is.Equal(prov.InquirePayout(ctx, "po_host").Outcome, paykit.OutcomePending)
+	is.Equal(prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_host"}).Outcome, paykit.OutcomePending)
 }

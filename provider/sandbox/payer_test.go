@@ -87,7 +87,7 @@ func TestPayerPageForms(t *testing.T) {
 	resp := postForm(t, r.Action.URL+"/approve", nil)
 	is.Equal(resp.StatusCode, http.StatusSeeOther)
 	is.Equal(resp.Header.Get("Location"), "https://shop.example/return?order=1")
-	is.Equal(e.prov.InquirePayment(ctx, "pi_yes").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_yes"}).Outcome, paykit.OutcomeSucceeded)
 
 	// Decline without a return URL: 303 back to the page, which shows the
 	// result (relative, so it works under the /sandbox mount).
@@ -103,24 +103,24 @@ func TestPayerPageForms(t *testing.T) {
 	is.Equal(page.StatusCode, 200)
 	is.True(strings.Contains(body, "Payment not completed"))
 	is.True(!strings.Contains(body, ">Approve<"))
-	d := e.prov.InquirePayment(ctx, "pi_no")
+	d := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_no"})
 	is.Equal(d.Outcome, paykit.OutcomeFailed)
 	is.Equal(d.FailureCode, paykit.FailureProviderDeclined)
 
 	// A second choice changes nothing; it shows the page.
 	resp = postForm(t, r.Action.URL+"/approve", nil)
 	is.Equal(resp.StatusCode, http.StatusSeeOther)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_no").Outcome, paykit.OutcomeFailed)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_no"}).Outcome, paykit.OutcomeFailed)
 
 	// Cross-site posts are refused; unknown ids are 404.
 	r = e.prov.CreatePayment(ctx, e.payment("pi_csrf", "UMOBILE", "MY", 8800))
 	resp = postForm(t, r.Action.URL+"/approve", http.Header{"Sec-Fetch-Site": {"cross-site"}})
 	is.Equal(resp.StatusCode, http.StatusForbidden)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_csrf").Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_csrf"}).Outcome, paykit.OutcomeRequiresAction)
 	resp = postForm(t, e.base+"/pay/pay_nosuch/approve", nil)
 	is.Equal(resp.StatusCode, 404)
 	resp, _ = noRedirects.Get(e.base + "/pay/" + url.PathEscape(r.Reference) + "/approve")
 	resp.Body.Close()
 	is.Equal(resp.StatusCode, http.StatusNotFound) // the choice is a POST only
-	is.Equal(e.prov.InquirePayment(ctx, "pi_csrf").Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_csrf"}).Outcome, paykit.OutcomeRequiresAction)
 }

@@ -29,7 +29,7 @@ func TestRedirectPaymentWaitsForPayer(t *testing.T) {
 	is.Equal(r.Detail, "state=PAYER_ACTION")
 	is.Equal(r.FailureCode, "")
 
-	again := e.prov.InquirePayment(ctx, "pi_redirect")
+	again := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_redirect"})
 	is.Equal(again.Outcome, paykit.OutcomeRequiresAction)
 	is.Equal(again.Reference, r.Reference)
 	is.Equal(*again.Action, *r.Action)
@@ -45,7 +45,7 @@ func TestMagicAmounts(t *testing.T) {
 		is.Equal(r.FailureCode, paykit.FailureProviderDeclined)
 		is.Equal(r.Detail, "state=FAILED error=ERR_DECLINED")
 		is.True(r.Reference != "")
-		is.Equal(e.prov.InquirePayment(ctx, "pi_901").Outcome, paykit.OutcomeFailed)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_901"}).Outcome, paykit.OutcomeFailed)
 	})
 	for _, tc := range []struct {
 		amount  int64
@@ -65,7 +65,7 @@ func TestMagicAmounts(t *testing.T) {
 			is.True(time.Since(start) < 3*time.Second) // the held request ended with the client
 			is.Equal(e.psp.PaymentCount(), 1)          // recorded before holding
 
-			p := e.prov.InquirePayment(ctx, "pi_t")
+			p := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_t"})
 			is.Equal(p.Outcome, paykit.OutcomePending)
 			is.Equal(p.Detail, "state=PENDING")
 			// A retry under the key is answered at once with the attempt.
@@ -74,9 +74,9 @@ func TestMagicAmounts(t *testing.T) {
 			is.Equal(retry.Reference, p.Reference)
 
 			e.clock.Advance(testDelay - time.Millisecond)
-			is.Equal(e.prov.InquirePayment(ctx, "pi_t").Outcome, paykit.OutcomePending)
+			is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_t"}).Outcome, paykit.OutcomePending)
 			e.clock.Advance(time.Millisecond)
-			final := e.prov.InquirePayment(ctx, "pi_t")
+			final := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_t"})
 			is.Equal(final.Outcome, tc.outcome)
 			is.Equal(final.FailureCode, tc.failure)
 			is.Equal(e.psp.CreateCalls("pi_t"), 2)
@@ -93,15 +93,15 @@ func TestPayerApproveAndDeclineThroughAdapter(t *testing.T) {
 	e.prov.CreatePayment(ctx, e.payment("pi_d", "GRABPAY", "MY", 5000))
 
 	is.NoErr(e.prov.Approve(ctx, "pi_a"))
-	is.Equal(e.prov.InquirePayment(ctx, "pi_a").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_a"}).Outcome, paykit.OutcomeSucceeded)
 	is.NoErr(e.prov.Decline(ctx, "pi_d"))
-	d := e.prov.InquirePayment(ctx, "pi_d")
+	d := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_d"})
 	is.Equal(d.Outcome, paykit.OutcomeFailed)
 	is.Equal(d.FailureCode, paykit.FailureProviderDeclined)
 
 	err := e.prov.Decline(ctx, "pi_a") // the payer already chose
 	is.True(err != nil && strings.Contains(err.Error(), "ERR_STATE"))
-	is.Equal(e.prov.InquirePayment(ctx, "pi_a").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_a"}).Outcome, paykit.OutcomeSucceeded)
 	err = e.prov.Approve(ctx, "pi_none")
 	is.True(err != nil && strings.Contains(err.Error(), "ERR_NOT_FOUND"))
 }
@@ -125,7 +125,7 @@ func TestIdempotentCreate(t *testing.T) {
 	is.Equal(r.Outcome, paykit.OutcomeUnknown) // never a failure
 	is.True(strings.Contains(r.Detail, "http 409 ERR_IDEMPOTENCY"))
 	is.Equal(e.psp.PaymentCount(), 1)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_idem").Reference, first.Reference)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_idem"}).Reference, first.Reference)
 }
 
 // tlvs parses EMVCo data objects: two-digit id, two-digit length, value.
@@ -213,9 +213,9 @@ func TestBankTransferInstructions(t *testing.T) {
 	is.True(regexp.MustCompile(`^88\d{10}$`).MatchString(a.AccountNumber))
 	is.True(a.AccountHolder != "")
 	is.True(a.Reference != "")
-	is.Equal(*e.prov.InquirePayment(ctx, "pi_va").Action, *a) // stable
+	is.Equal(*e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_va"}).Action, *a) // stable
 	is.NoErr(e.prov.Approve(ctx, "pi_va"))
-	is.Equal(e.prov.InquirePayment(ctx, "pi_va").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_va"}).Outcome, paykit.OutcomeSucceeded)
 }
 
 func TestUnpaidAttemptExpires(t *testing.T) {
@@ -226,9 +226,9 @@ func TestUnpaidAttemptExpires(t *testing.T) {
 	req.ExpiresAt = e.clock.Now().Add(10 * time.Minute)
 	e.prov.CreatePayment(ctx, req)
 	e.clock.Advance(10*time.Minute - time.Millisecond)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_exp").Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_exp"}).Outcome, paykit.OutcomeRequiresAction)
 	e.clock.Advance(time.Millisecond)
-	r := e.prov.InquirePayment(ctx, "pi_exp")
+	r := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_exp"})
 	is.Equal(r.Outcome, paykit.OutcomeCancelled) // paykit makes it expired: no cancel was asked
 	is.Equal(r.Detail, "state=EXPIRED")
 	is.True(e.prov.Approve(ctx, "pi_exp") != nil) // too late for the payer
@@ -276,44 +276,44 @@ func TestCancelPayment(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	e.prov.CreatePayment(ctx, e.payment("pi_c", "EMONEI", "MY", 1000))
-	r := e.prov.CancelPayment(ctx, "pi_c")
+	r := e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_c"})
 	is.Equal(r.Outcome, paykit.OutcomeCancelled)
 	is.Equal(r.Detail, "state=CANCELLED cancel_requested")
-	is.Equal(e.prov.CancelPayment(ctx, "pi_c").Outcome, paykit.OutcomeCancelled) // again: same answer
+	is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_c"}).Outcome, paykit.OutcomeCancelled) // again: same answer
 	is.True(e.prov.Approve(ctx, "pi_c") != nil)
 
 	e.prov.CreatePayment(ctx, e.payment("pi_paid", "EMONEI", "MY", 1000))
 	is.NoErr(e.prov.Approve(ctx, "pi_paid"))
-	is.Equal(e.prov.CancelPayment(ctx, "pi_paid").Outcome, paykit.OutcomeSucceeded) // too late
+	is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_paid"}).Outcome, paykit.OutcomeSucceeded) // too late
 
 	// A pending attempt is already at the bank: the cancel is noted, and it
 	// settles as it would have.
 	e.prov.CreatePayment(ctx, e.payment("pi_pending", "EMONEI", "MY", 902))
-	r = e.prov.CancelPayment(ctx, "pi_pending")
+	r = e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_pending"})
 	is.Equal(r.Outcome, paykit.OutcomePending)
 	is.Equal(r.Detail, "state=PENDING cancel_requested")
 	e.clock.Advance(testDelay)
-	is.Equal(e.prov.InquirePayment(ctx, "pi_pending").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_pending"}).Outcome, paykit.OutcomeSucceeded)
 
-	is.Equal(e.prov.CancelPayment(ctx, "pi_none").Outcome, paykit.OutcomeNotFound)
+	is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_none"}).Outcome, paykit.OutcomeNotFound)
 }
 
 func TestInquiryOutcomesWithoutAttempt(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newEnv(t)
-	r := e.prov.InquirePayment(ctx, "pi_never")
+	r := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_never"})
 	is.Equal(r.Outcome, paykit.OutcomeNotFound)
 	is.True(strings.Contains(r.Detail, "ERR_NOT_FOUND"))
 
 	// A 404 that is not the PSP's word about the key (a wrong base URL)
 	// proves nothing.
 	lost := sandbox.New(sandbox.Config{BaseURL: e.srv.URL + "/elsewhere", APIKey: testAPIKey, Timeout: testTimeout})
-	r = lost.InquirePayment(ctx, "pi_never")
+	r = lost.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_never"})
 	is.Equal(r.Outcome, paykit.OutcomeUnknown)
 	is.True(strings.HasPrefix(r.Detail, "http 404"))
 	unrouted := sandbox.New(sandbox.Config{BaseURL: e.base + "/api/v0", APIKey: testAPIKey, Timeout: testTimeout})
-	r = unrouted.InquirePayment(ctx, "pi_never")
+	r = unrouted.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_never"})
 	is.Equal(r.Outcome, paykit.OutcomeUnknown)
 	is.Equal(r.Detail[:len("http 404 ERR_NO_ROUTE")], "http 404 ERR_NO_ROUTE")
 
@@ -359,9 +359,9 @@ func TestRefusedConnectionIsUnacknowledged(t *testing.T) {
 	e.srv.Close()
 	for name, r := range map[string]paykit.Result{
 		"create payment": e.prov.CreatePayment(ctx, e.payment("pi_down", "TNG", "MY", 1000)),
-		"inquire":        e.prov.InquirePayment(ctx, "pi_down"),
+		"inquire":        e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_down"}),
 		"create payout":  e.prov.CreatePayout(ctx, payout("po_down", "123456789012")),
-		"cancel payout":  e.prov.CancelPayout(ctx, "po_down"),
+		"cancel payout":  e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_down"}),
 	} {
 		if r.Outcome != paykit.OutcomeUnacknowledged || !strings.HasPrefix(r.Detail, "not sent") {
 			t.Errorf("%s: got %s %q, want unacknowledged, not sent", name, r.Outcome, r.Detail)

@@ -21,7 +21,7 @@ func TestPayoutMagicAccounts(t *testing.T) {
 		is.Equal(r.Detail, "state=PROCESSING")
 		is.True(strings.HasPrefix(r.Reference, "trf_"))
 		e.clock.Advance(testDelay)
-		is.Equal(e.prov.InquirePayout(ctx, "po_ok").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_ok"}).Outcome, paykit.OutcomeSucceeded)
 		tr := e.psp.Transfers()
 		is.Equal(len(tr), 1)
 		is.Equal(tr[0].Key, "po_ok")
@@ -39,7 +39,7 @@ func TestPayoutMagicAccounts(t *testing.T) {
 		is.Equal(r.Outcome, paykit.OutcomeFailed)
 		is.Equal(r.FailureCode, paykit.FailureAccountInvalid)
 		is.Equal(r.Detail, "state=FAILED error=ERR_ACCOUNT")
-		is.Equal(e.prov.InquirePayout(ctx, "po_bad").FailureCode, paykit.FailureAccountInvalid)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_bad"}).FailureCode, paykit.FailureAccountInvalid)
 	})
 	t.Run("000222222227 times out, the single transfer succeeds", func(t *testing.T) {
 		is := is.New(t)
@@ -47,11 +47,11 @@ func TestPayoutMagicAccounts(t *testing.T) {
 		r := e.prov.CreatePayout(ctx, payout("po_slowack", "000222222227"))
 		is.Equal(r.Outcome, paykit.OutcomeUnknown)
 		is.Equal(len(e.psp.Transfers()), 1) // recorded before the hold
-		is.Equal(e.prov.InquirePayout(ctx, "po_slowack").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slowack"}).Outcome, paykit.OutcomePending)
 		retry := e.prov.CreatePayout(ctx, payout("po_slowack", "000222222227"))
 		is.Equal(retry.Outcome, paykit.OutcomePending) // answered at once
 		e.clock.Advance(testDelay)
-		is.Equal(e.prov.InquirePayout(ctx, "po_slowack").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slowack"}).Outcome, paykit.OutcomeSucceeded)
 		is.Equal(len(e.psp.Transfers()), 1)
 		is.Equal(e.psp.CreateCalls("po_slowack"), 2)
 	})
@@ -76,9 +76,9 @@ func TestPayoutMagicAccounts(t *testing.T) {
 		e := newEnv(t)
 		is.Equal(e.prov.CreatePayout(ctx, payout("po_slow", "000444444440")).Outcome, paykit.OutcomePending)
 		e.clock.Advance(time.Minute - time.Millisecond)
-		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomePending)
 		e.clock.Advance(time.Millisecond)
-		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeSucceeded)
 	})
 }
 
@@ -88,17 +88,17 @@ func TestCancelSlowPayout(t *testing.T) {
 	e := newEnv(t)
 	e.prov.CreatePayout(ctx, payout("po_slow", "000444444440"))
 	e.clock.Advance(30 * time.Second)
-	r := e.prov.CancelPayout(ctx, "po_slow")
+	r := e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_slow"})
 	is.Equal(r.Outcome, paykit.OutcomePending) // accepted, not yet done
 	is.Equal(r.Detail, "state=PROCESSING cancel_requested")
 	is.True(e.psp.Transfers()[0].CancelRequested)
 	e.clock.Advance(testDelay - time.Millisecond)
-	is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomePending)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomePending)
 	e.clock.Advance(time.Millisecond)
-	is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeCancelled)
-	is.Equal(e.prov.CancelPayout(ctx, "po_slow").Outcome, paykit.OutcomeCancelled) // again: as it is
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeCancelled)
+	is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeCancelled) // again: as it is
 	e.clock.Advance(time.Hour)
-	is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeCancelled) // the minute changes nothing now
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeCancelled) // the minute changes nothing now
 }
 
 func TestCancelOtherPayouts(t *testing.T) {
@@ -108,15 +108,15 @@ func TestCancelOtherPayouts(t *testing.T) {
 	// In flight: accepted, and cancelled when it would have settled.
 	e.prov.CreatePayout(ctx, payout("po_n", "123456789012"))
 	e.clock.Advance(time.Second)
-	is.Equal(e.prov.CancelPayout(ctx, "po_n").Outcome, paykit.OutcomePending)
+	is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_n"}).Outcome, paykit.OutcomePending)
 	e.clock.Advance(time.Second)
-	is.Equal(e.prov.InquirePayout(ctx, "po_n").Outcome, paykit.OutcomeCancelled)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_n"}).Outcome, paykit.OutcomeCancelled)
 
 	// Already paid: the answer says so.
 	e.prov.CreatePayout(ctx, payout("po_paid", "123456789012"))
 	e.clock.Advance(testDelay)
-	is.Equal(e.prov.CancelPayout(ctx, "po_paid").Outcome, paykit.OutcomeSucceeded)
-	is.Equal(e.prov.CancelPayout(ctx, "po_none").Outcome, paykit.OutcomeNotFound)
+	is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_paid"}).Outcome, paykit.OutcomeSucceeded)
+	is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_none"}).Outcome, paykit.OutcomeNotFound)
 }
 
 func TestReturnPayout(t *testing.T) {
@@ -128,7 +128,7 @@ func TestReturnPayout(t *testing.T) {
 	is.True(err != nil && strings.Contains(err.Error(), "ERR_STATE")) // still in flight
 	e.clock.Advance(testDelay)
 	is.NoErr(e.prov.ReturnPayout(ctx, "po_r"))
-	r := e.prov.InquirePayout(ctx, "po_r")
+	r := e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_r"})
 	is.Equal(r.Outcome, paykit.OutcomeReturned)
 	is.Equal(r.Detail, "state=REVERSED")
 	is.NoErr(e.prov.ReturnPayout(ctx, "po_r")) // idempotent
@@ -154,7 +154,7 @@ func TestPayoutIdempotencyAndValidation(t *testing.T) {
 	r = e.prov.CreatePayout(ctx, bad)
 	is.Equal(r.Outcome, paykit.OutcomeUnknown)
 	is.True(strings.Contains(r.Detail, "http 400 ERR_VALIDATION"))
-	is.Equal(e.prov.InquirePayout(ctx, "po_v").Outcome, paykit.OutcomeNotFound)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_v"}).Outcome, paykit.OutcomeNotFound)
 }
 
 // TestAnswersNeverCarryTheAccountNumber reads the PSP's raw answers (and

@@ -146,15 +146,15 @@ func TestRefundMagicAmounts(t *testing.T) {
 	is.Equal(e.psp.CreateCalls("re_timeout"), 1)
 
 	// The PSP recorded the timed-out refund: an inquiry finds it.
-	inq := e.prov.InquireRefund(ctx, "re_timeout")
+	inq := e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_timeout"})
 	is.Equal(inq.Outcome, paykit.OutcomePending)
 	is.True(strings.HasPrefix(inq.Reference, "rfd_"))
-	is.Equal(e.prov.InquireRefund(ctx, "re_ok").Outcome, paykit.OutcomePending)
-	is.Equal(e.prov.InquireRefund(ctx, "re_declined").FailureCode, paykit.RefundProviderDeclined)
+	is.Equal(e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_ok"}).Outcome, paykit.OutcomePending)
+	is.Equal(e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_declined"}).FailureCode, paykit.RefundProviderDeclined)
 
 	e.clock.Advance(delay)
 	for key, ref := range map[string]string{"re_ok": ok.Reference, "re_timeout": inq.Reference} {
-		r := e.prov.InquireRefund(ctx, key)
+		r := e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: key})
 		is.Equal(r.Outcome, paykit.OutcomeSucceeded)
 		is.Equal(r.Reference, ref)
 	}
@@ -224,7 +224,7 @@ func TestRefundRulesAtThePSP(t *testing.T) {
 			t.Errorf("%s: the PSP recorded a refund it refused", what)
 		}
 		// Nothing was made: the PSP says so.
-		if got := e.prov.InquireRefund(ctx, req.Key); got.Outcome != paykit.OutcomeNotFound {
+		if got := e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: req.Key}); got.Outcome != paykit.OutcomeNotFound {
 			t.Errorf("%s: inquiry %s, want not found", what, got.Outcome)
 		}
 	}
@@ -269,7 +269,7 @@ func TestBankTransferCannotRefund(t *testing.T) {
 	ctx := context.Background()
 	e := newRefundEnv(t)
 	tmpl := e.paid(t, "pay_va", "BANK_TRANSFER", 5000)
-	is.Equal(e.prov.InquirePayment(ctx, "pay_va").Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pay_va"}).Outcome, paykit.OutcomeRequiresAction)
 	r := e.prov.CreateRefund(ctx, refund(tmpl, "re_va", 100))
 	is.Equal(r.Outcome, paykit.OutcomeFailed)
 	is.Equal(r.FailureCode, paykit.RefundProviderError)
@@ -299,7 +299,7 @@ func TestRefundFaults(t *testing.T) {
 			e.psp.InjectFault(c.fault)
 			is.Equal(e.prov.CreateRefund(ctx, refund(tmpl, "re_1", 1000)).Outcome, c.want)
 			is.Equal(len(e.psp.Refunds()) == 1, c.recorded)
-			is.Equal(e.prov.InquireRefund(ctx, "re_1").Outcome, c.inquireWant)
+			is.Equal(e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_1"}).Outcome, c.inquireWant)
 			retry := e.prov.CreateRefund(ctx, refund(tmpl, "re_1", 1000))
 			is.Equal(retry.Outcome, paykit.OutcomePending)
 			is.Equal(len(e.psp.Refunds()), 1) // never a second refund
@@ -311,8 +311,8 @@ func TestRefundFaults(t *testing.T) {
 		tmpl := e.paid(t, "pay_1", "TNG", 5000)
 		is.Equal(e.prov.CreateRefund(ctx, refund(tmpl, "re_1", 1000)).Outcome, paykit.OutcomePending)
 		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpInquireRefund, Kind: sandbox.FaultStatus500})
-		is.Equal(e.prov.InquireRefund(ctx, "re_1").Outcome, paykit.OutcomeUnacknowledged)
-		is.Equal(e.prov.InquireRefund(ctx, "re_1").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_1"}).Outcome, paykit.OutcomeUnacknowledged)
+		is.Equal(e.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_1"}).Outcome, paykit.OutcomePending)
 	})
 }
 
@@ -369,8 +369,8 @@ func TestRefundsInSQLState(t *testing.T) {
 
 	b := newRefundEnvOn(t, db)
 	b.clock.Advance(delay)
-	is.Equal(b.prov.InquireRefund(ctx, "re_1").Outcome, paykit.OutcomeSucceeded)
-	is.Equal(b.prov.InquireRefund(ctx, "re_t").Outcome, paykit.OutcomeSucceeded)
+	is.Equal(b.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_1"}).Outcome, paykit.OutcomeSucceeded)
+	is.Equal(b.prov.InquireRefund(ctx, paykit.AttemptRef{Key: "re_t"}).Outcome, paykit.OutcomeSucceeded)
 	r := b.prov.CreateRefund(ctx, refund(tmpl, "re_2", 89))
 	is.Equal(r.FailureCode, paykit.RefundProviderError) // 5000 - 4000 - 912 = 88 left
 	is.Equal(b.prov.CreateRefund(ctx, refund(tmpl, "re_2b", 88)).Outcome, paykit.OutcomePending)

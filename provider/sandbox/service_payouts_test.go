@@ -105,5 +105,5 @@ func TestServicePayoutMagicAccounts(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(returned.Status, paykit.PayoutFailed)
 	is.Equal(returned.FailureCode, paykit.FailureFundsReturned)
-	is.Equal(e.prov.InquirePayout(ctx, drop).Outcome, paykit.OutcomeReturned)
+	is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: drop}).Outcome, paykit.OutcomeReturned)
 }

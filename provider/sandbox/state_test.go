@@ -124,16 +124,16 @@ var pspScenarios = []struct {
 		ctx := context.Background()
 		r := e.prov.CreatePayment(ctx, e.payment("pi_a", "TNG", "MY", 15000))
 		is.Equal(r.Outcome, paykit.OutcomeRequiresAction)
-		again := e.prov.InquirePayment(ctx, "pi_a")
+		again := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_a"})
 		is.Equal(again.Reference, r.Reference)
 		is.Equal(*again.Action, *r.Action)
 		is.NoErr(e.prov.Approve(ctx, "pi_a"))
-		is.Equal(e.prov.InquirePayment(ctx, "pi_a").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_a"}).Outcome, paykit.OutcomeSucceeded)
 		is.True(e.prov.Decline(ctx, "pi_a") != nil) // the payer already chose
 
 		e.prov.CreatePayment(ctx, e.payment("pi_d", "TNG", "MY", 15000))
 		is.NoErr(e.prov.Decline(ctx, "pi_d"))
-		is.Equal(e.prov.InquirePayment(ctx, "pi_d").FailureCode, paykit.FailureProviderDeclined)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_d"}).FailureCode, paykit.FailureProviderDeclined)
 		is.Equal(e.psp.PaymentCount(), 2)
 	}},
 	{"payer page shows the attempt and takes the choice", func(t *testing.T, e *env, _ *callbackSink) {
@@ -146,7 +146,7 @@ var pspScenarios = []struct {
 		resp = postForm(t, r.Action.URL+"/approve", nil)
 		is.Equal(resp.StatusCode, http.StatusSeeOther)
 		is.Equal(resp.Header.Get("Location"), "https://shop.example/return?order=1")
-		is.Equal(e.prov.InquirePayment(ctx, "pi_page").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_page"}).Outcome, paykit.OutcomeSucceeded)
 		_, body = getPage(t, r.Action.URL)
 		is.True(strings.Contains(body, "Payment successful"))
 		resp, _ = getPage(t, e.base+"/pay/pay_nosuch")
@@ -158,11 +158,11 @@ var pspScenarios = []struct {
 		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_901", "TNG", "MY", 1901)).Outcome, paykit.OutcomeFailed)
 		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_902", "CARD", "TH", 902)).Outcome, paykit.OutcomeUnknown)
 		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_903", "CARD", "TH", 3903)).Outcome, paykit.OutcomeUnknown)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_902").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_902"}).Outcome, paykit.OutcomePending)
 		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_902", "CARD", "TH", 902)).Outcome, paykit.OutcomePending)
 		e.clock.Advance(testDelay)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_902").Outcome, paykit.OutcomeSucceeded)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_903").FailureCode, paykit.FailureProviderDeclined)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_902"}).Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_903"}).FailureCode, paykit.FailureProviderDeclined)
 		is.Equal(e.psp.CreateCalls("pi_902"), 2)
 		is.Equal(e.psp.PaymentCount(), 3)
 	}},
@@ -188,10 +188,10 @@ var pspScenarios = []struct {
 		ctx := context.Background()
 		qr := e.prov.CreatePayment(ctx, e.payment("pi_qr", "PROMPTPAY", "TH", 123456))
 		is.True(strings.HasPrefix(qr.Action.QRData, "000201"))
-		is.Equal(*e.prov.InquirePayment(ctx, "pi_qr").Action, *qr.Action)
+		is.Equal(*e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_qr"}).Action, *qr.Action)
 		va := e.prov.CreatePayment(ctx, e.payment("pi_va", "BANK_TRANSFER", "MY", 99000))
 		is.Equal(va.Action.Type, paykit.NextActionBankTransferInstructions)
-		is.Equal(*e.prov.InquirePayment(ctx, "pi_va").Action, *va.Action)
+		is.Equal(*e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_va"}).Action, *va.Action)
 	}},
 	{"unpaid attempt expires, cancel stops a waiting one", func(t *testing.T, e *env, _ *callbackSink) {
 		is := is.New(t)
@@ -201,15 +201,15 @@ var pspScenarios = []struct {
 		e.prov.CreatePayment(ctx, req)
 		e.prov.CreatePayment(ctx, e.payment("pi_c", "EMONEI", "MY", 1000))
 		e.prov.CreatePayment(ctx, e.payment("pi_p", "EMONEI", "MY", 902))
-		is.Equal(e.prov.CancelPayment(ctx, "pi_c").Detail, "state=CANCELLED cancel_requested")
-		is.Equal(e.prov.CancelPayment(ctx, "pi_p").Detail, "state=PENDING cancel_requested")
+		is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_c"}).Detail, "state=CANCELLED cancel_requested")
+		is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_p"}).Detail, "state=PENDING cancel_requested")
 		e.clock.Advance(10*time.Minute - time.Millisecond)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_exp").Outcome, paykit.OutcomeRequiresAction)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_exp"}).Outcome, paykit.OutcomeRequiresAction)
 		e.clock.Advance(time.Millisecond)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_exp").Detail, "state=EXPIRED")
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_exp"}).Detail, "state=EXPIRED")
 		is.True(e.prov.Approve(ctx, "pi_exp") != nil)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_p").Outcome, paykit.OutcomeSucceeded)
-		is.Equal(e.prov.CancelPayment(ctx, "pi_none").Outcome, paykit.OutcomeNotFound)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_p"}).Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.CancelPayment(ctx, paykit.AttemptRef{Key: "pi_none"}).Outcome, paykit.OutcomeNotFound)
 	}},
 	{"payout magic accounts", func(t *testing.T, e *env, _ *callbackSink) {
 		is := is.New(t)
@@ -225,10 +225,10 @@ var pspScenarios = []struct {
 			"po_ok": paykit.OutcomeSucceeded, "po_bad": paykit.OutcomeFailed, "po_hold": paykit.OutcomeSucceeded,
 			"po_drop": paykit.OutcomeSucceeded, "po_slow": paykit.OutcomePending,
 		} {
-			is.Equal(e.prov.InquirePayout(ctx, key).Outcome, want)
+			is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: key}).Outcome, want)
 		}
 		e.clock.Advance(time.Minute)
-		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeSucceeded)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeSucceeded)
 		var keys []string
 		for _, tr := range e.psp.Transfers() {
 			keys = append(keys, tr.Key)
@@ -241,24 +241,24 @@ var pspScenarios = []struct {
 		ctx := context.Background()
 		e.prov.CreatePayout(ctx, payout("po_slow", "000444444440"))
 		e.prov.CreatePayout(ctx, payout("po_r", "123456789012"))
-		is.Equal(e.prov.CancelPayout(ctx, "po_slow").Detail, "state=PROCESSING cancel_requested")
+		is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Detail, "state=PROCESSING cancel_requested")
 		is.True(e.psp.Transfers()[0].CancelRequested)
 		is.True(e.prov.ReturnPayout(ctx, "po_r") != nil) // still in flight
 		e.clock.Advance(testDelay)
-		is.Equal(e.prov.InquirePayout(ctx, "po_slow").Outcome, paykit.OutcomeCancelled)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_slow"}).Outcome, paykit.OutcomeCancelled)
 		is.NoErr(e.prov.ReturnPayout(ctx, "po_r"))
-		is.Equal(e.prov.InquirePayout(ctx, "po_r").Outcome, paykit.OutcomeReturned)
-		is.Equal(e.prov.CancelPayout(ctx, "po_none").Outcome, paykit.OutcomeNotFound)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_r"}).Outcome, paykit.OutcomeReturned)
+		is.Equal(e.prov.CancelPayout(ctx, paykit.AttemptRef{Key: "po_none"}).Outcome, paykit.OutcomeNotFound)
 	}},
 	{"faults break requests before or after the record", func(t *testing.T, e *env, _ *callbackSink) {
 		is := is.New(t)
 		ctx := context.Background()
 		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: sandbox.FaultStatus500})
 		is.Equal(e.prov.CreatePayment(ctx, e.payment("pi_f", "TNG", "MY", 1000)).Outcome, paykit.OutcomeUnacknowledged)
-		is.Equal(e.prov.InquirePayment(ctx, "pi_f").Outcome, paykit.OutcomeNotFound)
+		is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_f"}).Outcome, paykit.OutcomeNotFound)
 		e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: sandbox.FaultReset, AfterRecord: true})
 		is.Equal(e.prov.CreatePayout(ctx, payout("po_f", "123456789012")).Outcome, paykit.OutcomeUnacknowledged)
-		is.Equal(e.prov.InquirePayout(ctx, "po_f").Outcome, paykit.OutcomePending)
+		is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_f"}).Outcome, paykit.OutcomePending)
 	}},
 	{"callbacks tell each final state until acknowledged", func(t *testing.T, e *env, sink *callbackSink) {
 		is := is.New(t)
@@ -332,10 +332,10 @@ func TestPSPStateSurvivesRestart(t *testing.T) {
 
 			e := newEnvOn(t, db, clock, "key-of-the-second-process", sink.srv.URL)
 			sink.verifyWith(e.prov)
-			r := e.prov.InquirePayout(ctx, "po_flight")
+			r := e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_flight"})
 			is.Equal(r.Outcome, paykit.OutcomePending)
 			is.Equal(r.Reference, inFlight.Reference)
-			p := e.prov.InquirePayment(ctx, "pi_wait")
+			p := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_wait"})
 			is.Equal(p.Outcome, paykit.OutcomeRequiresAction)
 			is.Equal(p.Reference, waiting.Reference)
 			is.Equal(p.Action.URL, e.base+"/pay/"+waiting.Reference) // the payer page of the running PSP
@@ -347,11 +347,11 @@ func TestPSPStateSurvivesRestart(t *testing.T) {
 			is.Equal(e.psp.PaymentCount(), 2)
 
 			clock.Advance(testDelay)
-			is.Equal(e.prov.InquirePayout(ctx, "po_flight").Outcome, paykit.OutcomeSucceeded)
+			is.Equal(e.prov.InquirePayout(ctx, paykit.AttemptRef{Key: "po_flight"}).Outcome, paykit.OutcomeSucceeded)
 			clock.Advance(time.Second)
 			resp = postForm(t, p.Action.URL+"/approve", nil)
 			is.Equal(resp.StatusCode, http.StatusSeeOther)
-			is.Equal(e.prov.InquirePayment(ctx, "pi_wait").Outcome, paykit.OutcomeSucceeded)
+			is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_wait"}).Outcome, paykit.OutcomeSucceeded)
 			n, err = e.psp.SendCallbacks(ctx)
 			is.NoErr(err)
 			is.Equal(n, 3)
