@@ -16,6 +16,7 @@ type adapter struct {
 	refunds RefundProvider  // set with CapRefunds
 	payer   PayerSimulator  // set with CapPayerSimulation
 	returns ReturnSimulator // set with CapReturns
+	circuit circuit
 }
 
 // newAdapters reads each Provider's declaration and checks that it has the
@@ -85,6 +86,20 @@ func checkRoutes(rt Routing, adapters map[string]*adapter) error {
 		}
 	}
 	return nil
+}
+
+// usable reports whether new attempts may go to the named Provider now:
+// it is configured, not disabled, and its circuit is closed.
+func (s *Service) usable(name string) bool {
+	a, ok := s.providers[name]
+	return ok && !s.disabled[name] && !a.circuit.open(s.Now())
+}
+
+// observe feeds the outcome of a call to the named Provider to its circuit.
+func (s *Service) observe(name string, r Result) {
+	if a, ok := s.providers[name]; ok {
+		a.circuit.observe(s.breaker, r.Outcome, s.Now())
+	}
 }
 
 // provider returns the adapter of the Provider a resource was routed to,

@@ -145,7 +145,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 func (s *Service) eligibleMethods(env Environment, country, currency string, amount int64) []PaymentMethod {
 	var out []PaymentMethod
 	for _, m := range PaymentMethods {
-		if r, ok := s.routing.PaymentRoute(env, m, country, currency, amount); ok {
+		if r, ok := s.paymentRoute(env, m, country, currency, amount); ok {
 			out = append(out, paymentMethodOf(r))
 		}
 	}
@@ -527,7 +527,7 @@ func (s *Service) OpenCheckout(ctx context.Context, token string) (*PayerCheckou
 	}
 	pc := &PayerCheckout{Checkout: s.project(co, pi), Intent: pi, MerchantName: m.Name}
 	if co.PaymentMethod != "" {
-		if r, ok := s.routing.PaymentRoute(co.Environment, co.PaymentMethod, co.Country, co.Currency, co.Amount); ok {
+		if r, ok := s.paymentRoute(co.Environment, co.PaymentMethod, co.Country, co.Currency, co.Amount); ok {
 			pc.Methods = []PaymentMethod{paymentMethodOf(r)}
 		}
 	} else {

@@ -260,7 +260,7 @@ func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentReq
 		return 0, nil, err
 	}
 	amount := req.Amount
-	route, ok := s.routing.PaymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
+	route, ok := s.paymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
 	if !ok {
 		return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method",
 			"%s is not available for %s %s at this amount in %s.", req.PaymentMethod, req.Country, req.Currency, env)
@@ -438,6 +438,21 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 		if err != nil {
 			return nil, Answer{}, err
 		}
+		// A refusal guarantees nothing exists at that Provider: try the
+		// next route. Anything else stays with the Provider that has it.
+		for r.Outcome == OutcomeRefused {
+			moved, err := s.moveToFallback(ctx, pi)
+			if err != nil {
+				return nil, Answer{}, asServiceError(err)
+			}
+			if moved == nil {
+				break
+			}
+			pi = moved
+			if r, err = s.callCreate(ctx, pi); err != nil {
+				return nil, Answer{}, err
+			}
+		}
 		result = &r
 	}
 	var (
@@ -449,7 +464,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 		if err != nil {
 			return err
 		}
-		if result != nil && cur.Attempt == AttemptCreating {
+		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == pi.Provider {
 			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
 				return err
 			}
@@ -482,8 +497,8 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 	if opts == nil && len(pi.PaymentMethodOptions) > 0 {
 		// Stored before the Provider's options were: map them by the
 		// route, which must still exist.
-		route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
-		if !ok || route.Provider != pi.Provider {
+		route, ok := s.paymentRouteOf(pi)
+		if !ok {
 			return Result{}, Internal(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
 		}
 		opts = route.providerOptions(pi.PaymentMethodOptions)
@@ -497,8 +512,39 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
 		ExpiresAt: pi.ExpiresAt,
 	})
+	s.observe(pi.Provider, res)
 	s.log.InfoContext(ctx, "provider create payment", "payment_intent", pi.ID, "provider", pi.Provider, "outcome", res.Outcome, "detail", res.Detail)
 	return res, nil
+}
+
+// moveToFallback moves a payment whose Provider refused its attempt to the
+// next route (fallbackRoute), still creating, and returns it; nil when
+// there is none, or when the attempt is no longer creating at the refusing
+// Provider (another worker moved it first).
+func (s *Service) moveToFallback(ctx context.Context, pi *PaymentIntent) (*PaymentIntent, error) {
+	route, ok := s.fallbackRoute(pi)
+	if !ok {
+		return nil, nil
+	}
+	var moved *PaymentIntent
+	err := s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
+		if err != nil || cur.Attempt != AttemptCreating || cur.Provider != pi.Provider {
+			return err
+		}
+		cur.Provider, cur.ProviderOptions = route.Provider, route.providerOptions(cur.PaymentMethodOptions)
+		cur.UpdatedAt = s.Now()
+		if err := tx.UpdatePaymentIntent(ctx, cur); err != nil {
+			return err
+		}
+		moved = cur
+		return nil
+	})
+	if err != nil || moved == nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "provider refused the attempt; next route", "payment_intent", pi.ID, "refused_by", pi.Provider, "provider", moved.Provider)
+	return moved, nil
 }
 
 // attemptKey is the Provider idempotency key of an intent's attempt:
@@ -670,6 +716,7 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	}
 	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
 	r := prov.InquirePayment(ctx, pi.attemptRef())
+	s.observe(pi.Provider, r)
 	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
 	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
 }

@@ -31,6 +31,9 @@ type fakeProvider struct {
 
 	refunds     map[string]*fakeRefund // by key
 	refundCalls map[string]int         // create calls per key
+
+	refuse bool // creates are refused before anything exists (OutcomeRefused)
+	down   bool // every call goes unacknowledged (connection refused)
 }
 
 type fakeAttempt struct {
@@ -51,6 +54,13 @@ func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequ
 	f.creates[req.Key]++
 	f.returns = append(f.returns, req.ReturnURL)
 	f.options = append(f.options, req.Options)
+	if f.refuse || f.down {
+		defer f.mu.Unlock()
+		if f.down {
+			return paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: "connection refused"}
+		}
+		return paykit.Result{Outcome: paykit.OutcomeRefused, Detail: "LOCAL_INVALID_REQUEST"}
+	}
 	block := f.block
 	a, seen := f.attempts[req.Key]
 	if !seen {

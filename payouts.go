@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -159,7 +160,7 @@ func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest
 	if !s.routing.RecognisedBankCode(req.Country, code) {
 		return 0, nil, PayoutBank{}, InvalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
 	}
-	route, bank, ok := s.routing.PayoutRoute(env, req.Country, req.Currency, code, amount)
+	route, bank, ok := s.payoutRoute(env, req.Country, req.Currency, code, amount)
 	if !ok {
 		return 0, nil, PayoutBank{}, Errorf(CodePayoutRouteUnavailable, "recipient.bank_code", "Payouts to %s in %s %s are not available for this amount in %s.", code, req.Country, req.Currency, env)
 	}
@@ -167,6 +168,28 @@ func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest
 		return 0, nil, PayoutBank{}, Errorf(CodeMissingRequiredField, "recipient.holder_name_th", "recipient.holder_name_th is required for payouts to %s.", code)
 	}
 	return amount, route, bank, nil
+}
+
+// payoutRoute picks the route of a new payout as paymentRoute does: the
+// first by priority whose Provider takes new transfers, else the first
+// whose Provider is not disabled.
+func (s *Service) payoutRoute(env Environment, country, currency, bankCode string, amount int64) (*PayoutRoute, PayoutBank, bool) {
+	routes := s.routing.PayoutRoutes(env, country, currency, bankCode, amount)
+	pick := func(r *PayoutRoute) (*PayoutRoute, PayoutBank, bool) {
+		b, _ := r.Bank(bankCode)
+		return r, b, true
+	}
+	for _, r := range routes {
+		if s.usable(r.Provider) {
+			return pick(r)
+		}
+	}
+	for _, r := range routes {
+		if !s.disabled[r.Provider] {
+			return pick(r)
+		}
+	}
+	return nil, PayoutBank{}, false
 }
 
 // needsApproval applies the approval policy.
@@ -416,16 +439,19 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 	}
 	code := po.ProviderBankCode
 	if code == "" { // stored before codes were frozen at create
-		route, bank, ok := s.routing.PayoutRoute(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
-		if !ok || route.Provider != po.Provider {
+		routes := s.routing.PayoutRoutes(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+		i := slices.IndexFunc(routes, func(r *PayoutRoute) bool { return r.Provider == po.Provider })
+		if i < 0 {
 			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
 		}
+		bank, _ := routes[i].Bank(po.BankCode)
 		code = bank.ProviderCode
 	}
 	r := pp.CreatePayout(ctx, PayoutRequest{
 		Key: po.ID, Amount: po.Amount, Currency: po.Currency, Country: po.Country,
 		BankCode: code, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
 	})
+	s.observe(po.Provider, r)
 	s.log.InfoContext(ctx, "provider create payout", "payout_intent", po.ID, "provider", po.Provider, "outcome", r.Outcome, "detail", r.Detail)
 	return r, nil
 }

@@ -278,7 +278,7 @@ func (s *Service) refundable(pi *PaymentIntent) bool {
 	if !ok || !a.caps.Has(CapRefunds) {
 		return false
 	}
-	route, ok := s.routing.PaymentRoute(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+	route, ok := s.paymentRouteOf(pi)
 	return !ok || !route.NoRefunds // a route removed since keeps its Provider's word
 }
 
@@ -308,6 +308,7 @@ func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refu
 		return nil, err
 	}
 	r := rp.CreateRefund(ctx, RefundRequest{Key: re.ID, PaymentKey: attemptKey(pi), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency})
+	s.observe(re.Provider, r)
 	s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
 	err = s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetRefund(ctx, scope, id)

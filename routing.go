@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
@@ -41,6 +42,11 @@ type PaymentRoute struct {
 	// NoRefunds: payments of this route cannot be refunded (bank
 	// transfers), even when the Provider declares CapRefunds.
 	NoRefunds bool
+	// Priority orders the routes that serve the same request: lower first,
+	// equal ones in configuration order. A payment goes to the first whose
+	// Provider takes new attempts, and moves to the next only when its
+	// Provider refused it with OutcomeRefused (nothing was created there).
+	Priority int
 }
 
 // Accepts reports whether the route serves the amount.
@@ -74,8 +80,9 @@ func (r *PaymentRoute) providerOptions(options map[string]string) map[string]str
 	return out
 }
 
-// Routing is the operational configuration the host fills. The first
-// matching route wins. An environment with no routes offers nothing.
+// Routing is the operational configuration the host fills. Of the routes
+// that match a request, the first by Priority wins. An environment with no
+// routes offers nothing.
 type Routing struct {
 	Payments []PaymentRoute
 	Payouts  []PayoutRoute
@@ -110,23 +117,47 @@ type PayoutRoute struct {
 	MaxAmount   int64 // 0: no maximum
 	Provider    string
 	Banks       []PayoutBank
+	// Priority orders the routes that reach the same bank, as
+	// PaymentRoute.Priority does.
+	Priority int
 }
 
-// PayoutRoute resolves a payout to its route and bank.
+// PayoutRoute resolves a payout to its first route by priority, and the
+// bank there.
 func (rt *Routing) PayoutRoute(env Environment, country, currency, bankCode string, amount int64) (*PayoutRoute, PayoutBank, bool) {
+	routes := rt.PayoutRoutes(env, country, currency, bankCode, amount)
+	if len(routes) == 0 {
+		return nil, PayoutBank{}, false
+	}
+	b, _ := routes[0].Bank(bankCode)
+	return routes[0], b, true
+}
+
+// PayoutRoutes returns every route that reaches bankCode with the payout,
+// lowest Priority first.
+func (rt *Routing) PayoutRoutes(env Environment, country, currency, bankCode string, amount int64) []*PayoutRoute {
+	var out []*PayoutRoute
 	for i := range rt.Payouts {
 		r := &rt.Payouts[i]
 		if r.Environment != env || r.Country != country || r.Currency != currency ||
 			amount < r.MinAmount || (r.MaxAmount != 0 && amount > r.MaxAmount) {
 			continue
 		}
-		for _, b := range r.Banks {
-			if b.Code == bankCode {
-				return r, b, true
-			}
+		if _, ok := r.Bank(bankCode); ok {
+			out = append(out, r)
 		}
 	}
-	return nil, PayoutBank{}, false
+	slices.SortStableFunc(out, func(a, b *PayoutRoute) int { return cmp.Compare(a.Priority, b.Priority) })
+	return out
+}
+
+// Bank returns the route's bank with canonical code, if any.
+func (r *PayoutRoute) Bank(code string) (PayoutBank, bool) {
+	i := slices.IndexFunc(r.Banks, func(b PayoutBank) bool { return b.Code == code })
+	if i < 0 {
+		return PayoutBank{}, false
+	}
+	return r.Banks[i], true
 }
 
 // RecognisedBankCode reports whether code is a canonical payout bank code
@@ -150,15 +181,88 @@ func (rt *Routing) RecognisedBankCode(country, code string) bool {
 }
 
 // PaymentRoute resolves (environment, method, country, currency, amount)
-// to a route.
+// to its first route by priority.
 func (rt *Routing) PaymentRoute(env Environment, method, country, currency string, amount int64) (*PaymentRoute, bool) {
+	routes := rt.PaymentRoutes(env, method, country, currency, amount)
+	if len(routes) == 0 {
+		return nil, false
+	}
+	return routes[0], true
+}
+
+// PaymentRoutes returns every route that serves (environment, method,
+// country, currency, amount), lowest Priority first.
+func (rt *Routing) PaymentRoutes(env Environment, method, country, currency string, amount int64) []*PaymentRoute {
+	var out []*PaymentRoute
 	for i := range rt.Payments {
 		r := &rt.Payments[i]
 		if r.Environment == env && r.Method == method && r.Country == country && r.Currency == currency && r.Accepts(amount) {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *PaymentRoute) int { return cmp.Compare(a.Priority, b.Priority) })
+	return out
+}
+
+// paymentRoute picks the route of a new payment: the first by priority
+// whose Provider takes new attempts; when every circuit is open, the first
+// whose Provider is not disabled (its call will tell). Disabled Providers
+// serve nothing new.
+func (s *Service) paymentRoute(env Environment, method, country, currency string, amount int64) (*PaymentRoute, bool) {
+	routes := s.routing.PaymentRoutes(env, method, country, currency, amount)
+	for _, r := range routes {
+		if s.usable(r.Provider) {
+			return r, true
+		}
+	}
+	for _, r := range routes {
+		if !s.disabled[r.Provider] {
 			return r, true
 		}
 	}
 	return nil, false
+}
+
+// paymentRouteOf is the route a payment was sent by: the one of its
+// Provider that serves it, if the configuration still has one.
+func (s *Service) paymentRouteOf(pi *PaymentIntent) (*PaymentRoute, bool) {
+	for _, r := range s.routing.PaymentRoutes(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount) {
+		if r.Provider == pi.Provider {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// fallbackRoute is the route a payment moves to after its Provider
+// refused it: the next by priority after the refusing Provider's, whose
+// Provider takes new attempts and serves the payment's options (its bank).
+func (s *Service) fallbackRoute(pi *PaymentIntent) (*PaymentRoute, bool) {
+	routes := s.routing.PaymentRoutes(pi.Environment, pi.PaymentMethod, pi.Country, pi.Currency, pi.Amount)
+	i := slices.IndexFunc(routes, func(r *PaymentRoute) bool { return r.Provider == pi.Provider })
+	if i < 0 {
+		return nil, false
+	}
+	for _, r := range routes[i+1:] {
+		if r.Provider != pi.Provider && s.usable(r.Provider) && r.serves(pi.PaymentMethodOptions) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// serves reports whether the route takes the payment's options: each key
+// is one of its options, and a chosen bank is one of its available banks.
+func (r *PaymentRoute) serves(options map[string]string) bool {
+	for k, v := range options {
+		if !slices.Contains(r.Options, k) {
+			return false
+		}
+		if b, ok := r.Bank(v); k == "bank" && (!ok || !b.Available) {
+			return false
+		}
+	}
+	return true
 }
 
 // PaymentMethod is one eligible method of GET /payment_methods.
@@ -187,7 +291,7 @@ func (s *Service) ListPaymentMethods(_ context.Context, p Principal, req Payment
 	amount := req.Amount
 	page := &Page[PaymentMethod]{Data: []PaymentMethod{}}
 	for _, m := range PaymentMethods {
-		r, ok := s.routing.PaymentRoute(p.Environment, m, req.Country, req.Currency, amount)
+		r, ok := s.paymentRoute(p.Environment, m, req.Country, req.Currency, amount)
 		if !ok {
 			continue
 		}

@@ -60,6 +60,14 @@ type Config struct {
 	// CapPayouts for payout routes), and an adapter that declares a
 	// capability without its methods.
 	Providers map[string]Provider
+	// DisabledProviders are Providers that take no new attempts: routes to
+	// them are skipped (GET /payment_methods does not offer a method only
+	// they serve), while attempts already there are still recovered,
+	// cancelled and refunded through them.
+	DisabledProviders []string
+	// CircuitBreaker says when a failing Provider is skipped for new
+	// attempts; see CircuitBreaker for the defaults.
+	CircuitBreaker CircuitBreaker
 	// PublicURL is the base of payer-facing URLs (continuation links, QR
 	// images, checkout links), which live under {PublicURL}/pay/.
 	PublicURL string
@@ -108,6 +116,8 @@ type Service struct {
 	jobCounts  jobCounters        // attempts and errors of this process's jobs
 	routing    Routing
 	providers  map[string]*adapter // by name, with their declared method sets
+	disabled   map[string]bool     // Config.DisabledProviders
+	breaker    CircuitBreaker
 	publicURL  string
 	paymentTTL time.Duration
 
@@ -170,6 +180,20 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.providers = adapters
+	s.disabled = map[string]bool{}
+	for _, name := range cfg.DisabledProviders {
+		if _, ok := adapters[name]; !ok {
+			return nil, fmt.Errorf("paykit: Config.DisabledProviders names %q, which is not in Config.Providers", name)
+		}
+		s.disabled[name] = true
+	}
+	s.breaker = cfg.CircuitBreaker
+	if s.breaker.Failures <= 0 {
+		s.breaker.Failures = 5
+	}
+	if s.breaker.Cooldown <= 0 {
+		s.breaker.Cooldown = 30 * time.Second
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
