@@ -1,0 +1,174 @@
+package providerconfig_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/provider/providerconfig"
+	"github.com/paykit/paykit/provider/sandbox"
+)
+
+// kinds are the sandbox kind and a stand-in "bank" kind with secrets,
+// FPX with two banks, and Thai payouts.
+func kinds(built *[]providerconfig.Adapter) map[string]providerconfig.Kind {
+	sb := sandbox.New(sandbox.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k"})
+	return map[string]providerconfig.Kind{
+		"sandbox": providerconfig.SandboxKind(sb),
+		"bank": {
+			Secrets: []providerconfig.Secret{{Role: "secret_key", Required: true}, {Role: "webhook_secrets"}},
+			New: func(a providerconfig.Adapter) (paykit.Provider, error) {
+				*built = append(*built, a)
+				return sb, nil
+			},
+			Route: func(method, country string) (paykit.PaymentRoute, bool) {
+				if method != "FPX" || country != "MY" {
+					return paykit.PaymentRoute{}, false
+				}
+				return paykit.PaymentRoute{Method: "FPX", Country: "MY", Currency: "MYR", NextAction: paykit.NextActionRedirectToURL,
+					CustomerFields: []string{"name", "email"}, Options: []string{"bank"},
+					Banks: []paykit.Bank{{Code: "MAYBANK", Name: "Maybank2u", ProviderCode: "mb", Available: true}, {Code: "CIMB", Name: "CIMB Clicks", ProviderCode: "cimb", Available: true}}}, true
+			},
+			PayoutBanks: func(country string) (string, []paykit.PayoutBank, bool) {
+				if country != "TH" {
+					return "", nil, false
+				}
+				return "THB", []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "kbank", RequiresHolderNameTH: true}, {Code: "SCB", ProviderCode: "scb", RequiresHolderNameTH: true}}, true
+			},
+		},
+	}
+}
+
+const good = `{
+  "providers": [
+    {"name": "bank_my", "kind": "bank", "environment": "live", "base_url": "https://api.bank.example",
+     "secrets": {"secret_key": "BANK_KEY", "webhook_secrets": "BANK_WHSEC"}, "timeout": "5s"},
+    {"name": "backup", "kind": "bank", "environment": "live", "secrets": {"secret_key": "BACKUP_KEY"}, "disabled": true},
+    {"name": "sandbox", "kind": "sandbox", "environment": "test", "default_routes": true}
+  ],
+  "routes": [
+    {"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "backup", "priority": 2},
+    {"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "bank_my", "priority": 1,
+     "min_amount": "100", "max_amount": "3000000", "banks": {"MAYBANK": "MBB0228"}}
+  ],
+  "payout_routes": [
+    {"environment": "live", "country": "TH", "currency": "THB", "provider": "bank_my", "banks": {"KBANK": ""}}
+  ]
+}`
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestParseBuildsRoutesAndAdapters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var built []providerconfig.Adapter
+	s, err := providerconfig.Parse([]byte(good), providerconfig.Options{
+		Kinds:  kinds(&built),
+		Getenv: env(map[string]string{"BANK_KEY": "sk_1", "BANK_WHSEC": "whsec_new, whsec_old", "BACKUP_KEY": "sk_2"}),
+	})
+	is.NoErr(err)
+	is.Equal(s.Webhooks, []string{"bank_my", "backup", "sandbox"})
+	is.Equal(s.Disabled, []string{"backup"})
+	is.Equal(len(s.Providers), 3)
+
+	is.Equal(len(built), 2)
+	is.Equal(built[0].Secrets["secret_key"], "sk_1")
+	is.Equal(providerconfig.WebhookSecrets(built[0].Secrets["webhook_secrets"]), []string{"whsec_new", "whsec_old"})
+	is.Equal(built[0].Methods, []string{"FPX"})
+	is.Equal(built[0].Timeout.String(), "5s")
+	is.Equal(built[0].Entry.BaseURL, "https://api.bank.example")
+
+	rt := s.Routing
+	live, ok := rt.PaymentRoute(paykit.Live, "FPX", "MY", "MYR", 15000)
+	is.True(ok)
+	is.Equal(live.Provider, "bank_my") // priority 1 before 2
+	is.Equal(live.Banks, []paykit.Bank{{Code: "MAYBANK", Name: "Maybank2u", ProviderCode: "MBB0228", Available: true}})
+	is.Equal(len(rt.PaymentRoutes(paykit.Live, "FPX", "MY", "MYR", 15000)), 2)
+	is.Equal(len(rt.PaymentRoutes(paykit.Live, "FPX", "MY", "MYR", 3000001)), 1) // above bank_my's range
+	_, ok = rt.PaymentRoute(paykit.Live, "PROMPTPAY", "TH", "THB", 15000)
+	is.True(!ok)
+
+	// The sandbox's default routes serve the test environment as before.
+	for _, want := range sandbox.DefaultRouting().Payments {
+		got, ok := rt.PaymentRoute(paykit.Test, want.Method, want.Country, want.Currency, 15000)
+		is.True(ok)
+		is.Equal(got.Provider, "sandbox")
+		is.Equal(got.NextAction, want.NextAction)
+	}
+	r, bank, ok := rt.PayoutRoute(paykit.Live, "TH", "THB", "KBANK", 5000)
+	is.True(ok)
+	is.Equal(r.Provider, "bank_my")
+	is.Equal(bank.ProviderCode, "kbank")
+	_, _, ok = rt.PayoutRoute(paykit.Live, "TH", "THB", "SCB", 5000) // not listed in banks
+	is.True(!ok)
+	_, _, ok = rt.PayoutRoute(paykit.Test, "TH", "THB", "SCB", 5000) // the sandbox's
+	is.True(ok)
+}
+
+func TestBadFilesNameTheEntry(t *testing.T) {
+	t.Parallel()
+	getenv := env(map[string]string{"BANK_KEY": "sk_1"})
+	p := `{"name": "bank_my", "kind": "bank", "environment": "live", "secrets": {"secret_key": "BANK_KEY"}}`
+	route := func(fields string) string {
+		return `{"providers": [` + p + `], "routes": [{"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "bank_my"` + fields + `}]}`
+	}
+	for _, tc := range []struct{ name, file, want string }{
+		{"not JSON", `{"providers": [`, "not a providers file"},
+		{"unknown field", `{"providers": [], "route": []}`, `unknown field "route"`},
+		{"type error line", "{\n\"providers\": [\n{\"name\": 5}]}", "line 3"},
+		{"no providers", `{"providers": []}`, "at least one Provider"},
+		{"bad name", `{"providers": [{"name": "Bank My", "kind": "bank", "environment": "live"}]}`, `providers[0] ("Bank My"): name`},
+		{"duplicate name", `{"providers": [` + p + `,` + p + `]}`, `providers[1] ("bank_my"): name is used`},
+		{"unknown kind", `{"providers": [{"name": "x", "kind": "paypal", "environment": "live"}]}`, `kind "paypal" is not one of bank, sandbox`},
+		{"bad environment", `{"providers": [{"name": "x", "kind": "bank", "environment": "prod"}]}`, "environment must be test or live"},
+		{"sandbox live", `{"providers": [{"name": "x", "kind": "sandbox", "environment": "live"}]}`, "cannot serve the live environment"},
+		{"http live", `{"providers": [{"name": "x", "kind": "bank", "environment": "live", "base_url": "http://api.bank.example", "secrets": {"secret_key": "BANK_KEY"}}]}`, "must be https"},
+		{"bad timeout", `{"providers": [{"name": "x", "kind": "bank", "environment": "live", "timeout": "soon", "secrets": {"secret_key": "BANK_KEY"}}]}`, "timeout must be a positive duration"},
+		{"secret in file", `{"providers": [{"name": "x", "kind": "bank", "environment": "live", "secrets": {"secret_key": "sk_live_abc123"}}]}`, "must name an environment variable"},
+		{"unknown secret", `{"providers": [{"name": "x", "kind": "bank", "environment": "live", "secrets": {"secret_key": "BANK_KEY", "password": "PW"}}]}`, "secrets.password is not a secret"},
+		{"missing secret", `{"providers": [{"name": "x", "kind": "bank", "environment": "live"}]}`, "secrets.secret_key is required"},
+		{"unset secret", `{"providers": [{"name": "x", "kind": "bank", "environment": "live", "secrets": {"secret_key": "UNSET_KEY"}}]}`, "environment variable UNSET_KEY is not set"},
+		{"unknown provider", `{"providers": [` + p + `], "routes": [{"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "nope"}]}`, `routes[0] (FPX MY live via "nope"): provider "nope" is not in providers`},
+		{"environment mismatch", `{"providers": [` + p + `], "routes": [{"environment": "test", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "bank_my"}]}`, "differs from its Provider's (live)"},
+		{"unknown method", `{"providers": [` + p + `], "routes": [{"environment": "live", "method": "PAYPAL", "country": "MY", "currency": "MYR", "provider": "bank_my"}]}`, `method "PAYPAL" is not one of`},
+		{"method not served", `{"providers": [` + p + `], "routes": [{"environment": "live", "method": "TNG", "country": "MY", "currency": "MYR", "provider": "bank_my"}]}`, "does not serve TNG"},
+		{"currency", route(`, "currency": "THB"`), "duplicate"},
+		{"amount not a string", route(`, "min_amount": 100`), "line 1"},
+		{"amount", route(`, "min_amount": "1.5"`), "min_amount must be a string of minor units"},
+		{"range", route(`, "min_amount": "500", "max_amount": "100"`), "max_amount is below min_amount"},
+		{"priority", route(`, "priority": -1`), "priority must not be negative"},
+		{"unknown bank", route(`, "banks": {"BSN": ""}`), `banks: "BSN" is not a bank of FPX`},
+		{"payouts", `{"providers": [` + p + `], "payout_routes": [{"environment": "live", "country": "MY", "currency": "MYR", "provider": "bank_my"}]}`, `payout_routes[0] (MY live via "bank_my"): a bank Provider does not pay out in "MY"`},
+		{"payout bank", `{"providers": [` + p + `], "payout_routes": [{"environment": "live", "country": "TH", "currency": "THB", "provider": "bank_my", "banks": {"XYZ": ""}}]}`, `banks: "XYZ" is not a bank`},
+		{"two values", `{"providers": [` + p + `]} {}`, "more than one JSON value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var built []providerconfig.Adapter
+			file := tc.file
+			if tc.name == "currency" {
+				file = strings.Replace(route(""), `"currency": "MYR"`, `"currency": "THB"`, 1)
+				tc.want = `currency "THB": FPX in MY is paid in MYR`
+			}
+			path := filepath.Join(t.TempDir(), "providers.json")
+			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := providerconfig.Load(path, providerconfig.Options{Kinds: kinds(&built), Getenv: getenv})
+			if err == nil {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "providers file "+path+": ") || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q: want the file and %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "sk_live_abc123") || strings.Contains(msg, "sk_1") {
+				t.Errorf("error %q echoes a secret", msg)
+			}
+		})
+	}
+}
