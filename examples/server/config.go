@@ -28,6 +28,9 @@ type config struct {
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
 	WorkerInterval time.Duration
+	// Providers is the Provider configuration file (provider/providerconfig);
+	// empty: the sandbox in test, nothing in live.
+	Providers string
 
 	// Parsed and validated now; the payments, checkout, sandbox and payout
 	// features that use them wire them up.
@@ -62,6 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.CheckoutTTL, "checkout-ttl", 24*time.Hour, "expiry of checkouts")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", 72*time.Hour, "expiry of payout approval holds")
 	fs.Int64Var(&c.ApprovalThreshold, "approval-threshold", 1_000_000, "payouts of at least this many minor units wait for operator approval (0 = never)")
+	fs.StringVar(&c.Providers, "providers", "", "Provider configuration `file` (JSON: Providers, the environment variables of their secrets, and routes); default the sandbox in test, nothing in live")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that (0 = off)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: server [flags]\n\nRuns paykit's example server. Every flag can also be set with the\nenvironment variable PAYKIT_<NAME> (for -worker-interval, PAYKIT_WORKER_INTERVAL);\na flag on the command line wins.\n\n")

@@ -33,12 +33,14 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		PublicURL: "https://pay.example.com", OperatorToken: "0123456789abcdef-token", Demo: false,
 		WorkerInterval: 250 * time.Millisecond, SandboxDelay: 0, PaymentTTL: 10 * time.Minute,
 		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3,
+		Providers: "/etc/paykit/providers.json",
 	}
 	values := map[string]string{
 		"addr": "0.0.0.0:9000", "db": want.DB, "public-url": "https://pay.example.com/",
 		"operator-token": want.OperatorToken, "demo": "false", "worker-interval": "250ms",
 		"sandbox-delay": "0s", "payment-ttl": "10m", "checkout-ttl": "1h", "approval-ttl": "2h",
 		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3",
+		"providers": "/etc/paykit/providers.json",
 	}
 	vars := map[string]string{}
 	var args []string

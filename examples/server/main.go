@@ -41,6 +41,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/provider/providerconfig"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -106,16 +107,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	providers, err := loadProviders(cfg, getenv, adapter)
+	if err != nil {
+		return err
+	}
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval,
 		SigningKey: signingKey, AccountKeys: accountKeys,
-		Routing:   sandbox.DefaultRouting(),
-		Providers: map[string]paykit.Provider{sandbox.Name: adapter},
+		Routing: providers.Routing, Providers: providers.Providers, DisabledProviders: providers.Disabled,
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
 		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
 	})
 	if err != nil {
+		if cfg.Providers != "" {
+			return fmt.Errorf("providers file %s: %w", cfg.Providers, err)
+		}
 		return err
+	}
+	for _, name := range providers.Webhooks {
+		logger.Info("provider webhooks", "provider", name, "url", cfg.PublicURL+"/providers/"+name+"/webhooks")
 	}
 	// A store that answers reads but refuses writes would fail every
 	// request that changes anything: refuse to start on it.
@@ -195,6 +205,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	err = g.Wait()
 	logger.Info("paykit stopped")
 	return err
+}
+
+// loadProviders reads the -providers file, in which a Provider of kind
+// sandbox is this server's own sandbox; without the flag, the sandbox
+// serves every test route and live has none.
+func loadProviders(cfg config, getenv func(string) string, sb *sandbox.Provider) (*providerconfig.Setup, error) {
+	if cfg.Providers == "" {
+		return &providerconfig.Setup{
+			Routing:   sandbox.DefaultRouting(),
+			Providers: map[string]paykit.Provider{sandbox.Name: sb},
+		}, nil
+	}
+	kinds := providerconfig.DefaultKinds()
+	kind := providerconfig.SandboxKind(sb)
+	newSandbox := kind.New
+	kind.New = func(a providerconfig.Adapter) (paykit.Provider, error) {
+		if a.Entry.Name != sandbox.Name {
+			// Its PSP posts callbacks to /providers/sandbox/webhooks.
+			return nil, fmt.Errorf("the sandbox Provider must be named %q", sandbox.Name)
+		}
+		return newSandbox(a)
+	}
+	kinds["sandbox"] = kind
+	return providerconfig.Load(cfg.Providers, providerconfig.Options{Getenv: getenv, Kinds: kinds})
 }
 
 // Sandbox timings. The adapter gives up on a PSP call after

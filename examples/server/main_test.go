@@ -36,12 +36,18 @@ type server struct {
 // start runs the server with args and reads what it prints.
 func start(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with the environment vars.
+func startEnv(t *testing.T, vars map[string]string, args ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, pw := io.Pipe()
 	s := &server{stderr: &syncBuffer{}}
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, args, func(string) string { return "" }, pw, s.stderr)
+		err := run(ctx, args, func(k string) string { return vars[k] }, pw, s.stderr)
 		pw.Close()
 		done <- err
 	}()

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "providers.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBadProvidersFileStopsTheServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, want string }{
+		{`{"providers": [{"name": "sandbox", "kind": "sandbox", "environment": "live"}]}`, `providers[0] ("sandbox"): a sandbox Provider cannot serve the live environment`},
+		{`{"providers": [{"name": "sim", "kind": "sandbox", "environment": "test"}]}`, `providers[0] ("sim"): the sandbox Provider must be named "sandbox"`},
+		{`{"providers": [{"name": "sandbox", "kind": "sandbox", "environment": "test"}],
+		   "routes": [{"environment": "test", "method": "FPX", "country": "TH", "currency": "THB", "provider": "sandbox"}]}`, `routes[0] (FPX TH test via "sandbox")`},
+		{`{"providers": [`, "not a providers file"},
+	} {
+		path := writeFile(t, tc.file)
+		err := run(context.Background(), []string{"-db", "memory", "-addr", "127.0.0.1:0", "-providers", path},
+			func(string) string { return "" }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "providers file "+path+": ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v: want the file and %q", err, tc.want)
+		}
+	}
+	err := run(context.Background(), []string{"-db", "memory", "-addr", "127.0.0.1:0", "-providers", "/nonexistent/providers.json"},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "providers file /nonexistent/providers.json") {
+		t.Errorf("error %v: want the file named", err)
+	}
+}
+
+func TestProvidersFileDecidesThePaymentMethods(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	path := writeFile(t, `{
+	  "providers": [{"name": "sandbox", "kind": "sandbox", "environment": "test"}],
+	  "routes": [
+	    {"environment": "test", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "sandbox", "banks": {"MAYBANK": "", "CIMB": ""}},
+	    {"environment": "test", "method": "TNG", "country": "MY", "currency": "MYR", "provider": "sandbox", "max_amount": "10000"}
+	  ]
+	}`)
+	s := start(t, "-db", "memory", "-addr", "127.0.0.1:0", "-providers", path)
+	methods := func(amount string) []string {
+		status, _, body := call(t, "GET", s.url+"/v1/payment_methods?amount="+amount+"&currency=MYR&country=MY", "", basicAuth(s.public, s.secret))
+		is.Equal(status, 200)
+		var page struct {
+			Data []struct {
+				Method string `json:"payment_method"`
+				Banks  []struct {
+					Code string `json:"code"`
+				} `json:"banks"`
+			} `json:"data"`
+		}
+		is.NoErr(json.Unmarshal(body, &page))
+		var out []string
+		for _, m := range page.Data {
+			out = append(out, m.Method)
+			for _, b := range m.Banks {
+				out = append(out, m.Method+":"+b.Code)
+			}
+		}
+		return out
+	}
+	is.Equal(methods("5000"), []string{"FPX", "FPX:CIMB", "FPX:MAYBANK", "TNG"})
+	is.Equal(methods("20000"), []string{"FPX", "FPX:CIMB", "FPX:MAYBANK"}) // above TNG's range
+	is.True(strings.Contains(s.stderr.String(), "/providers/sandbox/webhooks"))
+}
