@@ -9,6 +9,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/store/memory"
+	"github.com/paykit/paykit/store/storetest"
 )
 
 // twoRouteEnv serves FPX in MY through Provider "a" (priority 1) and "b"
@@ -205,4 +206,55 @@ func TestDisabledProviderTakesNothingNew(t *testing.T) {
 	_, err = paykit.New(paykit.Config{Store: memory.New(), DisabledProviders: []string{"nope"}})
 	is.True(err != nil) // names a Provider that is not configured
 	is.Equal(held.Status, paykit.PaymentRequiresAction)
+}
+
+func TestRefusedTransferMovesToTheNextPayoutRoute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	run := func(t *testing.T, refuseB bool) (*paykit.PayoutIntent, *fakeBank, *fakeBank, paykit.Store) {
+		is := is.New(t)
+		a, b := newFakeBank(), newFakeBank()
+		a.refuse, b.refuse = true, refuseB
+		store := memory.New()
+		clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+		route := func(provider, code string, priority int) paykit.PayoutRoute {
+			return paykit.PayoutRoute{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: provider, Priority: priority,
+				Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: code, RequiresHolderNameTH: true}}}
+		}
+		svc, err := paykit.New(paykit.Config{
+			Store: store, Now: clock.Now, PublicURL: "https://pay.example",
+			Routing:   paykit.Routing{Payouts: []paykit.PayoutRoute{route("b", "b-kbank", 2), route("a", "a-kbank", 1)}},
+			Providers: map[string]paykit.Provider{"a": a, "b": b},
+		})
+		is.NoErr(err)
+		p := paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_1", Environment: paykit.Test}}
+		is.NoErr(store.CreateMerchant(ctx, &paykit.Merchant{ID: "mch_1", Name: "One", CreatedAt: clock.Now()}))
+		_, err = svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: paykit.Test, Currency: "THB", Amount: 100000, Reason: "float"})
+		is.NoErr(err)
+		po, _, err := svc.CreatePayoutIntent(ctx, p, "key-1", thPayout(5000, "po-1", "000123456789"))
+		is.NoErr(err)
+		t.Cleanup(func() { storetest.CheckLedger(t, store, p.Scope) })
+		return po, a, b, store
+	}
+	t.Run("served by the next route", func(t *testing.T) {
+		is := is.New(t)
+		po, a, b, store := run(t, false)
+		is.Equal(po.Status, paykit.PayoutProcessing)
+		is.Equal(a.calls(po.ID), 1)
+		is.Equal(b.calls(po.ID), 1)
+		is.Equal(b.transfers[po.ID].bank, "b-kbank") // b's own code for KBANK
+		st, err := store.GetPayoutIntent(ctx, po.Scope(), po.ID)
+		is.NoErr(err)
+		is.Equal(st.Provider, "b")
+	})
+	t.Run("refused everywhere", func(t *testing.T) {
+		is := is.New(t)
+		po, a, b, store := run(t, true)
+		is.Equal(po.Status, paykit.PayoutFailed)
+		is.Equal(po.FailureCode, paykit.FailureProviderError)
+		is.Equal(a.calls(po.ID)+b.calls(po.ID), 2)
+		bal, err := store.GetBalance(ctx, po.Scope(), "THB")
+		is.NoErr(err)
+		is.Equal(bal.Reserved, int64(0)) // released
+	})
 }

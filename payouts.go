@@ -383,6 +383,20 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 		if err != nil {
 			return nil, Answer{}, err
 		}
+		// A refusal guarantees no transfer exists there: try the next route.
+		for r.Outcome == OutcomeRefused {
+			moved, err := s.movePayoutToFallback(ctx, po)
+			if err != nil {
+				return nil, Answer{}, asServiceError(err)
+			}
+			if moved == nil {
+				break
+			}
+			po = moved
+			if r, err = s.callCreatePayout(ctx, po); err != nil {
+				return nil, Answer{}, err
+			}
+		}
 		if r.Outcome == OutcomeUnacknowledged {
 			// Let the merchant's retry take over at once; the worker retries too.
 			err := s.inTx(ctx, func(tx Tx) error {
@@ -404,7 +418,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 		}
 		err = s.inTx(ctx, func(tx Tx) error {
 			cur, err := tx.GetPayoutIntent(ctx, scope, id)
-			if err != nil || cur.Dispatch != DispatchSending {
+			if err != nil || cur.Dispatch != DispatchSending || cur.Provider != po.Provider {
 				return err
 			}
 			return s.applyPayoutCreate(ctx, tx, cur, r)
@@ -425,6 +439,47 @@ func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
 		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
 	return a.payouts, nil
+}
+
+// movePayoutToFallback moves a payout whose Provider refused its transfer
+// to the next route by priority that reaches its bank and whose Provider
+// takes new transfers, still sending, and returns it; nil when there is
+// none or another worker moved it first.
+func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*PayoutIntent, error) {
+	routes := s.routing.PayoutRoutes(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
+	i := slices.IndexFunc(routes, func(r *PayoutRoute) bool { return r.Provider == po.Provider })
+	if i < 0 {
+		return nil, nil
+	}
+	var next *PayoutRoute
+	for _, r := range routes[i+1:] {
+		if r.Provider != po.Provider && s.usable(r.Provider) {
+			next = r
+			break
+		}
+	}
+	if next == nil {
+		return nil, nil
+	}
+	bank, _ := next.Bank(po.BankCode)
+	var moved *PayoutIntent
+	err := s.inTx(ctx, func(tx Tx) error {
+		cur, err := tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
+		if err != nil || cur.Dispatch != DispatchSending || cur.Provider != po.Provider {
+			return err
+		}
+		cur.Provider, cur.ProviderBankCode, cur.UpdatedAt = next.Provider, bank.ProviderCode, s.Now()
+		if err := tx.UpdatePayoutIntent(ctx, cur); err != nil {
+			return err
+		}
+		moved = cur
+		return nil
+	})
+	if err != nil || moved == nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "provider refused the transfer; next route", "payout_intent", po.ID, "refused_by", po.Provider, "provider", moved.Provider)
+	return moved, nil
 }
 
 // callCreatePayout decrypts the account number and sends the transfer.

@@ -26,6 +26,7 @@ type fakeBank struct {
 	transfers map[string]*fakeTransfer
 	dispatch  map[string]int // create calls per key
 	dropFirst bool           // answer the first create of each key unacknowledged
+	refuse    bool           // refuse every create before a transfer exists
 }
 
 type fakeTransfer struct {
@@ -47,6 +48,9 @@ func (b *fakeBank) CreatePayout(_ context.Context, req paykit.PayoutRequest) pay
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dispatch[req.Key]++
+	if b.refuse {
+		return paykit.Result{Outcome: paykit.OutcomeRefused, Detail: "LOCAL_BAD_REQUEST"}
+	}
 	t, seen := b.transfers[req.Key]
 	if !seen {
 		t = &fakeTransfer{account: req.AccountNumber, bank: req.BankCode, state: paykit.OutcomePending}
