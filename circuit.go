@@ -1,6 +1,8 @@
 package paykit
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,4 +47,32 @@ func (c *circuit) open(now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return now.Before(c.openUntil)
+}
+
+// ProviderState is what this instance knows of a configured Provider.
+type ProviderState struct {
+	Name     string
+	Disabled bool // Config.DisabledProviders: no new attempts
+	// CircuitOpen: calls failed in a row; no new attempts until
+	// OpenUntil.
+	CircuitOpen bool
+	OpenUntil   time.Time
+}
+
+// ProviderStates reports each configured Provider's state at this
+// instance, by name.
+func (s *Service) ProviderStates() []ProviderState {
+	now := s.Now()
+	out := make([]ProviderState, 0, len(s.providers))
+	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
+		a := s.providers[name]
+		st := ProviderState{Name: name, Disabled: s.disabled[name]}
+		a.circuit.mu.Lock()
+		if now.Before(a.circuit.openUntil) {
+			st.CircuitOpen, st.OpenUntil = true, a.circuit.openUntil
+		}
+		a.circuit.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
 }

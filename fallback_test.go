@@ -164,6 +164,9 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	is.Equal(len(methods.Data), 1)
 	is.Equal(methods.Data[0].Banks[0].ProviderCode, "b-maybank") // what b's route offers
 
+	is.Equal(e.svc.ProviderStates(), []paykit.ProviderState{
+		{Name: "a", CircuitOpen: true, OpenUntil: e.clock.Now().Add(time.Minute)}, {Name: "b"}})
+
 	// The payments a may hold stay with a.
 	for _, p := range stuck {
 		is.Equal(e.stored(t, p.ID).Provider, "a")
@@ -175,6 +178,7 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	pi = e.create(t, 15000, "again", "")
 	is.Equal(e.stored(t, pi.ID).Provider, "a")
 	is.Equal(pi.Status, paykit.PaymentRequiresAction)
+	is.Equal(e.svc.ProviderStates()[0], paykit.ProviderState{Name: "a"}) // closed again
 }
 
 func TestDisabledProviderTakesNothingNew(t *testing.T) {
@@ -185,6 +189,7 @@ func TestDisabledProviderTakesNothingNew(t *testing.T) {
 	held := e.create(t, 15000, "before", "") // at a, before it is disabled
 
 	d := newTwoRouteEnv(t, func(c *paykit.Config) { c.DisabledProviders = []string{"a"} })
+	is.Equal(d.svc.ProviderStates(), []paykit.ProviderState{{Name: "a", Disabled: true}, {Name: "b"}})
 	pi := d.create(t, 15000, "order-1", "")
 	is.Equal(d.stored(t, pi.ID).Provider, "b")
 	is.Equal(d.a.createCalls(pi.ID), 0)

@@ -70,6 +70,7 @@ type jobCollector struct {
 	attempts, errors                  *prometheus.Desc
 	stalePayments, stalePayouts       *prometheus.Desc
 	up                                *prometheus.Desc
+	providerUsable                    *prometheus.Desc
 }
 
 func newJobCollector(svc *paykit.Service) *jobCollector {
@@ -96,6 +97,9 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 			"Payment intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
 		stalePayouts: prometheus.NewDesc("paykit_payout_intents_stale",
 			"Payout intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
+		providerUsable: prometheus.NewDesc("paykit_provider_usable",
+			"1 when this instance sends new attempts to the Provider, 0 when it is disabled or its circuit is open (attempts it holds are still recovered there).",
+			[]string{"provider"}, nil),
 		up: prometheus.NewDesc("paykit_job_stats_up",
 			"1 when the Store answered the background-work queries of this scrape, else 0 (and the Store-based gauges are absent).", nil, nil),
 	}
@@ -103,13 +107,20 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up, c.providerUsable} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.svc.ProviderStates() {
+		usable := 1.0
+		if p.Disabled || p.CircuitOpen {
+			usable = 0
+		}
+		ch <- prometheus.MustNewConstMetric(c.providerUsable, prometheus.GaugeValue, usable, p.Name)
+	}
 	for _, r := range c.svc.JobRuns() {
 		ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(r.Attempts), r.Kind)
 		for kind, n := range r.Errors {

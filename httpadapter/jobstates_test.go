@@ -116,6 +116,8 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		is.Equal(len(listAll(t, e, "/operator/jobs?state=needs_attention")), 0) // one attempt left
 		text := metricsText(t, e)
 		is.Equal(mustSample(t, text, `paykit_jobs_needs_attention{kind="payout.dispatch"}`), 0.0)
+		// Every call failed: no new attempts go to the Provider for now.
+		is.Equal(mustSample(t, text, `paykit_provider_usable{provider="sandbox"}`), 0.0)
 
 		clock.Advance(2 * time.Hour)
 		n, err := e.svc.ProcessDue(e.ctx)
