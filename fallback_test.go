@@ -136,6 +136,7 @@ func TestTimeoutIsRecoveredAtTheSameProvider(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(got.Status, paykit.PaymentSucceeded) // recovered at a
 	is.Equal(e.stored(t, pi.ID).Provider, "a")
+	is.Equal(e.stored(t, pi.ID).ProviderRef, "fake_"+pi.ID) // learnt from the inquiry, for later calls
 	is.Equal(e.a.createCalls(pi.ID), 1)
 	is.Equal(e.b.createCalls(pi.ID), 0) // never retried elsewhere
 }

@@ -734,6 +734,14 @@ func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Re
 			final = true
 			return nil
 		}
+		if r.Reference != "" && pi.ProviderRef == "" {
+			// The create's answer never came: the Provider's id, learnt
+			// now, names the attempt in every later call (refunds too).
+			pi.ProviderRef = r.Reference
+			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+				return err
+			}
+		}
 		switch {
 		case r.Outcome == OutcomeRequiresAction && pi.Attempt == AttemptUnknown && r.Action != nil:
 			// The attempt exists after all and waits for the payer.

@@ -664,6 +664,13 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 			final = true
 			return nil
 		}
+		if r.Reference != "" && po.ProviderRef == "" {
+			// The dispatch's answer never came: keep the Provider's id.
+			po.ProviderRef = r.Reference
+			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+				return err
+			}
+		}
 		now := s.Now()
 		switch r.Outcome {
 		case OutcomeNotFound:
