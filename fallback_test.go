@@ -264,3 +264,33 @@ func TestRefusedTransferMovesToTheNextPayoutRoute(t *testing.T) {
 		is.Equal(bal.Reserved, int64(0)) // released
 	})
 }
+
+// TestLostCreateAnswerIsRecoveredByKey: a Provider that finds attempts only
+// by its own id cannot answer an inquiry of an attempt whose create answer
+// was lost; recovery sends the create again under the same key and learns
+// the id, with one attempt at the Provider.
+func TestLostCreateAnswerIsRecoveredByKey(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTwoRouteEnv(t, nil)
+	e.a.byID, e.a.lose = true, true
+	pi := e.create(t, 15000, "order-1", "")
+	is.Equal(pi.Status, paykit.PaymentProcessing)
+	is.Equal(e.stored(t, pi.ID).ProviderRef, "")
+
+	e.clock.Advance(2 * time.Second)
+	drainWorker(t, e.svc)
+	got := e.stored(t, pi.ID)
+	is.Equal(got.Status, paykit.PaymentRequiresAction) // the attempt it had, with its action
+	is.Equal(got.ProviderRef, "fake_"+pi.ID)
+	is.Equal(e.a.createCalls(pi.ID), 2) // sent again under the same key
+	is.Equal(len(e.a.attempts), 1)      // one attempt
+	is.Equal(e.b.createCalls(pi.ID), 0)
+
+	// From now on inquiries name the id, and the payment completes.
+	e.a.approve(pi.ID)
+	e.clock.Advance(10 * time.Second)
+	drainWorker(t, e.svc)
+	is.Equal(e.stored(t, pi.ID).Status, paykit.PaymentSucceeded)
+	is.Equal(e.a.createCalls(pi.ID), 2)
+}

@@ -547,6 +547,16 @@ func (s *Service) moveToFallback(ctx context.Context, pi *PaymentIntent) (*Payme
 	return moved, nil
 }
 
+// resendCreate reports whether recovery sends an attempt's create again
+// under its key: the create's answer never came (uncertain), no answer
+// ever named the Provider's id, and the inquiry by key could not tell
+// either (an adapter whose Provider finds attempts only by id). The
+// Provider's idempotency on the key makes the resend safe: it returns the
+// attempt it has, or makes the one it never received.
+func resendCreate(uncertain bool, ref string, inquiry Result) bool {
+	return uncertain && ref == "" && inquiry.Outcome.Uncertain()
+}
+
 // attemptKey is the Provider idempotency key of an intent's attempt:
 // derived from the intent id, so every retry names the same attempt.
 func attemptKey(pi *PaymentIntent) string { return pi.ID }
@@ -718,6 +728,14 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	r := prov.InquirePayment(ctx, pi.attemptRef())
 	s.observe(pi.Provider, r)
 	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if resendCreate(pi.Attempt == AttemptUnknown, pi.ProviderRef, r) && s.Now().Before(pi.ExpiresAt) {
+		// The create's answer never came, and the Provider cannot tell by
+		// key alone: send the create again under the same key, which gives
+		// the attempt it has, or makes the one it never received.
+		if r, err = s.callCreate(ctx, pi); err != nil {
+			return err
+		}
+	}
 	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
 }
 

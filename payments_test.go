@@ -33,6 +33,8 @@ type fakeProvider struct {
 	refundCalls map[string]int         // create calls per key
 
 	refuse bool // creates are refused before anything exists (OutcomeRefused)
+	byID   bool // inquiries find attempts only by the Provider's id
+	lose   bool // the answer of every first create of a key is lost (the attempt is made)
 	down   bool // every call goes unacknowledged (connection refused)
 }
 
@@ -80,7 +82,7 @@ func (f *fakeProvider) CreatePayment(ctx context.Context, req paykit.PaymentRequ
 		case <-ctx.Done():
 		}
 	}
-	if req.Amount%1000 == 902 && !seen {
+	if (req.Amount%1000 == 902 || f.lose) && !seen {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "timeout"}
 	}
 	return f.result(req.Key, a)
@@ -101,6 +103,9 @@ func (f *fakeProvider) InquirePayment(_ context.Context, ref paykit.AttemptRef) 
 	key := ref.Key
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.byID && ref.Reference == "" {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "no id to look up"}
+	}
 	a, ok := f.attempts[key]
 	if !ok {
 		return paykit.Result{Outcome: paykit.OutcomeNotFound}

@@ -649,7 +649,14 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	}
 	s.logStalePayout(ctx, po)
 	r := pp.InquirePayout(ctx, po.attemptRef())
+	s.observe(po.Provider, r)
 	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if resendCreate(po.Dispatch == DispatchUncertain, po.ProviderRef, r) {
+		// As for payments: send the transfer again under the same key.
+		if r, err = s.callCreatePayout(ctx, po); err != nil {
+			return err
+		}
+	}
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
 }
 

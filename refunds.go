@@ -307,7 +307,7 @@ func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refu
 	if err != nil {
 		return nil, err
 	}
-	r := rp.CreateRefund(ctx, RefundRequest{Key: re.ID, PaymentKey: attemptKey(pi), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency})
+	r := rp.CreateRefund(ctx, refundRequest(re, pi))
 	s.observe(re.Provider, r)
 	s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
 	err = s.inTx(ctx, func(tx Tx) error {
@@ -342,6 +342,11 @@ func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refu
 		return nil, asServiceError(err)
 	}
 	return re, nil
+}
+
+// refundRequest is the Provider request of re, a refund of pi.
+func refundRequest(re *Refund, pi *PaymentIntent) RefundRequest {
+	return RefundRequest{Key: re.ID, PaymentKey: attemptKey(pi), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency}
 }
 
 // refundProvider is the Provider that refunds re, with the payment it
@@ -453,12 +458,19 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	if re.Dispatch == DispatchClosed || re.Status.Terminal() {
 		return nil
 	}
-	rp, _, err := s.refundProvider(ctx, re)
+	rp, pi, err := s.refundProvider(ctx, re)
 	if err != nil {
 		return err
 	}
 	r := rp.InquireRefund(ctx, AttemptRef{Key: re.ID, Reference: re.ProviderRef})
+	s.observe(re.Provider, r)
 	s.log.InfoContext(ctx, "provider refund inquiry", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
+	if resendCreate(re.Dispatch == DispatchUncertain, re.ProviderRef, r) {
+		// As for payments: send the refund again under the same key.
+		r = rp.CreateRefund(ctx, refundRequest(re, pi))
+		s.observe(re.Provider, r)
+		s.log.InfoContext(ctx, "provider create refund again", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
+	}
 	return s.applyRefundInquiry(ctx, j.Scope, re.ID, r)
 }
 
@@ -490,6 +502,9 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 		case OutcomeSucceeded, OutcomeFailed:
 			final = true
 			return s.applyRefundFinal(ctx, tx, re, r, now)
+		case OutcomeRefused: // a create sent again was refused: nothing exists
+			final = true
+			return s.applyRefundFinal(ctx, tx, re, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError}, now)
 		}
 		// Not final: keep what it taught us (the Provider's id, that it
 		// has the refund).
