@@ -324,3 +324,17 @@ func decodeJSON(raw []byte, v any) error {
 	d.UseNumber()
 	return d.Decode(v)
 }
+
+// existing looks, before a create, for an object of scope already made
+// under key, so that a retry never creates twice even if Opn ignored the
+// Idempotency-Key. The search gets half the call's time; when it is
+// inconclusive, the create goes ahead under its Idempotency-Key.
+func (p *Provider) existing(ctx context.Context, scope, key string) json.RawMessage {
+	sctx, cancel := context.WithTimeout(ctx, p.timeout/2)
+	defer cancel()
+	found, fault := p.search(sctx, scope, key)
+	if fault != nil || len(found) == 0 {
+		return nil
+	}
+	return found[0]
+}

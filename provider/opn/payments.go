@@ -130,12 +130,8 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	if !ok || !p.serves(req.Method) {
 		return paykit.Result{Outcome: paykit.OutcomeRefused, Detail: fmt.Sprintf("opn: method %s is not served", req.Method)}
 	}
-	found, fault := p.search(ctx, "charge", req.Key)
-	if fault != nil {
-		return *fault
-	}
-	if len(found) > 0 {
-		return p.chargeResult(ctx, found[0])
+	if found := p.existing(ctx, "charge", req.Key); found != nil {
+		return p.chargeResult(ctx, found)
 	}
 	form := url.Values{
 		"amount":               {fmt.Sprint(req.Amount)},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/paykit/paykit"
@@ -50,12 +51,8 @@ type transfer struct {
 func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	found, fault := p.search(ctx, "transfer", req.Key)
-	if fault != nil {
-		return *fault
-	}
-	if len(found) > 0 {
-		return transferResult(found[0])
+	if found := p.existing(ctx, "transfer", req.Key); found != nil {
+		return transferResult(found)
 	}
 	rform := url.Values{
 		"name":                 {req.HolderName},
@@ -64,6 +61,9 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 		"bank_account[number]": {req.AccountNumber},
 		"bank_account[name]":   {req.HolderName},
 		"metadata[paykit_key]": {req.Key},
+		// The amount lets an inquiry finish a payout whose transfer
+		// request never went out (halfMade).
+		"metadata[paykit_amount]": {strconv.FormatInt(req.Amount, 10)},
 	}
 	r := p.call(ctx, http.MethodPost, "/recipients", rform, "paykit-recipient-"+req.Key)
 	switch {
@@ -83,8 +83,13 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 	if err := r.decode(&rc); err != nil || rc.Object != "recipient" || rc.ID == "" {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: recipient answer is not a recipient object"}
 	}
-	tform := url.Values{"amount": {fmt.Sprint(req.Amount)}, "recipient": {rc.ID}, "metadata[paykit_key]": {req.Key}}
-	r = p.call(ctx, http.MethodPost, "/transfers", tform, "paykit-transfer-"+req.Key)
+	return p.createTransfer(ctx, req.Key, rc.ID, req.Amount)
+}
+
+// createTransfer sends amount to recipient under key.
+func (p *Provider) createTransfer(ctx context.Context, key, recipient string, amount int64) paykit.Result {
+	tform := url.Values{"amount": {fmt.Sprint(amount)}, "recipient": {recipient}, "metadata[paykit_key]": {key}}
+	r := p.call(ctx, http.MethodPost, "/transfers", tform, "paykit-transfer-"+key)
 	switch {
 	case r.fault != nil:
 		return *r.fault
@@ -94,22 +99,55 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 	return transferResult(r.body)
 }
 
+// halfMade handles a payout under key with no transfer: if its recipient
+// exists (the create's transfer request never went out), finish makes the
+// transfer, under the same Idempotency-Key the create uses, from the
+// amount the recipient's metadata keeps; without finish (a cancel) the
+// answer is Cancelled, as no transfer exists to move money. Without a
+// recipient, Opn has nothing under key.
+func (p *Provider) halfMade(ctx context.Context, key string, finish bool) paykit.Result {
+	found, fault := p.search(ctx, "recipient", key)
+	switch {
+	case fault != nil:
+		return *fault
+	case len(found) == 0:
+		return notFoundByKey("transfer", key)
+	}
+	var rc struct {
+		ID       string            `json:"id"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	if err := decodeJSON(found[0], &rc); err != nil || rc.ID == "" {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: search gave an unreadable recipient"}
+	}
+	if !finish {
+		return paykit.Result{Outcome: paykit.OutcomeCancelled, Detail: "opn: recipient " + rc.ID + " exists, no transfer was made"}
+	}
+	amount, err := strconv.ParseInt(rc.Metadata["paykit_amount"], 10, 64)
+	if err != nil || amount <= 0 {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: recipient " + rc.ID + " has no paykit_amount"}
+	}
+	res := p.createTransfer(ctx, key, rc.ID, amount)
+	res.Detail = "opn: finished a payout whose transfer was never sent; " + res.Detail
+	return res
+}
+
 // InquirePayout reads the transfer: GET /transfers/{id}, or a search by
 // Key.
 func (p *Provider) InquirePayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	return p.inquirePayout(ctx, ref)
+	return p.inquirePayout(ctx, ref, true)
 }
 
-func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
+func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef, finish bool) paykit.Result {
 	if ref.Reference == "" {
 		found, fault := p.search(ctx, "transfer", ref.Key)
 		switch {
 		case fault != nil:
 			return *fault
 		case len(found) == 0:
-			return notFoundByKey("transfer", ref.Key)
+			return p.halfMade(ctx, ref.Key, finish)
 		}
 		return transferResult(found[0])
 	}
@@ -128,7 +166,7 @@ func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef) pay
 func (p *Provider) CancelPayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	cur := p.inquirePayout(ctx, ref)
+	cur := p.inquirePayout(ctx, ref, false)
 	if cur.Outcome != paykit.OutcomePending || cur.Reference == "" {
 		return cur
 	}
@@ -139,7 +177,7 @@ func (p *Provider) CancelPayout(ctx context.Context, ref paykit.AttemptRef) payk
 	case r.err != nil && r.status == http.StatusNotFound:
 		return r.errorResult()
 	case r.err != nil:
-		res := p.inquirePayout(ctx, paykit.AttemptRef{Key: ref.Key, Reference: cur.Reference})
+		res := p.inquirePayout(ctx, paykit.AttemptRef{Key: ref.Key, Reference: cur.Reference}, false)
 		res.Detail = r.errorDetail() + "; " + res.Detail
 		return res
 	}

@@ -33,12 +33,8 @@ func refundRef(chargeID, refundID string) string { return chargeID + "/" + refun
 func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	found, fault := p.search(ctx, "refund", req.Key)
-	if fault != nil {
-		return *fault
-	}
-	if len(found) > 0 {
-		return refundResult(found[0])
+	if found := p.existing(ctx, "refund", req.Key); found != nil {
+		return refundResult(found)
 	}
 	chargeID := req.PaymentRef
 	if chargeID == "" {

@@ -6,7 +6,8 @@
 // objects. Idempotency-Key replays the first answer. Webhooks are signed
 // as Opn signs them (Omise-Signature, Omise-Signature-Timestamp).
 //
-// Magic values: a refund amount ending in 911 fails; a recipient account
+// Magic values: a charge amount ending in 901 fails at once
+// (failure_code payment_rejected); a refund amount ending in 911 fails; a recipient account
 // number 000111111116 makes its transfer fail (failure_code
 // invalid_bank_account).
 package opnfake
@@ -271,6 +272,10 @@ func (f *Fake) createCharge(w http.ResponseWriter, r *http.Request) {
 		c["authorize_uri"] = host + "/payments/" + id + "/authorize"
 	}
 	c["source"] = s
+	if amount%1000 == 901 { // declined at once by the payer's bank
+		c["status"], c["failure_code"], c["failure_message"] = "failed", "payment_rejected", "the payment was rejected"
+		setSourceStatus(c, "failed")
+	}
 	f.put(id, c)
 	if k, _ := c["metadata"].(map[string]any)["paykit_key"].(string); k != "" {
 		f.creates["charge:"+k]++
