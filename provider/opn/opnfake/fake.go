@@ -52,6 +52,9 @@ type Options struct {
 	Now func() time.Time
 	// Client posts webhooks; default http.DefaultClient.
 	Client *http.Client
+	// IgnoreIdempotencyKey makes the fake execute every request, as if
+	// Opn did not honour Idempotency-Key (to test the adapter without it).
+	IgnoreIdempotencyKey bool
 }
 
 // Fake is the fake Opn API; it is an http.Handler.
@@ -135,7 +138,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if key != "" && r.Method == http.MethodPost {
+	if key != "" && r.Method == http.MethodPost && !f.opt.IgnoreIdempotencyKey {
 		ik := r.Method + " " + r.URL.Path + " " + key
 		f.mu.Lock()
 		prev, seen := f.idem[ik]
