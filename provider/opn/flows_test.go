@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -46,7 +47,9 @@ func setup(t *testing.T) (*opnfake.Fake, *recorder, *opn.Provider) {
 	rec := &recorder{fake: f}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	return f, rec, adapter(t, f, srv.URL)
+	// No faults here: a longer timeout keeps QR decoding under -race
+	// from ever being cut short.
+	return f, rec, adapterWithin(t, f, srv.URL, 5*time.Second)
 }
 
 func TestSourcesAndActions(t *testing.T) {

@@ -167,6 +167,10 @@ func (p *Provider) send(ctx context.Context, method, target string, body io.Read
 	if err != nil {
 		return faulted(paykit.OutcomeUnacknowledged, "opn: build request: "+err.Error())
 	}
+	// net/http replays a request carrying Idempotency-Key on a reused
+	// connection that broke; without GetBody it never does: paykit, not
+	// the transport, decides about retries.
+	req.GetBody = nil
 	req.SetBasicAuth(p.secret, "")
 	req.Header.Set("Accept", "application/json")
 	if body != nil {

@@ -341,7 +341,12 @@ func decodeQR(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := qrcode.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_TRY_HARDER: true})
+	// A rendered code is a pure barcode, which decodes fast; a scan-like
+	// image needs the detector.
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
+	if err != nil {
+		res, err = qrcode.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_TRY_HARDER: true})
+	}
 	if err != nil {
 		return "", fmt.Errorf("qr: %v", err)
 	}

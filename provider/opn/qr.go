@@ -11,7 +11,7 @@ import (
 )
 
 // rasterSVG draws an SVG made of filled rect elements (how QR encoders
-// commonly write SVG) into an image, white background, 4 px per unit.
+// commonly write SVG) into an image, white background, 2 px per unit.
 // Other SVG shapes are not supported.
 func rasterSVG(data []byte) (image.Image, error) {
 	type rect struct{ x, y, w, h float64 }
@@ -71,7 +71,7 @@ func rasterSVG(data []byte) (image.Image, error) {
 	if len(rects) == 0 || width <= 0 || height <= 0 || width > 4096 || height > 4096 {
 		return nil, errors.New("svg: no QR modules drawn with rect elements")
 	}
-	const scale = 4
+	const scale = 2
 	img := image.NewGray(image.Rect(0, 0, int(width*scale)+8*scale, int(height*scale)+8*scale))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	off := 4 * scale // quiet zone

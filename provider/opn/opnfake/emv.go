@@ -3,6 +3,8 @@ package opnfake
 import (
 	"fmt"
 	"strings"
+
+	qrcode "github.com/skip2/go-qrcode"
 )
 
 // EMVCo returns an EMVCo merchant-presented QR payload of a dynamic
@@ -44,4 +46,27 @@ func crc16(s string) uint16 {
 		}
 	}
 	return crc
+}
+
+// QRSVG draws payload as an SVG QR code: one rect per dark module, on a
+// white background rect.
+func QRSVG(payload string) ([]byte, error) {
+	q, err := qrcode.New(payload, qrcode.Medium)
+	if err != nil {
+		return nil, err
+	}
+	bm := q.Bitmap() // with its quiet zone
+	n := len(bm)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d">`, n, n, n*4, n*4)
+	fmt.Fprintf(&b, `<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>`, n, n)
+	for y, row := range bm {
+		for x, dark := range row {
+			if dark {
+				fmt.Fprintf(&b, `<rect x="%d" y="%d" width="1" height="1" fill="#000000"/>`, x, y)
+			}
+		}
+	}
+	b.WriteString("</svg>")
+	return []byte(b.String()), nil
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// IgnoreIdempotencyKey makes the fake execute every request, as if
 	// Opn did not honour Idempotency-Key (to test the adapter without it).
 	IgnoreIdempotencyKey bool
+	// PNG serves QR documents as PNG; default SVG (qrcode.svg), as in
+	// Opn's documented charge objects.
+	PNG bool
 }
 
 // Fake is the fake Opn API; it is an http.Handler.
@@ -266,7 +269,7 @@ func (f *Fake) createCharge(w http.ResponseWriter, r *http.Request) {
 		s["scannable_code"] = map[string]any{
 			"object": "barcode", "type": "qr",
 			"image": map[string]any{
-				"object": "document", "livemode": false, "id": doc, "deleted": false, "filename": "qrcode.png",
+				"object": "document", "livemode": false, "id": doc, "deleted": false, "filename": map[bool]string{true: "qrcode.png", false: "qrcode.svg"}[f.opt.PNG],
 				"location": "/charges/" + id + "/documents/" + doc, "kind": "qr", "download_uri": host + path,
 				"created_at": f.now(),
 			},
@@ -368,13 +371,23 @@ func (f *Fake) document(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "document was not found")
 		return
 	}
-	png, err := qrcode.Encode(payload, qrcode.Medium, 256)
+	if f.opt.PNG {
+		png, err := qrcode.Encode(payload, qrcode.Medium, 256)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "internal_error", err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+		return
+	}
+	svg, err := QRSVG(payload)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal_error", err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "image/png")
-	_, _ = w.Write(png)
+	w.Header().Set("Content-Type", "image/svg+xml")
+	_, _ = w.Write(svg)
 }
 
 func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, chargeID string) {
