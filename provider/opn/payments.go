@@ -142,9 +142,8 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	if req.ReturnURL != "" {
 		form.Set("return_uri", req.ReturnURL)
 	}
-	if !req.ExpiresAt.IsZero() {
-		form.Set("expires_at", req.ExpiresAt.UTC().Format(time.RFC3339))
-	}
+	// req.ExpiresAt is not sent: we found no expires_at create parameter
+	// in Opn's Charge API; paykit expires the charge (CancelPayment).
 	switch spec.Type {
 	case "truemoney":
 		form.Set("source[phone_number]", req.Customer["phone"])
