@@ -1,0 +1,4 @@
+package opn
+
+// DecodeQR exposes decodeQR to the external tests.
+var DecodeQR = decodeQR

@@ -1,0 +1,103 @@
+package opn_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/provider/opn"
+	"github.com/paykit/paykit/provider/opn/opnfake"
+	"github.com/paykit/paykit/provider/providertest"
+)
+
+const (
+	testSecret  = "skey_test_5xuy4w91xqz7d1w9u0t"
+	testPublic  = "pkey_test_5xuy4w91xqz7d1w9u0t"
+	testTimeout = 200 * time.Millisecond
+)
+
+func newFake(t *testing.T) *opnfake.Fake {
+	t.Helper()
+	return opnfake.New(opnfake.Options{SecretKey: testSecret, PublicKey: testPublic})
+}
+
+// adapter calls baseURL with the suite's short timeout.
+func adapter(t *testing.T, f *opnfake.Fake, baseURL string) *opn.Provider {
+	t.Helper()
+	return adapterWithin(t, f, baseURL, testTimeout)
+}
+
+func adapterWithin(t *testing.T, f *opnfake.Fake, baseURL string, timeout time.Duration) *opn.Provider {
+	t.Helper()
+	p, err := opn.New(opn.Config{SecretKey: testSecret, BaseURL: baseURL, WebhookSecrets: []string{f.WebhookSecret()}, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func promptpay(key string, amount int64) paykit.PaymentRequest {
+	return paykit.PaymentRequest{
+		Key: key, Amount: amount, Currency: "THB", Country: "TH", Method: "PROMPTPAY",
+		Customer: map[string]string{"name": "Somchai Jaidee", "email": "somchai@example.com"}, ReturnURL: "https://pay.example/pay/return/t",
+	}
+}
+
+func payout(key, account string) paykit.PayoutRequest {
+	return paykit.PayoutRequest{
+		Key: key, Amount: 50000, Currency: "THB", Country: "TH", BankCode: "kbank",
+		AccountNumber: account, HolderName: "Somchai Jaidee", HolderNameTH: "สมชาย ใจดี",
+	}
+}
+
+// The adapter passes the Provider conformance suite against the fake. Opn
+// caps amounts per method, so the amounts stay within PromptPay's limits
+// (TestAmountsAboveFloatPrecision shows larger ones survive the adapter).
+func TestProviderConformance(t *testing.T) {
+	f := newFake(t)
+	declined := promptpay("", 10901) // ends in 901: the fake declines it
+	failed := payout("", opnfake.InvalidAccount)
+	providertest.Run(t, providertest.Harness{
+		Fake: f,
+		New: func(baseURL string) paykit.Provider {
+			return adapter(t, f, baseURL)
+		},
+		Payment:      promptpay("", 0),
+		Payout:       payout("", "1234567890"),
+		Amounts:      []int64{2000, 12345, 15000000},
+		Declined:     &declined,
+		FailedPayout: &failed,
+		UnknownReference: func(kind string) string {
+			return map[string]string{
+				"payment": "chrg_test_5zz0000000000000000",
+				"payout":  "trsf_test_5zz0000000000000000",
+				"refund":  "chrg_test_5zz0000000000000000/rfnd_test_5zz0000000000000000",
+			}[kind]
+		},
+		Received: f.Received,
+		Callback: func(key string) *http.Request {
+			r, err := f.Webhook("charge.complete", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+		Pay: func(ctx context.Context, p paykit.Provider, req paykit.PaymentRequest) error {
+			if r := p.CreatePayment(ctx, req); r.Outcome != paykit.OutcomeRequiresAction && r.Outcome != paykit.OutcomePending {
+				t.Fatalf("create: %s (%s)", r.Outcome, r.Detail)
+			}
+			return f.Approve(req.Key)
+		},
+		RefundAmounts:  []int64{2000, 12345, 15000000},
+		DeclinedRefund: 20911,
+		RefundCallback: func(key string) *http.Request {
+			r, err := f.Webhook("refund.create", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+	})
+}
