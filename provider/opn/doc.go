@@ -78,11 +78,11 @@
 // scope charge, refund or transfer, query = Key, matching
 // metadata.paykit_key exactly) and return an object already made under
 // the Key. The search gets half the call's time; if it is inconclusive the
-// create goes ahead under its Idempotency-Key. A search by Key that finds
-// nothing is answered NotFound, which paykit answers by sending the create
-// again under the same Key (the providertest suite requires it). If Opn's
-// search index lagged behind its writes, that re-send would still be
-// protected by the Idempotency-Key only.
+// create goes ahead under its Idempotency-Key. An inquiry or cancel by Key
+// alone whose search finds nothing is answered Unknown, not NotFound (the
+// search index may lag behind Opn's writes, so it is not Opn's word);
+// paykit recovers such an attempt by sending its create again under the
+// same Key, which searches first and carries the same Idempotency-Key.
 //
 // Transport: a timeout after sending is Unknown; refused or dropped
 // connections, 5xx and 429 (Retry-After kept in Detail) are

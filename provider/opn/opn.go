@@ -318,9 +318,13 @@ func (p *Provider) search(ctx context.Context, scope, key string) ([]json.RawMes
 	return out, nil
 }
 
-// notFoundByKey is the answer when a search finds nothing under key.
-func notFoundByKey(scope, key string) paykit.Result {
-	return paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: fmt.Sprintf("opn: search finds no %s with metadata paykit_key %s", scope, key)}
+// missingByKey is the answer when a search finds nothing under key: Opn's
+// search may not show an object just made, so this is not its word that
+// nothing exists (OutcomeNotFound comes only from a 404 on an id). paykit
+// recovers such an attempt by sending its create again under the key,
+// which searches first and sends Opn the same Idempotency-Key.
+func missingByKey(scope, key string) paykit.Result {
+	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: fmt.Sprintf("opn: search finds no %s with metadata paykit_key %s", scope, key)}
 }
 
 func decodeJSON(raw []byte, v any) error {

@@ -184,7 +184,7 @@ func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) pa
 		case fault != nil:
 			return *fault
 		case len(found) == 0:
-			return notFoundByKey("charge", ref.Key)
+			return missingByKey("charge", ref.Key)
 		}
 		return p.chargeResult(ctx, found[0])
 	}
@@ -210,7 +210,7 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 		case fault != nil:
 			return *fault
 		case len(found) == 0:
-			return notFoundByKey("charge", ref.Key)
+			return missingByKey("charge", ref.Key)
 		}
 		var c charge
 		if err := decodeJSON(found[0], &c); err != nil || c.ID == "" {

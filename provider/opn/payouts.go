@@ -111,7 +111,7 @@ func (p *Provider) halfMade(ctx context.Context, key string, finish bool) paykit
 	case fault != nil:
 		return *fault
 	case len(found) == 0:
-		return notFoundByKey("transfer", key)
+		return missingByKey("transfer", key)
 	}
 	var rc struct {
 		ID       string            `json:"id"`

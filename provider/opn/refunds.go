@@ -78,7 +78,7 @@ func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) pay
 		case fault != nil:
 			return *fault
 		case len(found) == 0:
-			return notFoundByKey("refund", ref.Key)
+			return missingByKey("refund", ref.Key)
 		}
 		return refundResult(found[0])
 	}
