@@ -3,7 +3,8 @@ package httpadapter
 import (
 	"context"
 	"net/http"
-	"net/url"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -169,16 +170,15 @@ func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session,
 	lq := readListQuery(r)
 	p := &dashPageView{Title: title, Scope: sc.view, Filters: dashListFilters(sc, lq, statuses)}
 	status, n := http.StatusOK, (*notice)(nil)
-	t := &table{Empty: "Nothing matches."}
-	if sc.MerchantID == "" {
-		t.Empty = "There are no merchants yet."
-	} else if t, next, err := fetch(r.Context(), sc, lq); err != nil {
-		status, n = failed(err)
-	} else {
-		pager(r, t, lq.Cursor, next)
-		p.Sections = append(p.Sections, section{ID: "list", Table: t})
-		d.show(w, r, s, status, path, n, p)
-		return nil
+	t := &table{Empty: "There are no merchants yet."}
+	if sc.MerchantID != "" {
+		var next string
+		if t, next, err = fetch(r.Context(), sc, lq); err != nil {
+			t = &table{Empty: "Nothing to show."}
+			status, n = failed(err)
+		} else {
+			pager(r, t, lq.Cursor, next)
+		}
 	}
 	p.Sections = append(p.Sections, section{ID: "list", Table: t})
 	d.show(w, r, s, status, path, n, p)
@@ -754,17 +754,4 @@ func targetCell(r *http.Request, a *paykit.AuditEvent) cell {
 	return mono(a.TargetType + " " + a.TargetID)
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
-
-var _ = url.Values{}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
