@@ -2,8 +2,8 @@ package httpadapter
 
 import (
 	"context"
-	"net/http"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
