@@ -165,6 +165,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
 		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
 	})))
+	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", httpadapter.NewDashboard(svc, httpadapter.DashboardOptions{
+		Tokens: map[string]string{operatorName: token}, SessionKey: signingKey,
+		SecureCookie: strings.HasPrefix(cfg.PublicURL, "https://"), Logger: logger, Registerer: registry,
+	})))
 	mux.Handle("GET /healthz", healthz(svc, logger))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 

@@ -1,0 +1,229 @@
+package httpadapter_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/browsertest"
+)
+
+// The operator dashboard in a real browser (SQLite Store, a running
+// worker). The README's screenshots of the overview and a payout come from
+// here (PAYKIT_UPDATE_DOCS=1, as the checkout's).
+
+func newDashBrowser(t *testing.T) (*dashEnv, *browsertest.Browser) {
+	t.Helper()
+	b := browsertest.New(t)
+	e := newDashEnv(t, backends[1].open) // SQLite
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := e.svc.ProcessDue(ctx); err != nil && ctx.Err() == nil {
+				t.Errorf("worker: %v", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		b.CheckNoProblems()
+	})
+	return e, b
+}
+
+// browserSignIn signs in through the form.
+func browserSignIn(e *dashEnv, b *browsertest.Browser) {
+	b.Navigate(e.base + "/")
+	b.WaitFor("#token", pageWait)
+	b.Type("#token", dashToken)
+	b.ClickAndLoad("button[type=submit]")
+	b.WaitFor("#attention", pageWait)
+}
+
+// Sign in, approve one held payout and reject another with a reason (each
+// confirmed), see the reason on the payout, sign out and be sent back to
+// sign-in.
+func TestBrowserDashboardApprovals(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kopi Aisyah")
+	is.NoErr(err)
+	approve := heldPayout(t, e.sandboxEnv, m.ID)
+	reject := heldPayout(t, e.sandboxEnv, m.ID)
+
+	browserSignIn(e, b)
+	is.Equal(b.Text("#attention .stat"), "2") // two payouts wait
+	docsScreenshot(t, b.Screenshot("dashboard-overview"), "dashboard-overview.png")
+
+	b.Navigate(e.base + "/approvals")
+	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), 2)
+	b.ClickAndLoad(`a[href*="` + approve.ID + `"][href*="confirm=approve"]`)
+	b.WaitFor("#confirm-approve", pageWait)
+	b.ClickAndLoad("#confirm-approve")
+	b.WaitFor("#notice", pageWait)
+	is.Equal(b.Text("#notice"), "Payout approved.")
+	is.Equal(b.Text("#status"), "processing")
+	is.True(strings.Contains(b.Text("#timeline"), "payout_intent.approve"))
+
+	b.Navigate(e.base + "/approvals")
+	b.ClickAndLoad(`a[href*="` + reject.ID + `"][href*="confirm=reject"]`)
+	b.WaitFor("#reject-reason", pageWait)
+	b.Type("#reject-reason", "Recipient not verified")
+	b.ClickAndLoad("#confirm-reject")
+	b.WaitFor("#notice", pageWait)
+	is.Equal(b.Text("#notice"), "Payout rejected.")
+	is.Equal(b.Text("#status"), "failed")
+	is.Equal(b.Text("#cancel-reason"), "Recipient not verified")
+	docsScreenshot(t, b.Screenshot("dashboard-payout"), "dashboard-payout.png")
+
+	po, err := e.svc.GetPayoutIntent(e.ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}, approve.ID)
+	is.NoErr(err)
+	is.True(po.Status != paykit.PayoutRequiresApproval)
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "payout_intent.reject"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 1)
+	is.True(strings.HasPrefix(audit.Data[0].Actor, "dashboard:alice:dss_"))
+
+	b.ClickAndLoad("#signout")
+	b.WaitFor("#token", pageWait)
+	b.Navigate(e.base + "/approvals")
+	b.WaitFor("#token", pageWait)
+	is.True(strings.HasSuffix(b.URL(), "/dashboard/signin"))
+}
+
+// Create an API key: its secret shows once, and not on the next visit;
+// revoke it.
+func TestBrowserDashboardAPIKey(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Keys")
+	is.NoErr(err)
+	browserSignIn(e, b)
+	b.Navigate(e.base + "/merchants")
+	b.ClickAndLoad(`a[href$="/merchants/` + m.ID + `"]`)
+	b.WaitFor("#create-key-submit", pageWait)
+	b.ClickAndLoad("#create-key-submit")
+	b.WaitFor("#secret", pageWait)
+	secret := b.Text("#secret code")
+	is.True(strings.HasPrefix(secret, "sk_test_"))
+	keys, err := e.svc.ListAPIKeys(e.ctx, m.ID)
+	is.NoErr(err)
+	is.Equal(len(keys), 1)
+	_, err = e.svc.Authenticate(e.ctx, keys[0].PublicKey, secret)
+	is.NoErr(err) // the secret shown is the key's
+
+	b.Navigate(e.base + "/merchants/" + m.ID)
+	b.WaitFor("#keys", pageWait)
+	is.True(!browsertest.Eval[bool](b, `!!document.getElementById("secret")`))
+	is.True(!strings.Contains(browsertest.Eval[string](b, `document.body.innerHTML`), secret))
+
+	b.ClickAndLoad("#revoke-" + keys[0].ID)
+	b.WaitFor("#notice", pageWait)
+	is.True(strings.Contains(b.Text("#keys"), "revoked"))
+}
+
+// A webhook endpoint with a delivered event: resend it and see the new
+// attempt; disable the endpoint.
+func TestBrowserDashboardWebhookResend(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	var mu sync.Mutex
+	received := 0
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		received++
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(hook.Close)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Hooks")
+	is.NoErr(err)
+	ep, err := e.svc.CreateWebhookEndpoint(e.ctx, "test", m.ID, paykit.CreateWebhookEndpointRequest{Environment: "test", URL: hook.URL + "/hooks"})
+	is.NoErr(err)
+	heldPayout(t, e.sandboxEnv, m.ID) // payout_intent.requires_approval
+
+	browserSignIn(e, b)
+	rows := `document.querySelectorAll("#attempts tbody tr").length`
+	page := e.base + "/webhook_endpoints/" + ep.Endpoint.ID
+	waitRows := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(pageWait)
+		for {
+			b.Navigate(page)
+			if browsertest.Eval[int](b, rows) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d attempts", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitRows(1)
+	is.True(strings.Contains(b.Text("#attempts tbody tr"), "200"))
+	b.ClickAndLoad("#attempts tbody tr button")
+	b.WaitFor("#notice", pageWait)
+	is.True(strings.Contains(b.Text("#notice"), "will be sent again"))
+	waitRows(2)
+	mu.Lock()
+	is.Equal(received, 2)
+	mu.Unlock()
+
+	b.ClickAndLoad("#disable")
+	b.WaitFor("#notice", pageWait)
+	is.Equal(b.Text("#status"), "disabled (operator)")
+	b.ClickAndLoad("#rotate")
+	b.WaitFor("#secret", pageWait)
+	is.True(strings.HasPrefix(b.Text("#secret code"), "whsec_"))
+}
+
+// Filter a list by status and page through it.
+func TestBrowserDashboardFilterAndPage(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Lists")
+	is.NoErr(err)
+	for range 27 {
+		heldPayout(t, e.sandboxEnv, m.ID)
+	}
+	browserSignIn(e, b)
+	b.Navigate(e.base + "/payouts?merchant=" + m.ID)
+	b.WaitFor("#f-status", pageWait)
+	b.SetValue("#f-status", "succeeded")
+	b.ClickAndLoad("#apply-filters")
+	b.WaitFor("#list .empty", pageWait)
+	is.True(regexp.MustCompile(`status=succeeded`).MatchString(b.URL()))
+
+	b.SetValue("#f-status", "requires_approval")
+	b.ClickAndLoad("#apply-filters")
+	b.WaitFor("#next-page", pageWait)
+	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), paykit.DefaultPageLimit)
+	b.ClickAndLoad("#next-page")
+	b.WaitFor("#list tbody tr", pageWait)
+	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), 2)
+	is.True(!browsertest.Eval[bool](b, `!!document.getElementById("next-page")`))
+	is.True(strings.Contains(b.URL(), "status=requires_approval"))
+}

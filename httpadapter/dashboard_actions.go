@@ -1,0 +1,257 @@
+package httpadapter
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paykit/paykit"
+)
+
+// overviewMerchants is how many of the newest merchants the overview shows
+// balances and failing webhook endpoints of.
+const overviewMerchants = 10
+
+// overview: what needs attention, the picked merchant's last 24 hours by
+// status, and balances. Counts are read with a bound of MaxPageLimit
+// (shown as "100+"): the Stores have no count queries.
+func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	sc, err := d.pickScope(r)
+	if err != nil {
+		return err
+	}
+	bound := paykit.PageParams{Limit: paykit.MaxPageLimit}
+	approvals, err := d.svc.ListPendingApprovals(ctx, bound)
+	if err != nil {
+		return err
+	}
+	attention, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: paykit.JobNeedsAttention})
+	if err != nil {
+		return err
+	}
+	retrying, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: paykit.JobRetrying})
+	if err != nil {
+		return err
+	}
+	stats, err := d.svc.JobStats(ctx)
+	if err != nil {
+		return paykit.Internal(err)
+	}
+	ms, err := d.svc.ListMerchants(ctx, paykit.PageParams{Limit: overviewMerchants})
+	if err != nil {
+		return err
+	}
+	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Reserved"}, Empty: "No balances yet."}
+	ft := &table{Head: []string{"Endpoint", "Merchant", "URL", "Status"}, Empty: "No webhook endpoint is disabled."}
+	for _, m := range ms.Data {
+		for _, env := range []paykit.Environment{paykit.Test, paykit.Live} {
+			bals, err := d.svc.ListBalances(ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: env}})
+			if err != nil {
+				return err
+			}
+			for _, b := range bals.Data {
+				bt.Rows = append(bt.Rows, []cell{linked(m.Name, link(r, "/merchants/"+pathID(m.ID))), text(string(env)), text(b.Currency),
+					money(b.Available, b.Currency), money(b.Reserved, b.Currency)})
+			}
+		}
+		eps, err := d.svc.ListWebhookEndpoints(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		for _, e := range eps.Data {
+			if e.Status != paykit.WebhookEnabled {
+				ft.Rows = append(ft.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(m.Name), mono(e.URL),
+					statusCell(e.Status + " (" + e.DisabledReason + ")")})
+			}
+		}
+	}
+	p := &dashPageView{Title: "Overview", Scope: sc.view}
+	p.Sections = append(p.Sections, section{ID: "attention", Heading: "Needs attention", Stats: []stat{
+		{count(len(approvals.Data), approvals.HasMore), "payouts wait for approval", link(r, "/approvals")},
+		{count(len(attention.Data), attention.HasMore), "jobs need attention", link(r, "/jobs", "state", string(paykit.JobNeedsAttention))},
+		{count(len(retrying.Data), retrying.HasMore), "jobs retrying", link(r, "/jobs", "state", string(paykit.JobRetrying))},
+		{strconv.Itoa(stats.Stale.PaymentIntents), "payments processing past their stale time (all merchants)", link(r, "/payment_intents", append(sc.params(), "status", "processing")...)},
+		{strconv.Itoa(stats.Stale.PayoutIntents), "payouts processing past their stale time (all merchants)", link(r, "/payouts", append(sc.params(), "status", "processing")...)},
+		{strconv.Itoa(len(ft.Rows)), "webhook endpoints disabled", ""},
+	}})
+	if ps := d.svc.ProviderStates(); len(ps) > 0 {
+		pt := &table{Head: []string{"Provider", "State"}}
+		for _, st := range ps {
+			state := statusCell("enabled")
+			switch {
+			case st.Disabled:
+				state = statusCell("disabled")
+			case st.CircuitOpen:
+				state = cell{Text: "circuit open until " + when(st.OpenUntil), Tone: "bad"}
+			}
+			pt.Rows = append(pt.Rows, []cell{text(st.Name), state})
+		}
+		p.Sections = append(p.Sections, section{ID: "providers", Heading: "Providers (this instance)", Table: pt})
+	}
+	if len(ft.Rows) > 0 {
+		p.Sections = append(p.Sections, section{ID: "failing-endpoints", Heading: "Disabled webhook endpoints", Table: ft})
+	}
+	if sc.MerchantID != "" {
+		day, err := d.dayCounts(ctx, r, sc)
+		if err != nil {
+			return err
+		}
+		p.Sections = append(p.Sections, day...)
+	}
+	p.Sections = append(p.Sections, section{ID: "balances", Heading: "Balances", Text: "The " + strconv.Itoa(overviewMerchants) + " newest merchants.", Table: bt})
+	d.show(w, r, s, http.StatusOK, "/", nil, p)
+	return nil
+}
+
+// dayCounts counts the picked merchant's payments and payouts created in
+// the last 24 hours, by status.
+func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) ([]section, error) {
+	since := d.svc.Now().Add(-24 * time.Hour)
+	pay := section{ID: "payments-24h", Heading: "Payments, last 24 hours", Text: "Merchant " + sc.MerchantID + ", " + string(sc.Environment) + "."}
+	for _, st := range paykit.PaymentStatuses {
+		page, err := d.svc.ListPaymentIntents(ctx, sc.principal(), paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: paykit.MaxPageLimit},
+			Statuses: []paykit.PaymentStatus{st}, CreatedAfter: &since})
+		if err != nil {
+			return nil, err
+		}
+		pay.Stats = append(pay.Stats, stat{count(len(page.Data), page.HasMore), string(st), link(r, "/payment_intents", append(sc.params(), "status", string(st))...)})
+	}
+	po := section{ID: "payouts-24h", Heading: "Payouts, last 24 hours"}
+	for _, st := range paykit.PayoutStatuses {
+		page, err := d.svc.ListPayoutIntents(ctx, sc.principal(), paykit.PayoutIntentListParams{PageParams: paykit.PageParams{Limit: paykit.MaxPageLimit},
+			Statuses: []paykit.PayoutStatus{st}, CreatedAfter: &since})
+		if err != nil {
+			return nil, err
+		}
+		po.Stats = append(po.Stats, stat{count(len(page.Data), page.HasMore), string(st), link(r, "/payouts", append(sc.params(), "status", string(st))...)})
+	}
+	return []section{pay, po}, nil
+}
+
+// Actions: each POST goes to the page it acts on, with the form field
+// action naming what to do; the answer is that page with a notice.
+
+// payoutAction approves or rejects a pending approval.
+func (d *dashboard) payoutAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	id := r.PathValue("id")
+	var err error
+	var done string
+	switch r.PostFormValue("action") {
+	case "approve":
+		_, err = d.svc.ApprovePayout(r.Context(), s.actor(), id, strings.TrimSpace(r.PostFormValue("note")))
+		done = "Payout approved."
+	case "reject":
+		_, err = d.svc.RejectPayout(r.Context(), s.actor(), id, strings.TrimSpace(r.PostFormValue("reason")))
+		done = "Payout rejected."
+	default:
+		err = unknownAction()
+	}
+	q := r.URL.Query()
+	q.Del("confirm")
+	r.URL.RawQuery = q.Encode()
+	if err != nil {
+		status, n := failed(err)
+		return d.showPayout(w, r, s, status, n)
+	}
+	return d.showPayout(w, r, s, http.StatusOK, &notice{Text: done})
+}
+
+func unknownAction() error { return paykit.InvalidRequest("action", "Unknown action.") }
+
+// merchantsAction creates a merchant and shows its page.
+func (d *dashboard) merchantsAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	if r.PostFormValue("action") != "create" {
+		status, n := failed(unknownAction())
+		return d.showMerchants(w, r, s, status, n)
+	}
+	m, err := d.svc.CreateMerchant(r.Context(), s.actor(), r.PostFormValue("name"))
+	if err != nil {
+		status, n := failed(err)
+		return d.showMerchants(w, r, s, status, n)
+	}
+	r.SetPathValue("id", m.ID)
+	return d.showMerchant(w, r, s, http.StatusOK, &notice{Text: "Merchant " + m.Name + " created."}, nil)
+}
+
+// merchantAction: create_key, revoke_key, adjust_balance, create_endpoint.
+func (d *dashboard) merchantAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, id, f := r.Context(), r.PathValue("id"), r.PostFormValue
+	var secret *secretView
+	var done string
+	var err error
+	switch f("action") {
+	case "create_key":
+		var k *paykit.NewAPIKey
+		if k, err = d.svc.CreateAPIKey(ctx, s.actor(), id, paykit.Environment(f("environment"))); err == nil {
+			secret = &secretView{Label: "Secret key of " + k.PublicKey, Value: k.SecretKey}
+			done = "API key " + k.ID + " created."
+		}
+	case "revoke_key":
+		var k *paykit.APIKey
+		if k, err = d.svc.RevokeAPIKey(ctx, s.actor(), f("key")); err == nil {
+			if k.MerchantID != id {
+				err = paykit.Errorf(paykit.CodeNotFound, "", "No such API key.")
+			}
+			done = "API key " + k.ID + " revoked."
+		}
+	case "adjust_balance":
+		currency := strings.ToUpper(strings.TrimSpace(f("currency")))
+		var amount int64
+		if amount, err = parseMoney(f("amount"), currency); err == nil {
+			var adj *paykit.BalanceAdjustment
+			adj, err = d.svc.AdjustBalance(ctx, s.actor(), id, paykit.BalanceAdjustmentRequest{Environment: paykit.Environment(f("environment")),
+				Currency: currency, Amount: amount, Reason: strings.TrimSpace(f("reason"))})
+			if err == nil {
+				done = "Balance adjusted by " + formatMoney(adj.Amount, adj.Currency) + "; available now " + formatMoney(adj.Balance.Available, adj.Currency) + "."
+			}
+		}
+	case "create_endpoint":
+		var ep *paykit.NewWebhookSecret
+		if ep, err = d.svc.CreateWebhookEndpoint(ctx, s.actor(), id, paykit.CreateWebhookEndpointRequest{Environment: f("environment"), URL: strings.TrimSpace(f("url"))}); err == nil {
+			secret = &secretView{Label: "Signing secret of " + ep.Endpoint.ID, Value: ep.Secret}
+			done = "Webhook endpoint " + ep.Endpoint.ID + " added."
+		}
+	default:
+		err = unknownAction()
+	}
+	if err != nil {
+		status, n := failed(err)
+		return d.showMerchant(w, r, s, status, n, nil)
+	}
+	return d.showMerchant(w, r, s, http.StatusOK, &notice{Text: done}, secret)
+}
+
+// endpointAction: resend, enable, disable, rotate.
+func (d *dashboard) endpointAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, id, f := r.Context(), r.PathValue("id"), r.PostFormValue
+	var secret *secretView
+	var done string
+	var err error
+	switch f("action") {
+	case "resend":
+		event := strings.TrimSpace(f("event"))
+		if err = d.svc.ResendEvent(ctx, s.actor(), id, event); err == nil {
+			done = "Event " + event + " will be sent again in a moment."
+		}
+	case "enable", "disable":
+		if _, err = d.svc.SetWebhookEndpointEnabled(ctx, s.actor(), id, f("action") == "enable"); err == nil {
+			done = "Endpoint " + f("action") + "d."
+		}
+	case "rotate":
+		var ns *paykit.NewWebhookSecret
+		if ns, err = d.svc.RotateWebhookSecret(ctx, s.actor(), id, paykit.DefaultSecretOverlap); err == nil {
+			secret = &secretView{Label: "New signing secret", Value: ns.Secret}
+			done = "Secret rotated; the previous one signs for 24 hours more."
+		}
+	default:
+		err = unknownAction()
+	}
+	if err != nil {
+		status, n := failed(err)
+		return d.showEndpoint(w, r, s, status, n, nil)
+	}
+	return d.showEndpoint(w, r, s, http.StatusOK, &notice{Text: done}, secret)
+}

@@ -1,0 +1,277 @@
+package httpadapter_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/httpadapter"
+)
+
+// The operator dashboard over HTTP: sessions, CSRF, the sign-in rate
+// limit, security headers and escaping. The browser tests
+// (browser_dashboard_test.go) walk the pages.
+
+const dashToken = "dash-token-alice-0123456789"
+
+// dashApprovalThreshold holds payouts of THB 10,000.00 and more.
+const dashApprovalThreshold = 1_000_000
+
+// dashEnv is a sandbox env with the dashboard mounted at /dashboard and a
+// cookie-keeping client that does not follow redirects.
+type dashEnv struct {
+	*sandboxEnv
+	web  *http.Client
+	base string
+}
+
+func newDashEnv(t *testing.T, open func(t *testing.T) paykit.Store) *dashEnv {
+	t.Helper()
+	e := newSandboxEnvConfig(t, open, envConfig{approvalThreshold: dashApprovalThreshold})
+	e.srv.Config.Handler.(*http.ServeMux).Handle("/dashboard/", http.StripPrefix("/dashboard",
+		httpadapter.NewDashboard(e.svc, httpadapter.DashboardOptions{
+			Tokens: map[string]string{"alice": dashToken}, SessionKey: []byte("dashboard test key"), SessionTTL: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})))
+	jar, _ := cookiejar.New(nil)
+	return &dashEnv{sandboxEnv: e, base: e.srv.URL + "/dashboard", web: &http.Client{
+		Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+func (e *dashEnv) get(path string) response {
+	e.t.Helper()
+	return e.request("GET", path, nil)
+}
+
+func (e *dashEnv) post(path string, form url.Values) response {
+	e.t.Helper()
+	return e.request("POST", path, form)
+}
+
+func (e *dashEnv) request(method, path string, form url.Values) response {
+	e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, e.base+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := e.web.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	checkDashHeaders(e.t, resp.Header)
+	return response{resp.StatusCode, resp.Header, b}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// csrfOf returns the CSRF token of a page's forms.
+func csrfOf(t *testing.T, r response) string {
+	t.Helper()
+	m := csrfField.FindSubmatch(r.body)
+	if m == nil {
+		t.Fatalf("no CSRF field in %s", r.body)
+	}
+	return string(m[1])
+}
+
+// signIn signs in with token and returns the answer to the POST.
+func (e *dashEnv) signIn(token string) response {
+	e.t.Helper()
+	page := e.get("/signin")
+	return e.post("/signin", url.Values{"csrf": {csrfOf(e.t, page)}, "token": {token}})
+}
+
+// csrf signs in (if needed) and returns the session's CSRF token.
+func (e *dashEnv) csrf() string {
+	e.t.Helper()
+	r := e.get("/")
+	if r.status == http.StatusSeeOther {
+		if got := e.signIn(dashToken); got.status != http.StatusSeeOther {
+			e.t.Fatalf("sign-in: %d %s", got.status, got.body)
+		}
+		r = e.get("/")
+	}
+	if r.status != http.StatusOK {
+		e.t.Fatalf("overview: %d %s", r.status, r.body)
+	}
+	return csrfOf(e.t, r)
+}
+
+func checkDashHeaders(t *testing.T, h http.Header) {
+	t.Helper()
+	for name, want := range map[string]string{
+		"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		"Referrer-Policy":         "no-referrer", "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+	} {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if cc := h.Get("Cache-Control"); cc != "no-store" && cc != "private, max-age=300" {
+		t.Errorf("Cache-Control = %q", cc)
+	}
+}
+
+func TestDashboardSignInSessionCookie(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	r := e.get("/")
+	is.Equal(r.status, http.StatusSeeOther)
+	is.Equal(r.header.Get("Location"), "/dashboard/signin")
+
+	r = e.signIn(dashToken)
+	is.Equal(r.status, http.StatusSeeOther)
+	is.Equal(r.header.Get("Location"), "/dashboard/")
+	var c *http.Cookie
+	for _, k := range (&http.Response{Header: r.header}).Cookies() {
+		if k.Name == "paykit_dashboard" {
+			c = k
+		}
+	}
+	is.True(c != nil)
+	is.True(c.HttpOnly)
+	is.Equal(c.SameSite, http.SameSiteStrictMode)
+	is.Equal(c.Path, "/dashboard/")
+	is.True(c.MaxAge > 3500 && c.MaxAge <= 3600) // SessionTTL
+	is.True(!c.Secure)                           // http public URL
+	r = e.get("/")
+	is.Equal(r.status, http.StatusOK)
+	is.True(strings.Contains(string(r.body), "Needs attention"))
+}
+
+// Without the session's CSRF token a POST is refused and nothing happens.
+func TestDashboardCSRF(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	token := e.csrf()
+	for _, form := range []url.Values{
+		{"action": {"create"}, "name": {"No CSRF"}},
+		{"action": {"create"}, "name": {"Wrong CSRF"}, "csrf": {strings.Repeat("0", len(token))}},
+	} {
+		r := e.post("/merchants", form)
+		is.Equal(r.status, http.StatusForbidden)
+		is.True(strings.Contains(string(r.body), "Form refused"))
+	}
+	ms, err := e.svc.ListMerchants(e.ctx, paykit.PageParams{})
+	is.NoErr(err)
+	is.Equal(len(ms.Data), 0)
+	// The sign-in form has its own token too.
+	r := e.post("/signin", url.Values{"token": {dashToken}})
+	is.Equal(r.status, http.StatusForbidden)
+	// With it, the action is done and audited with the session as actor.
+	r = e.post("/merchants", url.Values{"action": {"create"}, "name": {"Kedai CSRF"}, "csrf": {token}})
+	is.Equal(r.status, http.StatusOK)
+	is.True(strings.Contains(string(r.body), "Merchant Kedai CSRF created."))
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "merchant.create"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 1)
+	is.True(regexp.MustCompile(`^dashboard:alice:dss_\w+$`).MatchString(audit.Data[0].Actor))
+}
+
+// An expired session goes back to sign-in, for GET and POST alike, and a
+// signed-out session is over.
+func TestDashboardExpiredAndSignedOutSessions(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	token := e.csrf()
+	e.clock.Advance(time.Hour + time.Second)
+	r := e.get("/payouts")
+	is.Equal(r.status, http.StatusSeeOther)
+	is.Equal(r.header.Get("Location"), "/dashboard/signin")
+	r = e.post("/merchants", url.Values{"action": {"create"}, "name": {"Late"}, "csrf": {token}})
+	is.Equal(r.status, http.StatusSeeOther)
+	ms, err := e.svc.ListMerchants(e.ctx, paykit.PageParams{})
+	is.NoErr(err)
+	is.Equal(len(ms.Data), 0)
+
+	// A new session, signed out: its cookie, replayed, is refused.
+	token = e.csrf()
+	u, _ := url.Parse(e.base + "/")
+	saved := e.web.Jar.Cookies(u)
+	r = e.post("/signout", url.Values{"csrf": {token}})
+	is.Equal(r.status, http.StatusSeeOther)
+	is.Equal(r.header.Get("Location"), "/dashboard/signin")
+	e.web.Jar.SetCookies(u, saved)
+	is.Equal(e.get("/").status, http.StatusSeeOther)
+}
+
+// Wrong tokens: five at once, then one per 12 seconds per client address;
+// past that even the right token is refused until the bucket refills.
+func TestDashboardSignInRateLimit(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	for range 5 {
+		is.Equal(e.signIn("wrong").status, http.StatusUnauthorized)
+	}
+	r := e.signIn(dashToken)
+	is.Equal(r.status, http.StatusTooManyRequests)
+	is.True(strings.Contains(string(r.body), "Too many wrong tokens"))
+	e.clock.Advance(12 * time.Second)
+	is.Equal(e.signIn(dashToken).status, http.StatusSeeOther)
+}
+
+// A merchant name and a payout's cancel reason with markup render as text.
+func TestDashboardEscapesXSS(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	const probe = `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai "+probe)
+	is.NoErr(err)
+	po := heldPayout(t, e.sandboxEnv, m.ID)
+	_, err = e.svc.RejectPayout(e.ctx, "test", po.ID, "reason "+probe)
+	is.NoErr(err)
+	e.csrf()
+	for _, path := range []string{"/merchants", "/merchants/" + m.ID, "/payouts?merchant=" + m.ID, "/payouts/" + po.ID + "?merchant=" + m.ID, "/"} {
+		r := e.get(path)
+		is.Equal(r.status, http.StatusOK)
+		body := string(r.body)
+		is.True(!strings.Contains(body, "<script>alert"))
+		is.True(!strings.Contains(body, "<img src=x"))
+		is.True(strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;"))
+	}
+}
+
+// heldPayout creates a payout in test that waits for approval.
+func heldPayout(t *testing.T, e *sandboxEnv, merchantID string) *paykit.PayoutIntent {
+	t.Helper()
+	p := paykit.Principal{Scope: paykit.Scope{MerchantID: merchantID, Environment: paykit.Test}}
+	if _, err := e.svc.AdjustBalance(e.ctx, "test", merchantID, paykit.BalanceAdjustmentRequest{
+		Environment: paykit.Test, Currency: "THB", Amount: 10_000_000, Reason: "float"}); err != nil {
+		t.Fatal(err)
+	}
+	po, _, err := e.svc.CreatePayoutIntent(e.ctx, p, paykit.RandomID("idem"), paykit.CreatePayoutIntentRequest{
+		Amount: dashApprovalThreshold, Currency: "THB", Country: "TH", MerchantReference: paykit.RandomID("ref"),
+		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: plainAccount, BankCode: "KBANK", HolderName: "Somchai Jaidee", HolderNameTH: "สมชาย ใจดี"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !po.ApprovalPending {
+		t.Fatalf("payout %s is %s without a pending approval", po.ID, po.Status)
+	}
+	return po
+}

@@ -1,0 +1,177 @@
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// This file holds what the operator dashboard (httpadapter) reads and does
+// beyond the operator API: a webhook endpoint by id, the resend of an
+// event, and the timeline of one resource.
+
+// GetWebhookEndpoint returns a webhook endpoint of any merchant (operator
+// read).
+func (s *Service) GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	w, err := s.store.GetWebhookEndpoint(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("webhook_endpoint")
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return w, nil
+}
+
+// ResendEvent schedules one more delivery of an event to a webhook
+// endpoint of the event's merchant and environment, through the webhook
+// delivery job (with its retry schedule); the attempts it makes are
+// numbered from 1 again. A resend already waiting is not doubled. The
+// endpoint must be enabled: a disabled one is sent nothing. Audited as
+// webhook_endpoint.resend_event.
+func (s *Service) ResendEvent(ctx context.Context, actor, endpointID, eventID string) error {
+	err := s.inTx(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhookEndpoint(ctx, endpointID)
+		if errors.Is(err, ErrNotFound) {
+			return notFound("webhook_endpoint")
+		}
+		if err != nil {
+			return err
+		}
+		if w.Status != WebhookEnabled {
+			return Errorf(CodeInvalidState, "", "This webhook endpoint is disabled; enable it before resending.")
+		}
+		e, err := tx.GetEvent(ctx, w.Scope(), eventID)
+		if errors.Is(err, ErrNotFound) {
+			return notFound("event")
+		}
+		if err != nil {
+			return err
+		}
+		payload, _ := json.Marshal(webhookJob{w.ID})
+		if err := s.enqueue(ctx, tx, &Job{Kind: jobWebhookDeliver, Scope: e.Scope(), TargetID: e.ID, Payload: payload,
+			RunAt: s.Now(), DedupKey: jobWebhookDeliver + ":" + w.ID + ":" + e.ID + ":resend"}); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "webhook_endpoint.resend_event", TargetType: "webhook_endpoint",
+			TargetID: w.ID, MerchantID: w.MerchantID, Environment: w.Environment, Details: details("event", e.ID)})
+	})
+	if err != nil {
+		return asServiceError(err)
+	}
+	return nil
+}
+
+// TimelineQuery names one resource: its scope, id, kind ("payment_intent",
+// "checkout", "payout_intent" or "refund") and the time span of its life
+// (CreatedAt to UpdatedAt), which bounds the search for its events.
+type TimelineQuery struct {
+	Scope     Scope
+	Kind      string
+	ObjectID  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// TimelineEntry is one step in the life of a resource: an event (a public
+// state change) or an audit event (an operator action on it).
+type TimelineEntry struct {
+	At    time.Time
+	Event *Event      // set for a state change
+	Audit *AuditEvent // set for an operator action
+}
+
+// Timeline is the history of one resource, oldest first. Incomplete says
+// that the scan stopped at its bound (timelineScan rows of each log) before
+// reaching the resource's creation.
+type Timeline struct {
+	Entries    []TimelineEntry
+	Events     []Event // the state changes alone, oldest first
+	Incomplete bool
+}
+
+// timelineScan bounds how many rows of the event log and of the audit log
+// one timeline reads.
+const timelineScan = 1000
+
+// timelineSlack widens the event search past UpdatedAt: an event is
+// stamped a moment after the change it records.
+const timelineSlack = time.Minute
+
+// ResourceTimeline returns the events of a resource and the audit events
+// that target it, merged oldest first. The Stores have no index by object,
+// so it reads the scope's events of the resource's kind within its
+// lifetime, and the merchant's audit log newest first, each up to
+// timelineScan rows.
+func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timeline, error) {
+	var types []string
+	for _, t := range EventTypes {
+		if strings.HasPrefix(t, q.Kind+".") {
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return nil, InvalidRequest("kind", "kind must be payment_intent, checkout, payout_intent or refund.")
+	}
+	tl := &Timeline{}
+	from, to := q.CreatedAt, q.UpdatedAt.Add(timelineSlack)
+	var after *Position
+	for read := 0; ; {
+		rows, err := s.store.ListEvents(ctx, EventQuery{Scope: q.Scope, Types: types, CreatedAfter: &from, CreatedBefore: &to,
+			After: after, Limit: MaxPageLimit})
+		if err != nil {
+			return nil, Internal(err)
+		}
+		for i := range rows {
+			if rows[i].ObjectID == q.ObjectID {
+				tl.Events = append(tl.Events, rows[i])
+			}
+		}
+		read += len(rows)
+		if len(rows) < MaxPageLimit {
+			break
+		}
+		if read >= timelineScan {
+			tl.Incomplete = true
+			break
+		}
+		last := rows[len(rows)-1]
+		after = &Position{last.CreatedAt, last.ID}
+	}
+	slices.Reverse(tl.Events)
+	for i := range tl.Events {
+		tl.Entries = append(tl.Entries, TimelineEntry{At: tl.Events[i].CreatedAt, Event: &tl.Events[i]})
+	}
+	after = nil
+	for read := 0; ; {
+		rows, err := s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: q.Scope.MerchantID, After: after, Limit: MaxPageLimit})
+		if err != nil {
+			return nil, Internal(err)
+		}
+		done := false
+		for i := range rows {
+			if rows[i].CreatedAt.Before(q.CreatedAt) {
+				done = true
+				break
+			}
+			if rows[i].TargetID == q.ObjectID {
+				tl.Entries = append(tl.Entries, TimelineEntry{At: rows[i].CreatedAt, Audit: &rows[i]})
+			}
+		}
+		read += len(rows)
+		if done || len(rows) < MaxPageLimit {
+			break
+		}
+		if read >= timelineScan {
+			tl.Incomplete = true
+			break
+		}
+		last := rows[len(rows)-1]
+		after = &Position{last.CreatedAt, last.ID}
+	}
+	slices.SortStableFunc(tl.Entries, func(a, b TimelineEntry) int { return a.At.Compare(b.At) })
+	return tl, nil
+}
