@@ -4,13 +4,56 @@ import (
 	"slices"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/provider/opn"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
-// DefaultKinds are the kinds paykit ships with real adapters. The sandbox
-// kind is the host's: see SandboxKind.
+// DefaultKinds are the kinds paykit ships with real adapters: "opn"
+// (Opn Payments) and "stripe" (Stripe). The sandbox kind is the host's: see
+// SandboxKind.
+//
+// Their secrets: opn reads secret_key (required), public_key and
+// webhook_secrets (the base64 secrets Opn shows, comma-separated during a
+// rotation); stripe reads secret_key and webhook_secrets (whsec_…, the
+// same), both required.
 func DefaultKinds() map[string]Kind {
-	return map[string]Kind{}
+	return map[string]Kind{
+		"opn": opnKind(),
+	}
+}
+
+func opnKind() Kind {
+	return Kind{
+		Secrets: []Secret{{Role: "secret_key", Required: true}, {Role: "public_key"}, {Role: "webhook_secrets", Required: true}},
+		New: func(a Adapter) (paykit.Provider, error) {
+			return opn.New(opn.Config{
+				SecretKey: a.Secrets["secret_key"], PublicKey: a.Secrets["public_key"],
+				WebhookSecrets: WebhookSecrets(a.Secrets["webhook_secrets"]),
+				BaseURL:        a.Entry.BaseURL, Timeout: a.Timeout, Methods: a.Methods,
+			})
+		},
+		Route:   opn.Route,
+		Methods: servedIn(opn.Methods, opn.Route),
+		PayoutBanks: func(country string) (string, []paykit.PayoutBank, bool) {
+			if country != "TH" {
+				return "", nil, false
+			}
+			return "THB", opn.ThaiPayoutBanks(), true
+		},
+	}
+}
+
+// servedIn lists the methods of all that route serves in a country.
+func servedIn(all func() []string, route func(method, country string) (paykit.PaymentRoute, bool)) func(string) []string {
+	return func(country string) []string {
+		var out []string
+		for _, m := range all() {
+			if _, ok := route(m, country); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 }
 
 // SandboxKind is the kind of the sandbox Provider p (already built by the
