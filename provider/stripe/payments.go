@@ -82,8 +82,9 @@ func (s *checkoutSession) paymentIntentID() string {
 
 // list is a Stripe list or search_result.
 type list[T any] struct {
-	Object string `json:"object"`
-	Data   []T    `json:"data"`
+	Object  string `json:"object"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
 }
 
 // unknown is a Result for an answer that is Stripe's yet not what was
@@ -396,8 +397,33 @@ func (p *Provider) findByKey(ctx context.Context, key string) (*paymentIntent, p
 			return pi, paykit.Result{}
 		}
 	}
-	return nil, unknown("no PaymentIntent found under the key (search is eventually consistent, so it may yet exist)")
+	// Search lags; the list API does not. A complete list (has_more false)
+	// without the key is Stripe's word that nothing exists under it.
+	a, fail = p.call(ctx, http.MethodGet, "/v1/payment_intents", url.Values{"limit": {strconv.Itoa(listScan)}}, "")
+	if fail != nil {
+		return nil, fail.r
+	}
+	if a.err != nil {
+		return nil, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
+	}
+	var all list[paymentIntent]
+	if json.Unmarshal(a.body, &all) != nil || all.Object != "list" {
+		return nil, unknown("the PaymentIntent list answer is not a list")
+	}
+	for i := range all.Data {
+		if pi := &all.Data[i]; pi.Metadata[MetadataKey] == key && pi.Object == "payment_intent" {
+			return pi, paykit.Result{}
+		}
+	}
+	if !all.HasMore {
+		return nil, paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: no PaymentIntent under the key in the complete list"}
+	}
+	return nil, unknown("no PaymentIntent found under the key by search (eventually consistent) nor among the newest %d", listScan)
 }
+
+// listScan is how many of the newest objects a Key-only lookup reads
+// from a list API.
+const listScan = 100
 
 func (p *Provider) inquireByKey(ctx context.Context, key string) paykit.Result {
 	pi, r := p.findByKey(ctx, key)

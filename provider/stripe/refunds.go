@@ -110,12 +110,9 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: d}
 }
 
-// refundScan is how many of the newest refunds a Key-only inquiry reads.
-const refundScan = 100
-
 // InquireRefund reads the refund by id, or, without one, looks for its Key
-// among the newest refunds (Stripe has no refund search): not found there
-// is Unknown.
+// among the newest refunds (Stripe has no refund search): not found in a
+// complete list is NotFound, in a partial one Unknown.
 func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	if ref.Reference != "" {
 		a, fail := p.call(ctx, http.MethodGet, "/v1/refunds/"+url.PathEscape(ref.Reference), nil, "")
@@ -131,7 +128,7 @@ func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) pay
 		}
 		return refundResult(rf)
 	}
-	a, fail := p.call(ctx, http.MethodGet, "/v1/refunds", url.Values{"limit": {strconv.Itoa(refundScan)}}, "")
+	a, fail := p.call(ctx, http.MethodGet, "/v1/refunds", url.Values{"limit": {strconv.Itoa(listScan)}}, "")
 	if fail != nil {
 		return fail.r
 	}
@@ -147,5 +144,8 @@ func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) pay
 			return refundResult(rf)
 		}
 	}
-	return unknown("no refund under the key among the newest %d", refundScan)
+	if !l.HasMore {
+		return paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: no refund under the key in the complete list"}
+	}
+	return unknown("no refund under the key among the newest %d", listScan)
 }

@@ -5,7 +5,8 @@
 // {"error": {"type", "code", "message", "param"}} with the documented
 // status codes, and Idempotency-Key is honoured (same key and parameters:
 // the saved answer; same key, other parameters: 400 idempotency_error).
-// Unlike Stripe's, its search is immediately consistent.
+// Unlike Stripe's, its search is immediately consistent. Lists (GET
+// /v1/payment_intents, /v1/refunds) answer the newest objects first.
 //
 // Test triggers (the fake's own, documented here): a PaymentIntent whose
 // amount ends in 901 is declined at confirmation (402, status
@@ -223,6 +224,8 @@ func (f *Fake) route(method, path string, form url.Values) (int, []byte, bool) {
 		res, err, exec = f.createPI(form)
 	case method == "GET" && path == "/v1/payment_intents/search":
 		res, err = f.searchPIs(form.Get("query"))
+	case method == "GET" && path == "/v1/payment_intents":
+		res = f.list(f.pis, "/v1/payment_intents", form.Get("limit"))
 	case method == "GET" && len(seg) == 3 && seg[1] == "payment_intents":
 		res, err = f.get(f.pis, "payment_intent", seg[2])
 	case method == "POST" && len(seg) == 4 && seg[1] == "payment_intents" && seg[3] == "cancel":
@@ -242,7 +245,7 @@ func (f *Fake) route(method, path string, form url.Values) (int, []byte, bool) {
 		res, err = f.createRefund(form)
 		exec = err == nil
 	case method == "GET" && path == "/v1/refunds":
-		res = f.listRefunds(form.Get("limit"))
+		res = f.list(f.res, "/v1/refunds", form.Get("limit"))
 	case method == "GET" && len(seg) == 3 && seg[1] == "refunds":
 		res, err = f.get(f.res, "refund", seg[2])
 	default:
@@ -607,16 +610,18 @@ func (f *Fake) createRefund(form url.Values) (map[string]any, *apiErr) {
 	return rf, nil
 }
 
-func (f *Fake) listRefunds(limit string) map[string]any {
+// list is a list answer of the newest objects, limit (1-100, default 10)
+// at most.
+func (f *Fake) list(objs []*object, u, limit string) map[string]any {
 	n, err := strconv.Atoi(limit)
 	if err != nil || n < 1 || n > 100 {
 		n = 10
 	}
 	data := []map[string]any{}
-	for i := len(f.res) - 1; i >= 0 && len(data) < n; i-- {
-		data = append(data, f.res[i].m)
+	for i := len(objs) - 1; i >= 0 && len(data) < n; i-- {
+		data = append(data, objs[i].m)
 	}
-	return map[string]any{"object": "list", "url": "/v1/refunds", "has_more": len(f.res) > n, "data": data}
+	return map[string]any{"object": "list", "url": u, "has_more": len(objs) > n, "data": data}
 }
 
 // emit records an event about a snapshot of obj (under f.mu).
