@@ -262,8 +262,9 @@ func createError(a *answer) paykit.Result {
 	}
 	if pi := a.err.PaymentIntent; pi != nil && pi.ID != "" {
 		r := piResult(pi)
-		if r.Outcome == paykit.OutcomeUnknown || (r.Outcome == paykit.OutcomePending && a.status == http.StatusPaymentRequired) {
-			r.Outcome, r.FailureCode = paykit.OutcomeFailed, paykit.FailureProviderDeclined
+		if pi.Status == "requires_payment_method" {
+			// The confirmation failed; the adapter never confirms again.
+			r.Outcome, r.FailureCode, r.Action = paykit.OutcomeFailed, paykit.FailureProviderDeclined, nil
 		}
 		r.Detail += "; " + d
 		return r
