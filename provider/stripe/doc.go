@@ -38,6 +38,13 @@
 //     refunds its PaymentIntent. A declined card leaves the session open:
 //     the payer may try another.
 //
+// No expiry is sent: paykit cancels an expired attempt (for CARD,
+// expiring the session, whose own default lifetime is 24 hours). No
+// Stripe-Version is sent either: the account's API version applies, and
+// the adapter reads only fields that are the same in the versions since
+// 2022-08-01 (a Checkout Session's payment_intent may be null until
+// payment).
+//
 // Route(method, country) returns the paykit.PaymentRoute templates of
 // these, and Methods the paykit methods the adapter serves.
 //
@@ -90,7 +97,8 @@
 // any of Config.WebhookSecrets passes (secret rotation, during which
 // Stripe signs with both); the timestamp must be within Config.Tolerance
 // (300 s by default, as Stripe's libraries) of Config.Now, either way.
-// It maps payment_intent.* events (not those of Checkout's
+// It maps payment_intent.succeeded, .payment_failed, .canceled,
+// .processing and .requires_action (not those of Checkout's
 // PaymentIntents), checkout.session.completed, .expired,
 // .async_payment_succeeded and .async_payment_failed, and refund.created,
 // refund.updated, refund.failed and charge.refund.updated, by

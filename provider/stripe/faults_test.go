@@ -71,6 +71,9 @@ func TestFaultsNeverFail(t *testing.T) {
 			_, _ = w.Write([]byte(`{"ok":true}`))
 		}, paykit.OutcomeUnknown, "not"},
 		{"404 not Stripe's", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, paykit.OutcomeUnknown, "not a Stripe error"},
+		{"302 from a proxy", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/login", http.StatusFound)
+		}, paykit.OutcomeUnknown, "unexpected status"},
 		{"409 idempotency conflict", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(409)
 			_, _ = w.Write([]byte(`{"error":{"type":"idempotency_error","message":"There is currently another in-progress request using this Idempotent Key"}}`))

@@ -124,7 +124,8 @@ func New(cfg Config) (*Provider, error) {
 		p.base = DefaultBaseURL
 	}
 	if p.client == nil {
-		p.client = &http.Client{}
+		// A redirect is no Stripe answer: it is not followed (Unknown).
+		p.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if p.cfg.Timeout == 0 {
 		p.cfg.Timeout = DefaultTimeout

@@ -85,6 +85,13 @@ func (p *Provider) verify(payload []byte, header string) error {
 	return fmt.Errorf("%w: no signature matches", ErrSignature)
 }
 
+// paymentEvents are the PaymentIntent events that tell an outcome
+// (payment_intent.created, say, tells nothing new).
+var paymentEvents = map[string]bool{
+	"payment_intent.succeeded": true, "payment_intent.payment_failed": true, "payment_intent.canceled": true,
+	"payment_intent.processing": true, "payment_intent.requires_action": true,
+}
+
 // event is a Stripe Event.
 type event struct {
 	ID     string `json:"id"`
@@ -96,10 +103,14 @@ type event struct {
 }
 
 // ParseCallback verifies a Stripe webhook (Stripe-Signature) and maps
-// payment_intent.*, checkout.session.* and refund events to paykit events.
+// PaymentIntent outcome events, checkout.session.* and refund events to
+// paykit events.
 // Events it does not map, or about objects without a paykit key, give no
 // event.
 func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.CallbackEvent, error) {
+	if r.Body == nil {
+		return nil, fmt.Errorf("%w: no body", ErrSignature)
+	}
 	payload, err := io.ReadAll(io.LimitReader(r.Body, maxWebhook+1))
 	if err != nil {
 		return nil, fmt.Errorf("stripe: reading webhook: %w", err)
@@ -122,7 +133,7 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 		return []paykit.CallbackEvent{{ID: ev.ID, Kind: kind, Key: key, Result: res}}, nil
 	}
 	switch {
-	case strings.HasPrefix(ev.Type, "payment_intent."):
+	case paymentEvents[ev.Type]:
 		var pi paymentIntent
 		if json.Unmarshal(ev.Data.Object, &pi) != nil || pi.Object != "payment_intent" {
 			return nil, errors.New("stripe: " + ev.Type + " without a PaymentIntent")

@@ -119,6 +119,7 @@ func TestWebhookMapping(t *testing.T) {
 		{"checkout.session.expired", session("checkout.session.expired", "expired", "unpaid"), "payment", paykit.OutcomeCancelled, ""},
 		{"checkout.session.async_payment_failed", session("checkout.session.async_payment_failed", "complete", "unpaid"), "payment", paykit.OutcomeFailed, paykit.FailureProviderDeclined},
 		{"unmapped type", `{"id":"evt_x","object":"event","type":"customer.created","data":{"object":{"id":"cus_1","object":"customer"}}}`, "", "", ""},
+		{"payment_intent.created tells nothing new", piEvent("payment_intent.created", "requires_payment_method", "k"), "", "", ""},
 		{"no paykit key", piEvent("payment_intent.succeeded", "succeeded", ""), "", "", ""},
 		{"a Checkout PaymentIntent", strings.Replace(piEvent("payment_intent.succeeded", "succeeded", "k"), `"paykit_key":"k"`, `"paykit_key":"k","paykit_checkout":"true"`, 1), "", "", ""},
 	}
