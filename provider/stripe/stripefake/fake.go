@@ -235,7 +235,7 @@ func (f *Fake) route(method, path string, form url.Values) (int, []byte, bool) {
 		res, err = f.createSession(form)
 		exec = err == nil
 	case method == "GET" && path == "/v1/checkout/sessions":
-		res = f.listSessions(form.Get("payment_intent"))
+		res = f.listSessions(form.Get("payment_intent"), form.Get("limit"))
 	case method == "GET" && len(seg) == 4 && seg[1] == "checkout" && seg[2] == "sessions":
 		res, err = f.get(f.css, "checkout.session", seg[3])
 	case method == "POST" && len(seg) == 5 && seg[1] == "checkout" && seg[4] == "expire":
@@ -530,14 +530,16 @@ func nilIfEmpty(s string) any {
 	return s
 }
 
-func (f *Fake) listSessions(pi string) map[string]any {
-	data := []map[string]any{}
-	for i := len(f.css) - 1; i >= 0; i-- {
-		if pi == "" || f.css[i].m["payment_intent"] == pi {
-			data = append(data, f.css[i].m)
+// listSessions lists the newest sessions, of one PaymentIntent if pi is
+// set.
+func (f *Fake) listSessions(pi, limit string) map[string]any {
+	var objs []*object
+	for _, o := range f.css {
+		if pi == "" || o.m["payment_intent"] == pi {
+			objs = append(objs, o)
 		}
 	}
-	return map[string]any{"object": "list", "url": "/v1/checkout/sessions", "has_more": false, "data": data}
+	return f.list(objs, "/v1/checkout/sessions", limit)
 }
 
 func (f *Fake) expireSession(id string) (map[string]any, *apiErr) {
