@@ -75,10 +75,12 @@
 // Without a Reference (a create whose answer was lost), an inquiry or
 // cancel searches GET /v1/payment_intents/search for
 // metadata['paykit_key']. Search is eventually consistent, so when it
-// finds nothing the adapter reads the newest 100 PaymentIntents from the
-// list API, which Stripe's search docs name as the read-after-write
-// alternative: found there, that is the attempt; absent from a complete
-// list (has_more false), NotFound; otherwise Unknown. Refunds have no
+// finds nothing the adapter reads the newest 100 PaymentIntents and the
+// newest 100 Checkout Sessions (a card attempt has no PaymentIntent until
+// the payer pays) from the list APIs, which Stripe's search docs name as
+// the read-after-write alternative: found there, that is the attempt;
+// absent from complete lists (has_more false), NotFound; otherwise
+// Unknown. Refunds have no
 // search API: a Key-only refund inquiry reads the newest 100 refunds the
 // same way. A create Stripe is still executing when the inquiry runs is
 // not in the list yet: a window the host's inquiry delay must cover.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -287,4 +288,30 @@ func TestWebhookDelivery(t *testing.T) {
 	cb.mu.Lock()
 	is.Equal(len(cb.errs), 0)
 	cb.mu.Unlock()
+}
+
+// Without a Reference, the attempt is found by its Key: a card attempt
+// (a Checkout Session without a PaymentIntent yet) too. Nothing under the
+// key is NotFound only while Stripe's lists are complete; past the newest
+// 100 objects it is Unknown.
+func TestLookupByKey(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	e := newEnv(t, "MY")
+	card := e.p.CreatePayment(ctx, request("card", "CARD", "MY", "MYR", 5000))
+	got := e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "card"})
+	is.Equal(got.Outcome, paykit.OutcomeRequiresAction)
+	is.Equal(got.Reference, card.Reference)
+	is.Equal(e.p.CancelPayment(ctx, paykit.AttemptRef{Key: "card"}).Outcome, paykit.OutcomeCancelled)
+	is.Equal(e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "never"}).Outcome, paykit.OutcomeNotFound)
+
+	for i := range 101 {
+		r := e.p.CreatePayment(ctx, request("many"+strconv.Itoa(i), "FPX", "MY", "MYR", 5000))
+		is.Equal(r.Outcome, paykit.OutcomeRequiresAction)
+	}
+	unknown := e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "never"})
+	is.Equal(unknown.Outcome, paykit.OutcomeUnknown) // the lists go on: it may exist
+	is.Equal(e.p.CancelPayment(ctx, paykit.AttemptRef{Key: "never"}).Outcome, paykit.OutcomeUnknown)
+	is.Equal(e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "many0"}).Outcome, paykit.OutcomeRequiresAction) // found by search
 }
