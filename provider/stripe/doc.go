@@ -83,7 +83,9 @@
 // Unknown. Refunds have no
 // search API: a Key-only refund inquiry reads the newest 100 refunds the
 // same way. A create Stripe is still executing when the inquiry runs is
-// not in the list yet: a window the host's inquiry delay must cover.
+// not in the list yet, a window the host's inquiry delay should cover;
+// every method here needs the payer to act on a next action paykit never
+// showed, so such a late attempt cannot take money.
 //
 // Amounts are int64 minor units end to end (form-encoded integers out,
 // JSON integers decoded into int64 in). Stripe caps amounts at eight
