@@ -1,0 +1,153 @@
+// Package stripe is the paykit Provider adapter for Stripe: payments
+// through the PaymentIntents API (cards through Stripe Checkout), cancels,
+// refunds, and signed webhooks. It declares paykit.CapPayments,
+// paykit.CapCancel and paykit.CapRefunds. It is no paykit.PayoutProvider:
+// Stripe payouts move an account's own balance to its own bank account,
+// they do not send money to third parties' bank accounts (that is Stripe
+// Connect, another product), so paykit payouts cannot be served.
+//
+// # Methods
+//
+// Every payment is created under the attempt's Key as Stripe's
+// Idempotency-Key header (hashed when longer than Stripe's 255
+// characters), with metadata[paykit_key] = Key so that webhooks, search
+// and lists map back to it:
+//
+//   - FPX (MY, MYR): POST /v1/payment_intents, confirm=true,
+//     payment_method_data[type]=fpx and [fpx][bank] (the route's bank,
+//     Stripe's code: maybank2u, cimb, public_bank, ...), return_url. Next
+//     action redirect_to_url.url: a redirect.
+//   - GRABPAY (MY MYR, SG SGD): the same with type grabpay; redirect.
+//   - ALIPAY (MY MYR, SG SGD): type alipay; next action
+//     alipay_handle_redirect.url: a redirect.
+//   - PROMPTPAY (TH, THB): type promptpay with
+//     payment_method_data[billing_details][email] (Stripe requires the
+//     payer's email); next action promptpay_display_qr_code.data, the
+//     EMVCo payload, becomes Action.QRData.
+//   - WECHAT_PAY (SG, SGD): type wechat_pay with
+//     payment_method_options[wechat_pay][client]=web; next action
+//     wechat_pay_display_qr_code.data becomes Action.QRData (WeChat's QR
+//     content, a weixin:// URL rather than an EMVCo payload).
+//   - CARD (MY, TH, SG): a Checkout Session in payment mode
+//     (POST /v1/checkout/sessions, one price_data line item, success_url
+//     and cancel_url = ReturnURL, payment_intent_data[metadata] carrying
+//     the Key), so card data is entered on Stripe's page and never touches
+//     the host. The Reference is the session id (cs_...); inquiries read
+//     the session (open: a redirect to session.url; complete and paid:
+//     succeeded; expired: cancelled), cancel expires it, and a refund
+//     refunds its PaymentIntent. A declined card leaves the session open:
+//     the payer may try another.
+//
+// No expiry is sent: paykit cancels an expired attempt (for CARD,
+// expiring the session, whose own default lifetime is 24 hours). No
+// Stripe-Version is sent either: the account's API version applies, and
+// the adapter reads only fields that are the same in the versions since
+// 2022-08-01 (a Checkout Session's payment_intent may be null until
+// payment).
+//
+// Route(method, country) returns the paykit.PaymentRoute templates of
+// these, and Methods the paykit methods the adapter serves.
+//
+// # Outcomes
+//
+// PaymentIntent status: requires_action is RequiresAction with the Action
+// above; processing (and requires_confirmation, requires_capture) Pending;
+// succeeded Succeeded; canceled Cancelled; requires_payment_method with a
+// last_payment_error Failed provider_declined (Stripe's codes in Detail).
+// Refund status: pending and requires_action Pending, succeeded Succeeded,
+// failed and canceled Failed provider_declined.
+//
+// Answers: a timeout after sending is Unknown; a refused or dropped
+// connection, 5xx and 429 (rate limited, not executed; Retry-After kept in
+// Detail) are Unacknowledged; a 2xx or 4xx whose body is not Stripe's JSON
+// (a proxy's page, a foreign 404) is Unknown. On a create, Stripe's 400
+// invalid_request_error, 401 and 403 are Refused: Stripe's idempotency
+// docs say results are saved only once an endpoint began executing, and
+// not when parameters fail validation, so nothing was created under the
+// key. An idempotency_error (400 with other parameters, 409 concurrent) is
+// Unknown: an attempt may exist. An error naming a payment_intent (402
+// card_error on confirm) is that PaymentIntent's result, with its
+// Reference. NotFound comes only from Stripe's 404 resource_missing on a
+// GET or cancel by id. On a refund create, Stripe's 400/402 refusal (more
+// than refundable, say) is Failed provider_declined, nothing having been
+// created.
+//
+// Without a Reference (a create whose answer was lost), an inquiry or
+// cancel searches GET /v1/payment_intents/search for
+// metadata['paykit_key']. Search is eventually consistent, so when it
+// finds nothing the adapter reads the newest 100 PaymentIntents and the
+// newest 100 Checkout Sessions (a card attempt has no PaymentIntent until
+// the payer pays) from the list APIs, which Stripe's search docs name as
+// the read-after-write alternative: found there, that is the attempt;
+// absent from complete lists (has_more false), NotFound; otherwise
+// Unknown. Refunds have no
+// search API: a Key-only refund inquiry reads the newest 100 refunds the
+// same way. A create Stripe is still executing when the inquiry runs is
+// not in the list yet, a window the host's inquiry delay should cover;
+// every method here needs the payer to act on a next action paykit never
+// showed, so such a late attempt cannot take money.
+//
+// Amounts are int64 minor units end to end (form-encoded integers out,
+// JSON integers decoded into int64 in). Stripe caps amounts at eight
+// digits (99999999) and has per-currency minimums (MYR 2.00, THB 10.00,
+// SGD 0.50); amounts above 2^53 cannot reach it, so the conformance run
+// uses amounts within the cap.
+//
+// # Webhooks
+//
+// ParseCallback verifies Stripe-Signature as Stripe's "verify manually"
+// guide describes: t and one or more v1 signatures, each the hex
+// HMAC-SHA256 of "t.payload" under the endpoint secret; any v1 matching
+// any of Config.WebhookSecrets passes (secret rotation, during which
+// Stripe signs with both); the timestamp must be within Config.Tolerance
+// (300 s by default, as Stripe's libraries) of Config.Now, either way.
+// It maps payment_intent.succeeded, .payment_failed, .canceled,
+// .processing and .requires_action (not those of Checkout's
+// PaymentIntents), checkout.session.completed, .expired,
+// .async_payment_succeeded and .async_payment_failed, and refund.created,
+// refund.updated, refund.failed and charge.refund.updated, by
+// metadata.paykit_key. Other events, or objects without the key, give no
+// event and no error, so paykit acknowledges them.
+//
+// # Own client, not stripe-go
+//
+// The adapter speaks Stripe's form-encoded API with net/http instead of
+// github.com/stripe/stripe-go. Its rules hinge on the raw answer: the
+// status, whether the body is Stripe's JSON at all (a proxy's 404 or 502
+// must not read as Stripe's word), a timeout versus a refused connection,
+// and no retries of its own. With a dozen endpoints, a small client that
+// sees all of that is simpler to get right and to test than wrapping the
+// SDK's error types, and adds no dependency to paykit's module. The SDK
+// itself was not evaluated against those rules.
+//
+// # Availability
+//
+// New refuses a method the account's country cannot accept, after
+// Stripe's payment method pages ("Business locations"): FPX: MY. GrabPay:
+// MY, SG. PromptPay: TH. WeChat Pay: AT, AU, BE, BG, CA, CH, CY, CZ, DE,
+// DK, EE, ES, FI, FR, GB, GR, HK, HU, IE, IT, JP, LT, LU, LV, MT, NL, NO,
+// PL, PT, RO, SE, SG, SI, SK, US. Alipay: the same European and other
+// locations plus MY and NZ (without PL). Cards: every country.
+//
+// # Sources
+//
+// Followed: https://docs.stripe.com/api/idempotent_requests and
+// https://docs.stripe.com/idempotency (saved results, validation
+// failures, parameter comparison); https://stripe.com/docs/api/payment_intents/search
+// and https://stripe.com/docs/search (query language, freshness, list
+// APIs for read-after-write); https://docs.stripe.com/api/refunds
+// (refund events); https://docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update;
+// https://docs.stripe.com/payments/promptpay, /payments/grabpay,
+// /payments/alipay/accept-a-payment?payment-ui=checkout and
+// /payments/wechat-pay/accept-a-payment?payment-ui=checkout (business
+// locations, currencies); Stripe's webhook signature verification guide
+// (https://stripe.com/docs/webhooks/signatures#verify-manually); the FPX
+// bank enum of the PaymentMethod object.
+//
+// Not verified offline: live Stripe. Request shapes are checked against
+// stripe-mock v0.203.0 (Stripe's OpenAPI spec), which is stateless, so
+// state transitions, error bodies and next_action contents come from the
+// docs, through provider/stripe/stripefake. The availability lists follow
+// the docs pages as read and change over time; the Alipay list is the
+// least certain (the Checkout page lists myr and sgd among its currencies).
+package stripe
