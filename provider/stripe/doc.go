@@ -79,13 +79,11 @@
 // newest 100 Checkout Sessions (a card attempt has no PaymentIntent until
 // the payer pays) from the list APIs, which Stripe's search docs name as
 // the read-after-write alternative: found there, that is the attempt;
-// absent from complete lists (has_more false), NotFound; otherwise
-// Unknown. Refunds have no
-// search API: a Key-only refund inquiry reads the newest 100 refunds the
-// same way. A create Stripe is still executing when the inquiry runs is
-// not in the list yet, a window the host's inquiry delay should cover;
-// every method here needs the payer to act on a next action paykit never
-// showed, so such a late attempt cannot take money.
+// found nowhere, Unknown, never NotFound (an attempt Stripe is still
+// making is in no list yet). paykit then sends the create again under the
+// same Idempotency-Key, which returns the attempt Stripe has or makes the
+// one it never received. Refunds have no search API: a Key-only refund
+// inquiry reads the newest 100 refunds the same way.
 //
 // Amounts are int64 minor units end to end (form-encoded integers out,
 // JSON integers decoded into int64 in). Stripe caps amounts at eight

@@ -291,9 +291,9 @@ func TestWebhookDelivery(t *testing.T) {
 }
 
 // Without a Reference, the attempt is found by its Key: a card attempt
-// (a Checkout Session without a PaymentIntent yet) too. Nothing under the
-// key is NotFound only while Stripe's lists are complete; past the newest
-// 100 objects it is Unknown.
+// (a Checkout Session without a PaymentIntent yet) too, and one past the
+// newest 100 objects by search. Nothing under the key is Unknown, never
+// NotFound: it is not Stripe's word (paykit then resends the create).
 func TestLookupByKey(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -304,14 +304,14 @@ func TestLookupByKey(t *testing.T) {
 	is.Equal(got.Outcome, paykit.OutcomeRequiresAction)
 	is.Equal(got.Reference, card.Reference)
 	is.Equal(e.p.CancelPayment(ctx, paykit.AttemptRef{Key: "card"}).Outcome, paykit.OutcomeCancelled)
-	is.Equal(e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "never"}).Outcome, paykit.OutcomeNotFound)
+	is.Equal(e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "never"}).Outcome, paykit.OutcomeUnknown)
 
 	for i := range 101 {
 		r := e.p.CreatePayment(ctx, request("many"+strconv.Itoa(i), "FPX", "MY", "MYR", 5000))
 		is.Equal(r.Outcome, paykit.OutcomeRequiresAction)
 	}
 	unknown := e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "never"})
-	is.Equal(unknown.Outcome, paykit.OutcomeUnknown) // the lists go on: it may exist
+	is.Equal(unknown.Outcome, paykit.OutcomeUnknown)
 	is.Equal(e.p.CancelPayment(ctx, paykit.AttemptRef{Key: "never"}).Outcome, paykit.OutcomeUnknown)
 	is.Equal(e.p.InquirePayment(ctx, paykit.AttemptRef{Key: "many0"}).Outcome, paykit.OutcomeRequiresAction) // found by search
 }

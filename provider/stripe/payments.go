@@ -82,9 +82,8 @@ func (s *checkoutSession) paymentIntentID() string {
 
 // list is a Stripe list or search_result.
 type list[T any] struct {
-	Object  string `json:"object"`
-	Data    []T    `json:"data"`
-	HasMore bool   `json:"has_more"`
+	Object string `json:"object"`
+	Data   []T    `json:"data"`
 }
 
 // unknown is a Result for an answer that is Stripe's yet not what was
@@ -428,13 +427,11 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 		return nil, unknown("the search answer is not a search_result")
 	}
 	pi := keyed(found.Data, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
-	complete := true
 	if pi == nil {
-		pis, ok, r := listNewest[paymentIntent](ctx, p, "/v1/payment_intents")
+		pis, r := listNewest[paymentIntent](ctx, p, "/v1/payment_intents")
 		if r.Outcome != "" {
 			return nil, r
 		}
-		complete = complete && ok
 		pi = keyed(pis, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
 	}
 	if pi != nil {
@@ -446,7 +443,7 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 		}
 		return nil, unknown("the Checkout Session of %s was not found", pi.ID)
 	}
-	css, ok, r := listNewest[checkoutSession](ctx, p, "/v1/checkout/sessions")
+	css, r := listNewest[checkoutSession](ctx, p, "/v1/checkout/sessions")
 	if r.Outcome != "" {
 		return nil, r
 	}
@@ -455,9 +452,9 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 	}); cs != nil {
 		return &attempt{cs: cs}, paykit.Result{}
 	}
-	if complete && ok {
-		return nil, paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: "stripe: nothing under the key in the complete PaymentIntent and Checkout Session lists"}
-	}
+	// Not Stripe's word that nothing exists: an object still being made is
+	// in no list yet. paykit recovers by sending the create again under
+	// the key, which Stripe's Idempotency-Key makes the same attempt.
 	return nil, unknown("nothing found under the key by search (eventually consistent) nor among the newest %d PaymentIntents and Checkout Sessions", listScan)
 }
 
@@ -472,22 +469,22 @@ func keyed[T any](objs []T, key string, meta func(*T) (bool, map[string]string))
 	return nil
 }
 
-// listNewest reads the newest listScan objects of a list API, and whether
-// that is all of them (has_more false). A Result with an Outcome says why
-// it could not.
-func listNewest[T any](ctx context.Context, p *Provider, path string) ([]T, bool, paykit.Result) {
+// listNewest reads the newest listScan objects of a list API (strongly
+// consistent, unlike search). A Result with an Outcome says why it could
+// not.
+func listNewest[T any](ctx context.Context, p *Provider, path string) ([]T, paykit.Result) {
 	a, fail := p.call(ctx, http.MethodGet, path, url.Values{"limit": {strconv.Itoa(listScan)}}, "")
 	if fail != nil {
-		return nil, false, fail.r
+		return nil, fail.r
 	}
 	if a.err != nil {
-		return nil, false, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
+		return nil, paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errDetail(a)}
 	}
 	var l list[T]
 	if json.Unmarshal(a.body, &l) != nil || l.Object != "list" {
-		return nil, false, unknown("the %s answer is not a list", path)
+		return nil, unknown("the %s answer is not a list", path)
 	}
-	return l.Data, !l.HasMore, paykit.Result{}
+	return l.Data, paykit.Result{}
 }
 
 // listScan is how many of the newest objects a Key-only lookup reads

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,7 +148,7 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 	my, th, sg := adapter("MY"), adapter("TH"), adapter("SG")
 	ctx := context.Background()
 	email := map[string]string{"name": "Somchai", "email": "somchai@example.com"}
-	check := func(name string, call func() paykit.Result) {
+	check := func(name string, call func() paykit.Result, also ...paykit.Outcome) {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
 			r := call()
@@ -156,7 +157,10 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 			if len(bad) > 0 {
 				t.Errorf("stripe-mock refused %s (result %s %q)", strings.Join(bad, "; "), r.Outcome, r.Detail)
 			}
-			is.True(!r.Outcome.Uncertain() && r.Outcome != paykit.OutcomeRefused) // an answer the adapter understood
+			// An answer the adapter understood (a lookup by key of
+			// stripe-mock's fixtures, which carry no paykit key, finds
+			// nothing: Unknown).
+			is.True((!r.Outcome.Uncertain() && r.Outcome != paykit.OutcomeRefused) || slices.Contains(also, r.Outcome))
 		})
 	}
 	pay := func(p *stripe.Provider, method, country, ccy string, opts map[string]string) func() paykit.Result {
@@ -181,7 +185,7 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 	})
 	check("inquire by key (search)", func() paykit.Result {
 		return my.InquirePayment(ctx, paykit.AttemptRef{Key: "mock_FPX"})
-	})
+	}, paykit.OutcomeUnknown)
 	check("cancel PaymentIntent", func() paykit.Result {
 		return my.CancelPayment(ctx, paykit.AttemptRef{Key: "k", Reference: "pi_123"})
 	})
@@ -196,5 +200,5 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 	})
 	check("inquire refund by key (list)", func() paykit.Result {
 		return my.InquireRefund(ctx, paykit.AttemptRef{Key: "rf_mock"})
-	})
+	}, paykit.OutcomeUnknown)
 }
