@@ -26,8 +26,9 @@
 //     EMVCo payload, becomes Action.QRData.
 //   - WECHAT_PAY (SG, SGD): type wechat_pay with
 //     payment_method_options[wechat_pay][client]=web; next action
-//     wechat_pay_display_qr_code.data becomes Action.QRData (WeChat's QR
-//     content, a weixin:// URL rather than an EMVCo payload).
+//     wechat_pay_display_qr_code becomes a redirect to its
+//     hosted_instructions_url, Stripe's page showing the code: its data is
+//     a weixin:// URL, not the EMVCo payload of paykit's display_qr_code.
 //   - CARD (MY, TH, SG): a Checkout Session in payment mode
 //     (POST /v1/checkout/sessions, one price_data line item, success_url
 //     and cancel_url = ReturnURL, payment_intent_data[metadata] carrying

@@ -53,7 +53,7 @@ func TestMethodFlows(t *testing.T) {
 		{"ALIPAY", "MY", "MYR", paykit.NextActionRedirectToURL, "pi_", "https://hooks.stripe.com/"},
 		{"CARD", "MY", "MYR", paykit.NextActionRedirectToURL, "cs_", "https://checkout.stripe.com/"},
 		{"PROMPTPAY", "TH", "THB", paykit.NextActionDisplayQRCode, "pi_", "000201010212"},
-		{"WECHAT_PAY", "SG", "SGD", paykit.NextActionDisplayQRCode, "pi_", "weixin://"},
+		{"WECHAT_PAY", "SG", "SGD", paykit.NextActionRedirectToURL, "pi_", "https://payments.stripe.com/qr/instructions/"},
 	}
 	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {

@@ -31,7 +31,8 @@ type urlAction struct {
 
 // qrAction is a next action showing a QR code.
 type qrAction struct {
-	Data string `json:"data"`
+	Data                  string `json:"data"`
+	HostedInstructionsURL string `json:"hosted_instructions_url"`
 }
 
 // nextAction is a PaymentIntent's next_action (the types the adapter uses).
@@ -153,8 +154,11 @@ func piAction(na *nextAction) *paykit.ProviderAction {
 		return &paykit.ProviderAction{Type: paykit.NextActionRedirectToURL, URL: na.AlipayHandleRedirect.URL}
 	case na.PromptPayDisplayQRCode != nil && na.PromptPayDisplayQRCode.Data != "":
 		return &paykit.ProviderAction{Type: paykit.NextActionDisplayQRCode, QRData: na.PromptPayDisplayQRCode.Data}
-	case na.WeChatPayDisplayQRCode != nil && na.WeChatPayDisplayQRCode.Data != "":
-		return &paykit.ProviderAction{Type: paykit.NextActionDisplayQRCode, QRData: na.WeChatPayDisplayQRCode.Data}
+	case na.WeChatPayDisplayQRCode != nil && na.WeChatPayDisplayQRCode.HostedInstructionsURL != "":
+		// Its data is a weixin:// URL, not the EMVCo payload paykit's
+		// display_qr_code promises: the payer goes to Stripe's page that
+		// shows the code.
+		return &paykit.ProviderAction{Type: paykit.NextActionRedirectToURL, URL: na.WeChatPayDisplayQRCode.HostedInstructionsURL}
 	}
 	return nil
 }

@@ -224,8 +224,6 @@ func Route(method, country string) (paykit.PaymentRoute, bool) {
 	case "PROMPTPAY":
 		// Stripe requires billing_details[email] to confirm PromptPay.
 		r.NextAction, r.CustomerFields = paykit.NextActionDisplayQRCode, []string{"email"}
-	case "WECHAT_PAY":
-		r.NextAction = paykit.NextActionDisplayQRCode
 	}
 	return r, true
 }
