@@ -6,6 +6,7 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/opn"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/provider/stripe"
 )
 
 // DefaultKinds are the kinds paykit ships with real adapters: "opn"
@@ -18,7 +19,33 @@ import (
 // same), both required.
 func DefaultKinds() map[string]Kind {
 	return map[string]Kind{
-		"opn": opnKind(),
+		"opn":    opnKind(),
+		"stripe": stripeKind(),
+	}
+}
+
+// stripeKind needs account_country: what a Stripe account can accept
+// depends on its country (stripe.AccountServes).
+func stripeKind() Kind {
+	return Kind{
+		Secrets:        []Secret{{Role: "secret_key", Required: true}, {Role: "webhook_secrets", Required: true}},
+		AccountCountry: true,
+		New: func(a Adapter) (paykit.Provider, error) {
+			return stripe.New(stripe.Config{
+				SecretKey: a.Secrets["secret_key"], WebhookSecrets: WebhookSecrets(a.Secrets["webhook_secrets"]),
+				BaseURL: a.Entry.BaseURL, Timeout: a.Timeout, AccountCountry: a.Entry.AccountCountry, Methods: a.Methods,
+			})
+		},
+		Route: stripe.Route,
+		Methods: func(country string) []string {
+			var out []string
+			for _, m := range servedIn(stripe.Methods, stripe.Route)(country) {
+				if stripe.AccountServes(country, m) {
+					out = append(out, m)
+				}
+			}
+			return out
+		},
 	}
 }
 

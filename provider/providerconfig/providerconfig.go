@@ -126,6 +126,9 @@ type Kind struct {
 	PayoutBanks func(country string) (currency string, banks []paykit.PayoutBank, ok bool)
 	// Environments the kind may serve; empty: both.
 	Environments []paykit.Environment
+	// AccountCountry: entries of the kind must name their account's
+	// country, on which the methods it serves depend.
+	AccountCountry bool
 }
 
 // Secret is one secret a kind reads.
@@ -233,8 +236,9 @@ type builder struct {
 }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	envVarRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,127}$`)
+	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	envVarRE  = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,127}$`)
+	countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
 )
 
 func (b *builder) build() (*Setup, error) {
@@ -313,6 +317,12 @@ func (b *builder) checkProvider(i int) error {
 		if u.Scheme == "http" && env == paykit.Live && !loopback(u.Hostname()) {
 			return fail("base_url of a live Provider must be https")
 		}
+	}
+	if kind.AccountCountry && !countryRE.MatchString(p.AccountCountry) {
+		return fail("account_country is required for a %s Provider: the account's country (ISO 3166-1 alpha-2, such as MY)", p.Kind)
+	}
+	if !kind.AccountCountry && p.AccountCountry != "" {
+		return fail("account_country is not a setting of a %s Provider", p.Kind)
 	}
 	if p.Timeout != "" {
 		d, err := time.ParseDuration(p.Timeout)

@@ -11,6 +11,7 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/providerconfig"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/store/memory"
 )
 
 // kinds are the sandbox kind and a stand-in "bank" kind with secrets,
@@ -170,5 +171,58 @@ func TestBadFilesNameTheEntry(t *testing.T) {
 				t.Errorf("error %q echoes a secret", msg)
 			}
 		})
+	}
+}
+
+func TestDefaultKindsBuildStripeAndOpn(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	vars := env(map[string]string{
+		"STRIPE_KEY": "sk_test_x", "STRIPE_WHSEC": "whsec_a,whsec_b",
+		"OPN_KEY": "skey_test_x", "OPN_WHSEC": "c2VjcmV0LXNlY3JldC1zZWNyZXQ=",
+	})
+	s, err := providerconfig.Parse([]byte(`{
+	  "providers": [
+	    {"name": "stripe_my", "kind": "stripe", "environment": "live", "account_country": "MY", "default_routes": true,
+	     "secrets": {"secret_key": "STRIPE_KEY", "webhook_secrets": "STRIPE_WHSEC"}},
+	    {"name": "opn_th", "kind": "opn", "environment": "live",
+	     "secrets": {"secret_key": "OPN_KEY", "webhook_secrets": "OPN_WHSEC"}}
+	  ],
+	  "routes": [
+	    {"environment": "live", "method": "PROMPTPAY", "country": "TH", "currency": "THB", "provider": "opn_th"},
+	    {"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "opn_th", "priority": 1}
+	  ],
+	  "payout_routes": [{"environment": "live", "country": "TH", "currency": "THB", "provider": "opn_th"}]
+	}`), providerconfig.Options{Getenv: vars})
+	is.NoErr(err)
+	is.Equal(s.Providers["stripe_my"].Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds)
+	is.True(s.Providers["opn_th"].Capabilities().Has(paykit.CapPayouts))
+	fpx := s.Routing.PaymentRoutes(paykit.Live, "FPX", "MY", "MYR", 5000)
+	is.Equal(len(fpx), 2)
+	is.Equal(fpx[0].Provider, "stripe_my") // the default route, priority 0, before opn's
+	is.Equal(fpx[1].Provider, "opn_th")
+	b, ok := fpx[0].Bank("MAYBANK")
+	is.True(ok)
+	is.Equal(b.ProviderCode, "maybank2u")
+	_, ok = s.Routing.PaymentRoute(paykit.Live, "PROMPTPAY", "MY", "MYR", 5000) // a MY account: no PromptPay
+	is.True(!ok)
+	_, bank, ok := s.Routing.PayoutRoute(paykit.Live, "TH", "THB", "KBANK", 5000)
+	is.True(ok)
+	is.True(bank.ProviderCode != "")
+
+	// A paykit.Service takes the result as it is.
+	_, err = paykit.New(paykit.Config{Store: memory.New(), Routing: s.Routing, Providers: s.Providers, DisabledProviders: s.Disabled})
+	is.NoErr(err)
+
+	for file, want := range map[string]string{
+		`{"providers": [{"name": "s", "kind": "stripe", "environment": "live", "secrets": {"secret_key": "STRIPE_KEY", "webhook_secrets": "STRIPE_WHSEC"}}]}`:                                                                                                                                     "account_country is required",
+		`{"providers": [{"name": "o", "kind": "opn", "environment": "live", "account_country": "TH", "secrets": {"secret_key": "OPN_KEY", "webhook_secrets": "OPN_WHSEC"}}]}`:                                                                                                                     "account_country is not a setting",
+		`{"providers": [{"name": "s", "kind": "stripe", "environment": "live", "account_country": "TH", "secrets": {"secret_key": "STRIPE_KEY", "webhook_secrets": "STRIPE_WHSEC"}}], "routes": [{"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "s"}]}`: `providers[0] ("s"): stripe`,
+		`{"providers": [{"name": "s", "kind": "stripe", "environment": "live", "account_country": "MY", "secrets": {"secret_key": "STRIPE_KEY"}}]}`:                                                                                                                                               "secrets.webhook_secrets is required",
+	} {
+		_, err := providerconfig.Parse([]byte(file), providerconfig.Options{Getenv: vars})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", file, err, want)
+		}
 	}
 }
