@@ -86,7 +86,7 @@ func TestSourcesAndActions(t *testing.T) {
 			is.Equal(form.Get("amount"), "12345")
 			switch c.action {
 			case paykit.NextActionDisplayQRCode:
-				want := opnfake.EMVCo(c.country, c.ccy, 12345, r.Reference)
+				want := opnfake.EMVCo(c.country, c.ccy, 12345, opnfake.BillReference(r.Reference))
 				is.Equal(r.Action.QRData, want) // the payload decoded from Opn's QR image
 			default:
 				is.True(strings.HasSuffix(r.Action.URL, "/payments/"+r.Reference+"/authorize"))

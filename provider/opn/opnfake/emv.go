@@ -1,11 +1,22 @@
 package opnfake
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"strings"
 
 	qrcode "github.com/skip2/go-qrcode"
 )
+
+// BillReference is the bill reference the fake's acquirer puts in the QR
+// payload of a charge: 20 digits derived from its id, as banks issue
+// numeric references (the charge id itself is Opn's, which merchants
+// never see).
+func BillReference(chargeID string) string {
+	sum := sha256.Sum256([]byte(chargeID))
+	return fmt.Sprintf("%020d", binary.BigEndian.Uint64(sum[:8]))
+}
 
 // EMVCo returns an EMVCo merchant-presented QR payload of a dynamic
 // (point-of-initiation 12) code for amount minor units of ccy in country:

@@ -265,7 +265,7 @@ func (f *Fake) createCharge(w http.ResponseWriter, r *http.Request) {
 		doc := f.newID("docu")
 		path := "/charges/" + id + "/documents/" + doc + "/downloads/" + strings.ToUpper(hex.EncodeToString([]byte(doc))[:16])
 		country := map[string]string{"THB": "TH", "MYR": "MY"}[ccy]
-		f.qr[path] = EMVCo(country, ccy, amount, id)
+		f.qr[path] = EMVCo(country, ccy, amount, BillReference(id))
 		s["scannable_code"] = map[string]any{
 			"object": "barcode", "type": "qr",
 			"image": map[string]any{
