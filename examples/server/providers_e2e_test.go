@@ -141,7 +141,7 @@ func TestRealProvidersEndToEnd(t *testing.T) {
 	re := post("/refunds", "re-1", `{"payment_intent":"`+fpxID+`","merchant_reference":"refund-1","amount":"5000"}`)
 	is.Equal(re["status"], "pending")
 	is.NoErr(stripeFake.SettleRefund(re["id"].(string)))
-	is.Equal(get("/refunds/"+re["id"].(string))["status"], "succeeded")
+	is.Equal(get("/refunds/" + re["id"].(string))["status"], "succeeded")
 	is.Equal(get("/payment_intents/" + fpxID)["refunded_amount"], "5000")
 
 	// PromptPay at Opn: paykit's own QR image of the EMVCo payload.
