@@ -10,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/store/memory"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -79,4 +83,35 @@ func TestProvidersFileDecidesThePaymentMethods(t *testing.T) {
 	is.Equal(methods("5000"), []string{"FPX", "FPX:CIMB", "FPX:MAYBANK", "TNG"})
 	is.Equal(methods("20000"), []string{"FPX", "FPX:CIMB", "FPX:MAYBANK"}) // above TNG's range
 	is.True(strings.Contains(s.stderr.String(), "/providers/sandbox/webhooks"))
+}
+
+// TestGoingLiveExample: the configuration file of the README's "Going
+// live" section (examples/server/providers.example.json, the same text)
+// loads, and the Service takes it.
+func TestGoingLiveExample(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	file, err := os.ReadFile("providers.example.json")
+	is.NoErr(err)
+	readme, err := os.ReadFile("../../README.md")
+	is.NoErr(err)
+	is.True(strings.Contains(string(readme), "```json\n"+string(file)+"```")) // the README shows this very file
+
+	vars := map[string]string{
+		"STRIPE_MY_SECRET_KEY": "sk_live_x", "STRIPE_MY_WEBHOOK_SECRETS": "whsec_x",
+		"OPN_MY_SECRET_KEY": "skey_x", "OPN_MY_WEBHOOK_SECRETS": "c2VjcmV0", "OPN_TH_SECRET_KEY": "skey_y",
+		"OPN_TH_PUBLIC_KEY": "pkey_y", "OPN_TH_WEBHOOK_SECRETS": "c2VjcmV0",
+	}
+	sb := sandbox.New(sandbox.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k"})
+	setup, err := loadProviders(config{Providers: "providers.example.json"}, func(k string) string { return vars[k] }, sb)
+	is.NoErr(err)
+	is.Equal(setup.Webhooks, []string{"sandbox", "stripe_my", "opn_my", "opn_th"})
+	fpx := setup.Routing.PaymentRoutes(paykit.Live, "FPX", "MY", "MYR", 10000)
+	is.Equal(len(fpx), 2)
+	is.Equal([]string{fpx[0].Provider, fpx[1].Provider}, []string{"stripe_my", "opn_my"})
+	_, bank, ok := setup.Routing.PayoutRoute(paykit.Live, "TH", "THB", "KBANK", 500000)
+	is.True(ok)
+	is.True(bank.RequiresHolderNameTH)
+	_, err = paykit.New(paykit.Config{Store: memory.New(), Routing: setup.Routing, Providers: setup.Providers})
+	is.NoErr(err)
 }
