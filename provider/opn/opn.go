@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -270,12 +269,6 @@ func (r reply) decode(v any) error {
 	d := json.NewDecoder(bytes.NewReader(r.body))
 	d.UseNumber()
 	return d.Decode(v)
-}
-
-// minor reads an amount in minor units without floats.
-func minor(n json.Number) (int64, bool) {
-	v, err := strconv.ParseInt(n.String(), 10, 64)
-	return v, err == nil
 }
 
 // withTimeout bounds one adapter call.
