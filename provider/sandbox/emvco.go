@@ -1,49 +1,8 @@
 package sandbox
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/paykit/paykit/internal/emvco"
 
-// EMVCo merchant-presented QR payloads: a string of data objects, each a
-// two-digit id, a two-digit length and the value, ending with object 63
-// holding the CRC-16/CCITT-FALSE (as four uppercase hex digits) of
-// everything before it including "6304".
-
-// tlv renders one data object. Values here are ASCII and built by this
-// package, so a value of 100 characters or more is a bug.
-func tlv(id, value string) string {
-	if len(id) != 2 || len(value) > 99 {
-		panic(fmt.Sprintf("sandbox: bad EMVCo data object %q (%d chars)", id, len(value)))
-	}
-	return fmt.Sprintf("%s%02d%s", id, len(value), value)
-}
-
-// crc16 is CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF,
-// no reflection, no final XOR.
-func crc16(data []byte) uint16 {
-	crc := uint16(0xFFFF)
-	for _, b := range data {
-		crc ^= uint16(b) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
-
-// emvPayload joins the data objects and appends the CRC object.
-func emvPayload(objects ...string) string {
-	s := strings.Join(objects, "") + "6304"
-	return s + fmt.Sprintf("%04X", crc16([]byte(s)))
-}
-
-// emvAmount renders minor units of a two-decimal currency (MYR, THB).
-func emvAmount(minor int64) string { return fmt.Sprintf("%d.%02d", minor/100, minor%100) }
+// The QR payloads the sandbox PSP shows, built with internal/emvco.
 
 // Sandbox merchant identity inside the QR codes.
 const (
@@ -58,31 +17,31 @@ const (
 // promptPayQR is a dynamic PromptPay bill-payment QR (tag 30) for the
 // amount, carrying ref as reference 1.
 func promptPayQR(ref string, amount int64) string {
-	return emvPayload(
-		tlv("00", "01"),
-		tlv("01", "12"), // dynamic: single use, amount fixed
-		tlv("30", tlv("00", promptPayBillAID)+tlv("01", promptPayBiller)+tlv("02", ref)),
-		tlv("53", "764"),
-		tlv("54", emvAmount(amount)),
-		tlv("58", "TH"),
-		tlv("59", qrMerchantName),
-		tlv("60", "BANGKOK"),
+	return emvco.Payload(
+		emvco.TLV("00", "01"),
+		emvco.TLV("01", "12"), // dynamic: single use, amount fixed
+		emvco.TLV("30", emvco.TLV("00", promptPayBillAID)+emvco.TLV("01", promptPayBiller)+emvco.TLV("02", ref)),
+		emvco.TLV("53", "764"),
+		emvco.TLV("54", emvco.Amount(amount)),
+		emvco.TLV("58", "TH"),
+		emvco.TLV("59", qrMerchantName),
+		emvco.TLV("60", "BANGKOK"),
 	)
 }
 
 // duitNowQR is a dynamic DuitNow QR (tag 26) for the amount, carrying ref
 // as the reference label of the additional data (tag 62).
 func duitNowQR(ref string, amount int64) string {
-	return emvPayload(
-		tlv("00", "01"),
-		tlv("01", "12"),
-		tlv("26", tlv("00", duitNowAID)+tlv("01", duitNowAcquirer)+tlv("02", duitNowMerchant)),
-		tlv("52", "5999"),
-		tlv("53", "458"),
-		tlv("54", emvAmount(amount)),
-		tlv("58", "MY"),
-		tlv("59", qrMerchantName),
-		tlv("60", "KUALA LUMPUR"),
-		tlv("62", tlv("05", ref)),
+	return emvco.Payload(
+		emvco.TLV("00", "01"),
+		emvco.TLV("01", "12"),
+		emvco.TLV("26", emvco.TLV("00", duitNowAID)+emvco.TLV("01", duitNowAcquirer)+emvco.TLV("02", duitNowMerchant)),
+		emvco.TLV("52", "5999"),
+		emvco.TLV("53", "458"),
+		emvco.TLV("54", emvco.Amount(amount)),
+		emvco.TLV("58", "MY"),
+		emvco.TLV("59", qrMerchantName),
+		emvco.TLV("60", "KUALA LUMPUR"),
+		emvco.TLV("62", emvco.TLV("05", ref)),
 	)
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paykit/paykit/internal/emvco"
 	"github.com/uptrace/bun"
 )
 
@@ -561,5 +562,5 @@ func (p *PSP) settleTime(now time.Time) time.Time { return now.Add(p.delay) }
 
 // formatAmount renders minor units of a two-decimal currency for people.
 func formatAmount(ccy string, minor int64) string {
-	return fmt.Sprintf("%s %s", ccy, emvAmount(minor))
+	return fmt.Sprintf("%s %s", ccy, emvco.Amount(minor))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/paykit/paykit/internal/emvco"
 	qrcode "github.com/skip2/go-qrcode"
 )
 
@@ -23,40 +24,17 @@ func BillReference(chargeID string) string {
 // PromptPay's layout (tag 29) for TH, DuitNow's (tag 26) for MY, with the
 // CRC-16/CCITT-FALSE checksum of tag 63. ref is put in tag 62.
 func EMVCo(country, ccy string, amount int64, ref string) string {
-	numeric := map[string]string{"THB": "764", "MYR": "458"}[ccy]
-	tlv := func(tag, v string) string { return fmt.Sprintf("%s%02d%s", tag, len(v), v) }
-	var b strings.Builder
-	b.WriteString(tlv("00", "01"))
-	b.WriteString(tlv("01", "12"))
+	tlv := emvco.TLV
+	merchant := tlv("29", tlv("00", "A000000677010111")+tlv("03", "010000000000000"))
 	if country == "MY" {
-		b.WriteString(tlv("26", tlv("00", "my.com.paynet")+tlv("01", "890000")+tlv("02", "0000000000000000")))
-	} else {
-		b.WriteString(tlv("29", tlv("00", "A000000677010111")+tlv("03", "010000000000000")))
+		merchant = tlv("26", tlv("00", "my.com.paynet")+tlv("01", "890000")+tlv("02", "0000000000000000"))
 	}
-	b.WriteString(tlv("53", numeric))
-	b.WriteString(tlv("54", fmt.Sprintf("%d.%02d", amount/100, amount%100)))
-	b.WriteString(tlv("58", country))
 	if len(ref) > 25 {
 		ref = ref[len(ref)-25:]
 	}
-	b.WriteString(tlv("62", tlv("05", ref)))
-	b.WriteString("6304")
-	return b.String() + fmt.Sprintf("%04X", crc16(b.String()))
-}
-
-func crc16(s string) uint16 {
-	crc := uint16(0xFFFF)
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
+	return emvco.Payload(tlv("00", "01"), tlv("01", "12"), merchant,
+		tlv("53", map[string]string{"THB": "764", "MYR": "458"}[ccy]), tlv("54", emvco.Amount(amount)),
+		tlv("58", country), tlv("62", tlv("05", ref)))
 }
 
 // QRSVG draws payload as an SVG QR code: one rect per dark module, on a

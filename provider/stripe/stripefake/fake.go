@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paykit/paykit/internal/emvco"
 )
 
 // Options configure a Fake.
@@ -867,28 +869,11 @@ func (f *Fake) Received(key string) (int64, string, bool) {
 // PromptPayPayload returns an EMVCo merchant-presented QR payload for a
 // PromptPay bill payment of amount satang, ending in its CRC-16/CCITT.
 func PromptPayPayload(ref string, amount int64) string {
-	tlv := func(id, v string) string { return fmt.Sprintf("%s%02d%s", id, len(v), v) }
 	ref = strings.ToUpper(strings.NewReplacer("_", "").Replace(ref))
 	if len(ref) > 20 {
 		ref = ref[len(ref)-20:]
 	}
-	merchant := tlv("00", "A000000677010112") + tlv("01", "010753600010286") + tlv("02", ref)
-	amt := fmt.Sprintf("%d.%02d", amount/100, amount%100)
-	s := tlv("00", "01") + tlv("01", "12") + tlv("30", merchant) + tlv("53", "764") + tlv("54", amt) + tlv("58", "TH") + "6304"
-	return s + fmt.Sprintf("%04X", crc16(s))
-}
-
-func crc16(s string) uint16 {
-	crc := uint16(0xFFFF)
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
+	merchant := emvco.TLV("00", "A000000677010112") + emvco.TLV("01", "010753600010286") + emvco.TLV("02", ref)
+	return emvco.Payload(emvco.TLV("00", "01"), emvco.TLV("01", "12"), emvco.TLV("30", merchant),
+		emvco.TLV("53", "764"), emvco.TLV("54", emvco.Amount(amount)), emvco.TLV("58", "TH"))
 }
