@@ -436,6 +436,10 @@ func (d *dashboard) showPayout(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
+	reasonLabel := "Cancel reason" // the merchant's (merchant-api.md 4.10)
+	if po.FailureCode == paykit.FailureApprovalRejected {
+		reasonLabel = "Rejection reason" // the operator's, kept in the same field
+	}
 	f := []field{
 		{Label: "Status", ID: "status", Value: statusCell(string(po.Status))},
 		{Label: "Amount", Value: text(formatMoney(po.Amount, po.Currency))},
@@ -443,7 +447,7 @@ func (d *dashboard) showPayout(w http.ResponseWriter, r *http.Request, s *sessio
 		{Label: "Environment", Value: text(string(po.Environment))},
 		{Label: "Recipient", Value: text(po.HolderName + " · " + po.BankCode + " ····" + po.AccountLast4)},
 		{Label: "Merchant reference", Value: text(po.MerchantReference)},
-		{Label: "Cancel reason", ID: "cancel-reason", Value: text(po.CancelReason)},
+		{Label: reasonLabel, ID: "cancel-reason", Value: text(po.CancelReason)},
 		{Label: "Failure", Value: text(po.FailureCode + " " + po.FailureMessage)},
 		{Label: "Reserved", Value: text(formatMoney(po.ReservedAmount, po.Currency))},
 		{Label: "Paid out", Value: text(formatMoney(po.CompletedAmount, po.Currency))},
