@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/paykit/paykit"
+	stripego "github.com/stripe/stripe-go/v85"
 )
 
 // maxBody bounds what the adapter reads of an answer.
@@ -53,79 +53,122 @@ func idempotencyKey(key string) string {
 	return "paykit-" + hex.EncodeToString(sum[:])
 }
 
-// call sends one request and classifies what came back. A non-nil failure
-// means no trustworthy Stripe answer: its Result is Unknown (a timeout, or
-// an answer that is not Stripe's JSON) or Unacknowledged (refused or
-// dropped connections, 5xx, 429). Stripe's own 4xx errors are answers.
+// call sends one request through stripe-go's backend and classifies what
+// came back. A non-nil failure means no trustworthy Stripe answer: its
+// Result is Unknown (a timeout, or an answer that is not Stripe's JSON) or
+// Unacknowledged (refused or dropped connections, 5xx, 429). Stripe's own
+// 4xx errors are answers.
 func (p *Provider) call(ctx context.Context, method, path string, form url.Values, idemKey string) (*answer, *failure) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	var body io.Reader
-	u := p.base + path
+	// The SDK keeps the status and headers of an answer whose body is not
+	// Stripe's JSON to itself: the transport records them.
+	seen := &response{}
+	params := &stripego.RawParams{Params: stripego.Params{Context: context.WithValue(ctx, responseKey{}, seen)}}
+	if idemKey != "" {
+		params.IdempotencyKey = stripego.String(idempotencyKey(idemKey))
+	}
+	content := ""
 	if method == http.MethodGet {
 		if len(form) > 0 {
-			u += "?" + form.Encode()
+			path += "?" + form.Encode()
 		}
 	} else {
-		body = strings.NewReader(form.Encode())
+		content = form.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: "stripe: building request: " + err.Error()}}
+	resp, err := p.backend.RawRequest(method, path, p.cfg.SecretKey, content, params)
+	what := fmt.Sprintf("stripe: %s %s", method, strings.SplitN(path, "?", 2)[0])
+	if seen.status == 0 { // no answer came
+		if err == nil {
+			err = errors.New("no answer")
+		}
+		return nil, &failure{transportResult(strings.TrimPrefix(what, "stripe: "), err)}
 	}
-	req.Header.Set("Authorization", "Bearer "+p.cfg.SecretKey)
-	req.Header.Set("User-Agent", "paykit-stripe")
-	if method != http.MethodGet {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idempotencyKey(idemKey))
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, &failure{transportResult(method+" "+path, err)}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return nil, &failure{transportResult(method+" "+path+": reading answer", err)}
-	}
-	what := fmt.Sprintf("stripe: %s %s: HTTP %d", method, path, resp.StatusCode)
-	if rid := resp.Header.Get("Request-Id"); rid != "" {
+	what += fmt.Sprintf(": HTTP %d", seen.status)
+	if rid := seen.header.Get("Request-Id"); rid != "" {
 		what += " request " + rid
+	}
+	retryAfter := ""
+	if ra := seen.header.Get("Retry-After"); ra != "" {
+		retryAfter = "; Retry-After " + ra
+	}
+	var raw []byte
+	var serr *stripego.Error
+	switch {
+	case err == nil:
+		raw = resp.RawJSON
+	case errors.As(err, &serr) && serr.LastResponse != nil:
+		raw = serr.LastResponse.RawJSON
+	case seen.status < 400: // the answer's body could not be read
+		return nil, &failure{transportResult(strings.TrimPrefix(what, "stripe: ")+": reading answer", err)}
 	}
 	var env struct {
 		Error *apiError `json:"error"`
 	}
-	isJSON := json.Unmarshal(raw, &env) == nil
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		d := what + ": rate limited, not executed"
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			d += "; Retry-After " + ra
-		}
-		return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: d}}
-	case resp.StatusCode >= 500:
+	isJSON := raw != nil && json.Unmarshal(raw, &env) == nil
+	switch status := seen.status; {
+	case status == http.StatusTooManyRequests:
+		return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: what + ": rate limited, not executed" + retryAfter}}
+	case status >= 500:
 		d := what
 		if isJSON && env.Error != nil {
 			d += ": " + env.Error.Type + " " + env.Error.Message
 		}
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			d += "; Retry-After " + ra
-		}
-		return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: d}}
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: d + retryAfter}}
+	case status >= 200 && status < 300:
 		if !isJSON || env.Error != nil {
 			return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: what + ": the body is not Stripe's JSON"}}
 		}
-		return &answer{status: resp.StatusCode, body: raw}, nil
-	case resp.StatusCode >= 400:
+		return &answer{status: status, body: raw}, nil
+	case status >= 400:
 		if !isJSON || env.Error == nil || env.Error.Type == "" {
 			return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: what + ": not a Stripe error body"}}
 		}
-		return &answer{status: resp.StatusCode, body: raw, err: env.Error}, nil
+		return &answer{status: status, body: raw, err: env.Error}, nil
 	}
 	return nil, &failure{paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: what + ": unexpected status"}}
+}
+
+// response is what the transport saw of one answer.
+type response struct {
+	status int
+	header http.Header
+}
+
+// responseKey is the context key of a call's *response.
+type responseKey struct{}
+
+// recording is the HTTP transport under stripe-go: it records the status
+// and headers of each answer in the request's *response.
+type recording struct{ next http.RoundTripper }
+
+func (t recording) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if seen, ok := r.Context().Value(responseKey{}).(*response); ok && err == nil {
+		seen.status, seen.header = resp.StatusCode, resp.Header
+	}
+	return resp, err
+}
+
+// newBackend is stripe-go's API backend for the adapter: its base URL, an
+// HTTP client whose transport records answers (redirects not followed: a
+// redirect is no Stripe answer), no retries of its own (paykit retries
+// with the same key), no telemetry, no logging (answers may name what
+// paykit keeps out of logs).
+func newBackend(base string, client *http.Client) stripego.RawRequestBackend {
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	next := http.DefaultTransport
+	if client != nil {
+		*c = *client
+		if client.Transport != nil {
+			next = client.Transport
+		}
+	}
+	c.Transport = recording{next: next}
+	return stripego.GetBackendWithConfig(stripego.APIBackend, &stripego.BackendConfig{
+		URL: stripego.String(base), HTTPClient: c, MaxNetworkRetries: stripego.Int64(0),
+		EnableTelemetry: stripego.Bool(false), LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull},
+	}).(stripego.RawRequestBackend) // *stripego.BackendImplementation
 }
 
 // transportResult classifies a transport error: a timeout (the request

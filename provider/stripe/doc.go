@@ -41,9 +41,9 @@
 //
 // No expiry is sent: paykit cancels an expired attempt (for CARD,
 // expiring the session, whose own default lifetime is 24 hours). No
-// Stripe-Version is sent either: the account's API version applies, and
-// the adapter reads only fields that are the same in the versions since
-// 2022-08-01 (a Checkout Session's payment_intent may be null until
+// The API version is stripe-go v85's (Stripe-Version 2026-03-25.dahlia),
+// and the adapter reads only fields that are the same in the versions
+// since 2022-08-01 (a Checkout Session's payment_intent may be null until
 // payment).
 //
 // Route(method, country) returns the paykit.PaymentRoute templates of
@@ -108,16 +108,20 @@
 // metadata.paykit_key. Other events, or objects without the key, give no
 // event and no error, so paykit acknowledges them.
 //
-// # Own client, not stripe-go
+// # stripe-go, raw requests
 //
-// The adapter speaks Stripe's form-encoded API with net/http instead of
-// github.com/stripe/stripe-go. Its rules hinge on the raw answer: the
-// status, whether the body is Stripe's JSON at all (a proxy's 404 or 502
-// must not read as Stripe's word), a timeout versus a refused connection,
-// and no retries of its own. With a dozen endpoints, a small client that
-// sees all of that is simpler to get right and to test than wrapping the
-// SDK's error types, and adds no dependency to paykit's module. The SDK
-// itself was not evaluated against those rules.
+// Requests go through the official SDK, github.com/stripe/stripe-go/v85:
+// its API backend with Config.BaseURL, an HTTP client built on
+// Config.HTTPClient, the Idempotency-Key from the attempt key, its pinned
+// API version, no retries of its own (MaxNetworkRetries 0: paykit retries
+// with the same key), no telemetry and no logging. The adapter uses the
+// backend's RawRequest rather than the typed resources, because its rules
+// hinge on the raw answer: the status, whether the body is Stripe's JSON
+// at all (a proxy's 404 or 502 must not read as Stripe's word), a timeout
+// versus a refused connection. The SDK turns an error body that is not
+// JSON into an untyped error, so a small transport under the SDK records
+// each answer's status and headers (Retry-After, Request-Id) for the
+// classification.
 //
 // # Availability
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	stripego "github.com/stripe/stripe-go/v85"
 )
 
 // DefaultBaseURL is Stripe's API.
@@ -58,8 +59,7 @@ type Config struct {
 // Refunds APIs.
 type Provider struct {
 	cfg     Config
-	base    string
-	client  *http.Client
+	backend stripego.RawRequestBackend
 	methods []string
 }
 
@@ -119,14 +119,11 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Timeout < 0 || cfg.Tolerance < 0 {
 		return nil, errors.New("stripe: Config.Timeout and Config.Tolerance must not be negative")
 	}
-	p := &Provider{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), client: cfg.HTTPClient}
-	if p.base == "" {
-		p.base = DefaultBaseURL
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
 	}
-	if p.client == nil {
-		// A redirect is no Stripe answer: it is not followed (Unknown).
-		p.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
+	p := &Provider{cfg: cfg, backend: newBackend(base, cfg.HTTPClient)}
 	if p.cfg.Timeout == 0 {
 		p.cfg.Timeout = DefaultTimeout
 	}
