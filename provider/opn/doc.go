@@ -128,11 +128,13 @@
 //
 // # Own client
 //
-// Opn's Go SDK (github.com/omise/omise-go) was not used: paykit needs the
-// base URL and HTTP client set per adapter, an Idempotency-Key header on
-// creates, no retries, and amounts decoded as json.Number into int64; we
-// could not confirm offline that the SDK allows the header, and a small
-// client keeps every way a call can end classified in one place.
+// Opn's Go SDK (github.com/omise/omise-go) is not used: the Go module
+// proxy paykit builds with does not serve it (403, "This module version is
+// not available", 2026-11-24), and paykit needs what its documentation
+// does not show it offering: the base URL and HTTP client set per adapter,
+// an Idempotency-Key header on creates, no retries, and the raw status and
+// body of every answer to classify it. A small client does that in one
+// place (call in opn.go).
 //
 // # Not verified offline
 //
