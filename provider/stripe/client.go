@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,9 +18,6 @@ import (
 	"github.com/paykit/paykit"
 	stripego "github.com/stripe/stripe-go/v85"
 )
-
-// maxBody bounds what the adapter reads of an answer.
-const maxBody = 4 << 20
 
 // apiError is Stripe's error object ({"error": {...}}).
 type apiError struct {
@@ -31,6 +29,10 @@ type apiError struct {
 	PaymentIntent *paymentIntent  `json:"payment_intent"`
 	Raw           json.RawMessage `json:"-"`
 }
+
+// maxBody bounds what the adapter reads of an answer: a longer body is cut
+// there, is no longer JSON, and reads as no Stripe answer (Unknown).
+const maxBody = 4 << 20
 
 // answer is a Stripe answer: the status and body of a response whose body
 // is Stripe's JSON.
@@ -144,10 +146,20 @@ type recording struct{ next http.RoundTripper }
 
 func (t recording) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
-	if seen, ok := r.Context().Value(responseKey{}).(*response); ok && err == nil {
+	if err != nil {
+		return nil, err
+	}
+	if seen, ok := r.Context().Value(responseKey{}).(*response); ok {
 		seen.status, seen.header = resp.StatusCode, resp.Header
 	}
-	return resp, err
+	resp.Body = limited{Reader: io.LimitReader(resp.Body, maxBody), Closer: resp.Body}
+	return resp, nil
+}
+
+// limited is a response body cut at maxBody.
+type limited struct {
+	io.Reader
+	io.Closer
 }
 
 // newBackend is stripe-go's API backend for the adapter: its base URL, an
