@@ -85,6 +85,36 @@ type MonitorStore interface {
 	// CountStaleProcessing counts the payment and payout intents that are
 	// processing and last changed at or before updatedBefore.
 	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
+	// CountStatuses counts the resources of kind in scope created at or
+	// after since, by status; statuses without any are absent.
+	CountStatuses(ctx context.Context, kind ResourceKind, scope Scope, since time.Time) (map[string]int, error)
+}
+
+// ResourceKind names a resource whose statuses the Store counts.
+type ResourceKind string
+
+// Resource kinds of CountStatuses.
+const (
+	KindPaymentIntent ResourceKind = "payment_intent"
+	KindPayoutIntent  ResourceKind = "payout_intent"
+	KindCheckout      ResourceKind = "checkout"
+	KindRefund        ResourceKind = "refund"
+)
+
+// StatusCounts returns how many payment intents, payout intents,
+// checkouts or refunds (kind) the principal's scope created at or after
+// since, by status. An unknown kind is invalid_request.
+func (s *Service) StatusCounts(ctx context.Context, p Principal, kind ResourceKind, since time.Time) (map[string]int, error) {
+	switch kind {
+	case KindPaymentIntent, KindPayoutIntent, KindCheckout, KindRefund:
+	default:
+		return nil, InvalidRequest("kind", "kind %q is not a resource with statuses.", kind)
+	}
+	counts, err := s.store.CountStatuses(ctx, kind, p.Scope, since.UTC())
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return counts, nil
 }
 
 // JobStats is a snapshot of the background work a Store holds, for

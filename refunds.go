@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -18,11 +19,14 @@ const (
 	RefundFailed    RefundStatus = "failed"
 )
 
+// RefundStatuses are the refund statuses, in the contract's order.
+var RefundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed}
+
 // Terminal reports whether s is final.
 func (s RefundStatus) Terminal() bool { return s == RefundSucceeded || s == RefundFailed }
 
 // Valid reports whether s is one of the refund statuses.
-func (s RefundStatus) Valid() bool { return s == RefundPending || s.Terminal() }
+func (s RefundStatus) Valid() bool { return slices.Contains(RefundStatuses, s) }
 
 // Refund failure codes.
 const (

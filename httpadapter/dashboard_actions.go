@@ -15,8 +15,8 @@ import (
 const overviewMerchants = 10
 
 // overview: what needs attention, the picked merchant's last 24 hours by
-// status, and balances. Counts are read with a bound of MaxPageLimit
-// (shown as "100+"): the Stores have no count queries.
+// status, and balances. The attention counts are read with a bound of
+// MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	sc, err := d.pickScope(r)
@@ -106,29 +106,45 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	return nil
 }
 
-// dayCounts counts the picked merchant's payments and payouts created in
-// the last 24 hours, by status.
+// dayCounts counts the picked merchant's payments, checkouts, payouts and
+// refunds created in the last 24 hours, by status (one grouped count each).
 func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) ([]section, error) {
 	since := d.svc.Now().Add(-24 * time.Hour)
-	pay := section{ID: "payments-24h", Heading: "Payments, last 24 hours", Text: "Merchant " + sc.MerchantID + ", " + string(sc.Environment) + "."}
-	for _, st := range paykit.PaymentStatuses {
-		page, err := d.svc.ListPaymentIntents(ctx, sc.principal(), paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: paykit.MaxPageLimit},
-			Statuses: []paykit.PaymentStatus{st}, CreatedAfter: &since})
+	kinds := []struct {
+		kind            paykit.ResourceKind
+		id, heading, to string
+		statuses        []string
+	}{
+		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", names(paykit.PaymentStatuses)},
+		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", names(paykit.CheckoutStatuses)},
+		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", names(paykit.PayoutStatuses)},
+		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", names(paykit.RefundStatuses)},
+	}
+	var out []section
+	for i, k := range kinds {
+		counts, err := d.svc.StatusCounts(ctx, sc.principal(), k.kind, since)
 		if err != nil {
 			return nil, err
 		}
-		pay.Stats = append(pay.Stats, stat{count(len(page.Data), page.HasMore), string(st), link(r, "/payment_intents", append(sc.params(), "status", string(st))...)})
-	}
-	po := section{ID: "payouts-24h", Heading: "Payouts, last 24 hours"}
-	for _, st := range paykit.PayoutStatuses {
-		page, err := d.svc.ListPayoutIntents(ctx, sc.principal(), paykit.PayoutIntentListParams{PageParams: paykit.PageParams{Limit: paykit.MaxPageLimit},
-			Statuses: []paykit.PayoutStatus{st}, CreatedAfter: &since})
-		if err != nil {
-			return nil, err
+		sec := section{ID: k.id, Heading: k.heading}
+		if i == 0 {
+			sec.Text = "Merchant " + sc.MerchantID + ", " + string(sc.Environment) + "."
 		}
-		po.Stats = append(po.Stats, stat{count(len(page.Data), page.HasMore), string(st), link(r, "/payouts", append(sc.params(), "status", string(st))...)})
+		for _, st := range k.statuses {
+			sec.Stats = append(sec.Stats, stat{strconv.Itoa(counts[st]), st, link(r, k.to, append(sc.params(), "status", st)...)})
+		}
+		out = append(out, sec)
 	}
-	return []section{pay, po}, nil
+	return out, nil
+}
+
+// names are the statuses as strings.
+func names[S ~string](statuses []S) []string {
+	out := make([]string, len(statuses))
+	for i, s := range statuses {
+		out[i] = string(s)
+	}
+	return out
 }
 
 // Actions: each POST goes to the page it acts on, with the form field

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,4 +275,31 @@ func heldPayout(t *testing.T, e *sandboxEnv, merchantID string) *paykit.PayoutIn
 		t.Fatalf("payout %s is %s without a pending approval", po.ID, po.Status)
 	}
 	return po
+}
+
+// TestDashboardOverviewCountsExactly: the overview's 24-hour counts are
+// the Store's grouped counts, past a list page's size.
+func TestDashboardOverviewCountsExactly(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kira")
+	is.NoErr(err)
+	p := paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}
+	const n = paykit.MaxPageLimit + 5
+	for i := range n {
+		ref := "order-" + strconv.Itoa(i)
+		_, _, err := e.svc.CreatePaymentIntent(e.ctx, p, ref, paykit.CreatePaymentIntentRequest{
+			Amount: 10000, Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "TNG",
+			Customer: map[string]string{"name": "Aisyah"}})
+		is.NoErr(err)
+	}
+	e.csrf()
+	r := e.get("/?merchant=" + m.ID + "&environment=test")
+	is.Equal(r.status, http.StatusOK)
+	section := regexp.MustCompile(`(?s)id="payments-24h".*?</section>`).Find(r.body)
+	is.True(section != nil)
+	stat := regexp.MustCompile(`<div class="stat">(\d+\+?)</div><div class="note"><a href="[^"]*">requires_action</a>`).FindSubmatch(section)
+	is.True(stat != nil)
+	is.Equal(string(stat[1]), strconv.Itoa(n)) // exact, not "100+"
 }

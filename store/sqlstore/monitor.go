@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -135,6 +136,38 @@ func (t tx) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (
 		}
 	}
 	return c, nil
+}
+
+// statusTables are the tables of the resources CountStatuses counts.
+var statusTables = map[paykit.ResourceKind]string{
+	paykit.KindPaymentIntent: "payment_intents",
+	paykit.KindPayoutIntent:  "payout_intents",
+	paykit.KindCheckout:      "checkouts",
+	paykit.KindRefund:        "paykit_refunds",
+}
+
+// CountStatuses implements paykit.MonitorStore with one grouped count that
+// reads the (merchant_id, environment, created_at) range of the lists'
+// indexes.
+func (t tx) CountStatuses(ctx context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
+	table, ok := statusTables[kind]
+	if !ok {
+		return nil, fmt.Errorf("sqlstore: count statuses of %q", kind)
+	}
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int    `bun:"n"`
+	}
+	err := inScope(t.db.NewSelect().Table(table).ColumnExpr("status").ColumnExpr("count(*) AS n"), scope).
+		Where("created_at >= ?", since.UTC()).Group("status").Scan(ctx, &rows)
+	if err != nil {
+		return nil, mapError("count statuses", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
 }
 
 var _ paykit.MonitorStore = tx{}

@@ -24,6 +24,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"ListJobs", testListJobs},
 		{"JobStats", testJobStats},
 		{"CountStaleProcessing", testCountStaleProcessing},
+		{"CountStatuses", testCountStatuses},
 		{"APIKeys", testAPIKeys},
 		{"AuditLog", testAuditLog},
 		{"PaymentIntentRoundTrip", testPaymentRoundTrip},
