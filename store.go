@@ -72,6 +72,11 @@ type Store interface {
 	// whether it did. Of concurrent callers at most one wins; a holder
 	// does not renew its own live lease.
 	TakeLease(ctx context.Context, l Lease) (bool, error)
+	// LeaseHeld reports whether someone holds the lease name at now.
+	LeaseHeld(ctx context.Context, name string, now time.Time) (bool, error)
+	// PurgeLeases deletes the leases that lapsed before before and
+	// returns how many.
+	PurgeLeases(ctx context.Context, before time.Time) (int, error)
 	// Persistent reports whether the Store keeps its data across a restart
 	// of the process. A persistent Store needs keys that survive it too.
 	Persistent() bool

@@ -136,6 +136,9 @@ func (s *Service) purge(ctx context.Context, now time.Time) error {
 	if _, err := s.store.PurgeCompletedJobs(ctx, now.Add(-s.jobRetain)); err != nil {
 		errs = append(errs, fmt.Errorf("purge completed jobs: %w", err))
 	}
+	if _, err := s.store.PurgeLeases(ctx, now.Add(-time.Hour)); err != nil {
+		errs = append(errs, fmt.Errorf("purge leases: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

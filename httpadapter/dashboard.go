@@ -34,10 +34,9 @@ import (
 // name and the expiry, signed with HMAC-SHA256 under a key derived from
 // DashboardOptions.SessionKey, so every instance sharing that key (as
 // instances on one PostgreSQL database share the signing key) accepts it.
-// Sign-out is recorded in a revocation list kept in this process's memory:
-// another instance still accepts a signed-out cookie until it expires
-// (SessionTTL bounds that). Removing an operator's token ends its sessions
-// everywhere.
+// Sign-out ends the session in the Store (Service.EndOperatorSession), so
+// every instance, and this one after a restart, refuses the cookie from
+// then on. Removing an operator's token ends its sessions everywhere.
 //
 // Every form carries a CSRF token (HMAC of the session id; at sign-in, of a
 // short-lived pre-session cookie) compared in constant time. Wrong tokens
@@ -92,9 +91,8 @@ type dashboard struct {
 	secure bool
 	ttl    time.Duration
 
-	mu      sync.Mutex
-	revoked map[string]time.Time // signed-out session ids until their expiry
-	wrong   map[string]*rate.Limiter
+	mu    sync.Mutex
+	wrong map[string]*rate.Limiter
 }
 
 // NewDashboard returns the operator dashboard as an http.Handler with
@@ -111,11 +109,10 @@ type dashboard struct {
 // so the audit log names the session.
 func NewDashboard(svc *paykit.Service, opts DashboardOptions) http.Handler {
 	d := &dashboard{
-		api:     newAPI(svc, "dashboard", "", opts.Logger, newMetrics(opts.Registerer)),
-		secure:  opts.SecureCookie,
-		ttl:     opts.SessionTTL,
-		revoked: map[string]time.Time{},
-		wrong:   map[string]*rate.Limiter{},
+		api:    newAPI(svc, "dashboard", "", opts.Logger, newMetrics(opts.Registerer)),
+		secure: opts.SecureCookie,
+		ttl:    opts.SessionTTL,
+		wrong:  map[string]*rate.Limiter{},
 	}
 	if d.ttl <= 0 {
 		d.ttl = DefaultSessionTTL
@@ -233,10 +230,9 @@ func (d *dashboard) session(r *http.Request) *session {
 	if !d.svc.Now().Before(s.Expires) || !slices.ContainsFunc(d.tokens, func(t operatorToken) bool { return t.actor == s.Operator }) {
 		return nil
 	}
-	d.mu.Lock()
-	_, out := d.revoked[s.ID]
-	d.mu.Unlock()
-	if out {
+	// Ended by a sign-out on any instance (or the Store cannot tell: no
+	// session, to be safe).
+	if ended, err := d.svc.OperatorSessionEnded(r.Context(), s.ID); err != nil || ended {
 		return nil
 	}
 	return s
@@ -355,14 +351,9 @@ func (d *dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 // signOut revokes the session and clears its cookie.
 func (d *dashboard) signOut(w http.ResponseWriter, r *http.Request, s *session) error {
 	now := d.svc.Now()
-	d.mu.Lock()
-	for id, until := range d.revoked {
-		if !now.Before(until) {
-			delete(d.revoked, id)
-		}
+	if err := d.svc.EndOperatorSession(r.Context(), s.actor(), s.ID, s.Expires); err != nil {
+		return err
 	}
-	d.revoked[s.ID] = s.Expires
-	d.mu.Unlock()
 	d.setCookie(w, r, sessionCookie, "", now)
 	d.log.InfoContext(r.Context(), "dashboard sign-out", "actor", s.actor(), "request_id", requestInfoFrom(r.Context()).id)
 	redirect(w, base(r)+"/signin")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -216,6 +217,28 @@ func TestDashboardExpiredAndSignedOutSessions(t *testing.T) {
 	is.Equal(r.header.Get("Location"), "/dashboard/signin")
 	e.web.Jar.SetCookies(u, saved)
 	is.Equal(e.get("/").status, http.StatusSeeOther)
+
+	// Another instance (or this one restarted: a new handler with the same
+	// key over the same Store) refuses it too; the sign-out is audited.
+	other := httptest.NewServer(http.StripPrefix("/dashboard", httpadapter.NewDashboard(e.svc, httpadapter.DashboardOptions{
+		Tokens: map[string]string{"alice": dashToken}, SessionKey: []byte("dashboard test key"), SessionTTL: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})))
+	t.Cleanup(other.Close)
+	req, err := http.NewRequest("GET", other.URL+"/dashboard/", nil)
+	is.NoErr(err)
+	for _, c := range saved {
+		req.AddCookie(c)
+	}
+	resp, err := e.web.Do(req)
+	is.NoErr(err)
+	resp.Body.Close()
+	is.Equal(resp.StatusCode, http.StatusSeeOther)
+	is.Equal(resp.Header.Get("Location"), "/dashboard/signin")
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "operator_session.end"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 1)
+	is.True(strings.HasPrefix(audit.Data[0].Actor, "dashboard:alice:"))
 }
 
 // Wrong tokens: five at once, then one per 12 seconds per client address;

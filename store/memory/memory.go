@@ -599,6 +599,34 @@ func (s *Store) TakeLease(ctx context.Context, l paykit.Lease) (bool, error) {
 	return true, nil
 }
 
+// LeaseHeld implements paykit.Store.
+func (s *Store) LeaseHeld(ctx context.Context, name string, now time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.leases[name]
+	return ok && l.Until.After(now), nil
+}
+
+// PurgeLeases implements paykit.Store.
+func (s *Store) PurgeLeases(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for name, l := range s.leases {
+		if l.Until.Before(before) {
+			delete(s.leases, name)
+			n++
+		}
+	}
+	return n, nil
+}
+
 func copyJob(j paykit.Job) paykit.Job {
 	j.Payload = slices.Clone(j.Payload)
 	j.LeaseUntil = copyTime(j.LeaseUntil)

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/paykit/paykit"
 )
@@ -25,4 +26,26 @@ func (s *Store) TakeLease(ctx context.Context, l paykit.Lease) (bool, error) {
 		return false, mapError("take lease", err)
 	}
 	return n > 0, nil
+}
+
+// LeaseHeld implements paykit.Store.
+func (s *Store) LeaseHeld(ctx context.Context, name string, now time.Time) (bool, error) {
+	n, err := s.db.NewSelect().Table("paykit_leases").Where("name = ?", name).Where("held_until > ?", now.UTC()).Count(ctx)
+	if err != nil {
+		return false, mapError("read lease", err)
+	}
+	return n > 0, nil
+}
+
+// PurgeLeases implements paykit.Store.
+func (s *Store) PurgeLeases(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.NewDelete().Table("paykit_leases").Where("held_until < ?", before.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, mapError("purge leases", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, mapError("purge leases", err)
+	}
+	return int(n), nil
 }

@@ -199,4 +199,22 @@ func testLeases(t *testing.T, s paykit.Store) {
 	}
 	wg.Wait()
 	is.Equal(wins.Load(), int32(1))
+
+	held := func(name string, now time.Time) bool {
+		t.Helper()
+		ok, err := s.LeaseHeld(ctx, name, now)
+		is.NoErr(err)
+		return ok
+	}
+	is.True(held("purge", at(time.Minute+time.Second))) // b's, until 2m
+	is.True(!held("purge", at(2*time.Minute)))          // lapsed at its Until
+	is.True(!held("never", base))                       // never taken
+	n, err := s.PurgeLeases(ctx, at(2*time.Minute))     // "other" lapsed at 1m1s, "race" at 1m
+	is.NoErr(err)
+	is.Equal(n, 2)
+	is.True(held("purge", at(time.Minute+time.Second))) // lapses at 2m: not before it, kept
+	n, err = s.PurgeLeases(ctx, at(3*time.Minute))
+	is.NoErr(err)
+	is.Equal(n, 1)
+	is.True(take("purge", "c", at(3*time.Minute))) // a purged name can be taken again
 }
