@@ -89,6 +89,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer ln.Close() // when returning before Serve; harmless after
 	baseURL := listenURL(ln.Addr())
+	var pprofLn net.Listener
+	if cfg.PprofAddr != "" {
+		if pprofLn, err = listenPprof(cfg.PprofAddr); err != nil {
+			return fmt.Errorf("-pprof-addr: %w", err)
+		}
+		defer pprofLn.Close()
+	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = baseURL
 	}
@@ -200,6 +207,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return nil
 	})
+	if pprofLn != nil {
+		fmt.Fprintf(stdout, "pprof listening on http://%s/debug/pprof/\n", pprofLn.Addr())
+		ps := pprofServer()
+		g.Go(func() error {
+			if err := ps.Serve(pprofLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			return ps.Close() // a profile in progress is cut short
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
