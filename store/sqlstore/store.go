@@ -91,6 +91,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// pingIdle is how long a PostgreSQL connection may sit idle in the pool
+// and still be reused without a ping.
+const pingIdle = 30 * time.Second
+
 // sqliteParams are the connection settings of every SQLite connection but
 // the busy timeout and synchronous: WAL lets readers run beside the writer,
 // and _txlock=immediate takes the write lock at BEGIN.
@@ -160,7 +164,13 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
 		}
-		db = bun.NewDB(stdlib.OpenDB(*cfg), pgdialect.New())
+		// stdlib pings a pooled connection idle over 1 s before reuse: a
+		// round trip per checkout at moderate load. Ping only those idle
+		// long enough that the server or a proxy may have dropped them.
+		ping := stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
+			return p.IdleDuration > pingIdle
+		})
+		db = bun.NewDB(stdlib.OpenDB(*cfg, ping), pgdialect.New())
 	default:
 		return nil, errors.New(`sqlstore: open: dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
 	}
