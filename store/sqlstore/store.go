@@ -57,7 +57,10 @@ type Options struct {
 	// service_unavailable with Retry-After). Default DefaultConnWait.
 	ConnWait time.Duration
 	// BusyTimeout is how long a SQLite writer waits for the write lock
-	// before it fails with paykit.ErrUnavailable. Default 5s.
+	// before it fails with paykit.ErrUnavailable: its turn among this
+	// process's writers (they queue in the process, one at a time), then
+	// the database's lock (busy_timeout), which another process may hold.
+	// Default 5s.
 	BusyTimeout time.Duration
 	// SQLiteSynchronous is SQLite's synchronous setting: "FULL" (the
 	// default) syncs every commit to disk before it returns, so a committed
@@ -214,6 +217,9 @@ func NewWith(db *bun.DB, opts Options) *Store {
 		size = n // the pool's own bound
 	}
 	p := newPool(db, size, opts.ConnWait)
+	if !pg {
+		p.writer, p.writerWait = make(chan struct{}, 1), opts.BusyTimeout
+	}
 	bun.WithConnResolver(p)(db) // statements outside InTx take their connection through p
 	s := &Store{db: db, pool: p, persistent: true}
 	s.tx = tx{db: db, pg: pg, store: s}
@@ -234,6 +240,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 
 // runTx runs fn in a new transaction on a connection of the pool; see InTx.
 func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
+	// On SQLite every transaction begins IMMEDIATE, taking the write
+	// lock: it waits its turn in the process first, then for a slot.
+	if err := s.pool.acquireWriter(ctx); err != nil {
+		return err
+	}
+	defer s.pool.releaseWriter()
 	if err := s.pool.acquire(ctx); err != nil {
 		return err
 	}
