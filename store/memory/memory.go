@@ -410,8 +410,24 @@ func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, er
 
 func copyIdempotency(r paykit.IdempotencyRecord) paykit.IdempotencyRecord {
 	r.LockedUntil = copyTime(r.LockedUntil)
-	r.Answer = deepCopy(r.Answer)
+	if r.Answer != nil {
+		a := *r.Answer
+		a.PaymentIntent = copyPaymentPtr(a.PaymentIntent)
+		a.PayoutIntent, a.Checkout, a.Refund = deepCopy(a.PayoutIntent), deepCopy(a.Checkout), deepCopy(a.Refund)
+		a.LegacyBody = slices.Clone(a.LegacyBody)
+		r.Answer = &a
+	}
 	return r
+}
+
+// copyPaymentPtr is copyPayment of a pointer: the most copied value, so
+// copied field by field rather than by deepCopy's JSON round trip.
+func copyPaymentPtr(p *paykit.PaymentIntent) *paykit.PaymentIntent {
+	if p == nil {
+		return nil
+	}
+	c := copyPayment(*p)
+	return &c
 }
 
 // deepCopy copies v and everything it points to, so that the Store never
