@@ -491,8 +491,7 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	// (RunAt, ID)), rather than copying and sorting every due job: under
 	// load thousands are due and the scan holds the Store's lock.
 	var due jobHeap
-	for id := range t.d.jobs {
-		j := t.d.jobs[id]
+	for _, j := range t.d.jobs {
 		if j.RunAt.After(p.Now) || (j.LeaseUntil != nil && j.LeaseUntil.After(p.Now)) {
 			continue
 		}
