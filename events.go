@@ -148,7 +148,47 @@ func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID st
 // (request, job, callback), the event follows from it, once.
 type eventTx struct {
 	Tx
-	s *Service
+	s    *Service
+	seen *seenStates // nil: every update reads the row before it
+}
+
+// newEventTx wraps tx for one transaction.
+func newEventTx(tx Tx, s *Service) eventTx {
+	return eventTx{Tx: tx, s: s, seen: &seenStates{}}
+}
+
+// seenStates remembers, per row read or written in one transaction, the
+// version it had and what its events depend on (its event type or status),
+// so that an update of that version knows the state before it without
+// reading the row again. A versioned update succeeds only over the version
+// it names, so a state remembered for that version is the state replaced.
+type seenStates struct{ m map[string]seenState }
+
+type seenState struct {
+	version int64
+	state   string
+}
+
+func (t eventTx) remember(kind, id string, version int64, state string) {
+	if t.seen == nil {
+		return
+	}
+	if t.seen.m == nil {
+		t.seen.m = make(map[string]seenState, 2)
+	}
+	t.seen.m[kind+":"+id] = seenState{version, state}
+}
+
+// before returns the remembered state of kind id at version, if any.
+func (t eventTx) before(kind, id string, version int64) (string, bool) {
+	if t.seen == nil {
+		return "", false
+	}
+	st, ok := t.seen.m[kind+":"+id]
+	if !ok || st.version != version {
+		return "", false
+	}
+	return st.state, true
 }
 
 // paymentEventType is the event a payment intent's state calls for; "" for
@@ -172,14 +212,37 @@ func (t eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) err
 // UpdatePaymentIntent implements Tx and emits an event when the public
 // state changes.
 func (t eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
-	before, err := t.Tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
-	if err != nil {
-		return err
+	before, ok := t.before("pi", pi.ID, pi.Version)
+	if !ok {
+		cur, err := t.Tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
+		if err != nil {
+			return err
+		}
+		before = paymentEventType(cur)
 	}
 	if err := t.Tx.UpdatePaymentIntent(ctx, pi); err != nil {
 		return err
 	}
-	return t.paymentChanged(ctx, paymentEventType(before), pi)
+	t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
+	return t.paymentChanged(ctx, before, pi)
+}
+
+// GetPaymentIntent implements Tx and remembers the intent's state.
+func (t eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
+	pi, err := t.Tx.GetPaymentIntent(ctx, scope, id)
+	if err == nil {
+		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
+	}
+	return pi, err
+}
+
+// FindPaymentIntent implements Tx and remembers the intent's state.
+func (t eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error) {
+	pi, err := t.Tx.FindPaymentIntent(ctx, id)
+	if err == nil {
+		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
+	}
+	return pi, err
 }
 
 func (t eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentIntent) error {
@@ -213,14 +276,37 @@ func (t eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error
 // UpdatePayoutIntent implements Tx and emits an event when the public
 // state changes.
 func (t eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
-	before, err := t.Tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
-	if err != nil {
-		return err
+	before, ok := t.before("po", po.ID, po.Version)
+	if !ok {
+		cur, err := t.Tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
+		if err != nil {
+			return err
+		}
+		before = payoutEventType(cur)
 	}
 	if err := t.Tx.UpdatePayoutIntent(ctx, po); err != nil {
 		return err
 	}
-	return t.payoutChanged(ctx, payoutEventType(before), po)
+	t.remember("po", po.ID, po.Version, payoutEventType(po))
+	return t.payoutChanged(ctx, before, po)
+}
+
+// GetPayoutIntent implements Tx and remembers the payout's state.
+func (t eventTx) GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error) {
+	po, err := t.Tx.GetPayoutIntent(ctx, scope, id)
+	if err == nil {
+		t.remember("po", po.ID, po.Version, payoutEventType(po))
+	}
+	return po, err
+}
+
+// FindPayoutIntent implements Tx and remembers the payout's state.
+func (t eventTx) FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error) {
+	po, err := t.Tx.FindPayoutIntent(ctx, id)
+	if err == nil {
+		t.remember("po", po.ID, po.Version, payoutEventType(po))
+	}
+	return po, err
 }
 
 func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIntent) error {
@@ -236,14 +322,19 @@ func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutInt
 // .cancelled when a checkout reaches that status, with the projection GET
 // shows (its linked intent's state included).
 func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
-	before, err := t.Tx.GetCheckout(ctx, c.Scope(), c.ID)
-	if err != nil {
-		return err
+	before, ok := t.before("co", c.ID, c.Version)
+	if !ok {
+		cur, err := t.Tx.GetCheckout(ctx, c.Scope(), c.ID)
+		if err != nil {
+			return err
+		}
+		before = string(cur.Status)
 	}
 	if err := t.Tx.UpdateCheckout(ctx, c); err != nil {
 		return err
 	}
-	if c.Status == before.Status || c.Status == CheckoutOpen {
+	t.remember("co", c.ID, c.Version, string(c.Status))
+	if string(c.Status) == before || c.Status == CheckoutOpen {
 		return nil
 	}
 	pi, err := t.Tx.GetPaymentIntent(ctx, c.Scope(), c.PaymentIntentID)
@@ -252,6 +343,15 @@ func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
 	}
 	view := *c
 	return t.s.emit(ctx, t.Tx, c.Scope(), "checkout."+string(c.Status), c.ID, &Event{Checkout: t.s.project(&view, pi)})
+}
+
+// GetCheckout implements Tx and remembers the checkout's status.
+func (t eventTx) GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error) {
+	c, err := t.Tx.GetCheckout(ctx, scope, id)
+	if err == nil {
+		t.remember("co", c.ID, c.Version, string(c.Status))
+	}
+	return c, err
 }
 
 // eventIDGen makes event ids that sort in the order this process made

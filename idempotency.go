@@ -121,6 +121,10 @@ type operation struct {
 	// deferred: the work runs in the worker after the host commits, so the
 	// record is not locked to this call.
 	deferred bool
+	// resourceID, when set, is the id of the resource the operation makes:
+	// a new record starts at attempt_started with it, as it commits with
+	// the resource, instead of being inserted and then checkpointed.
+	resourceID string
 }
 
 // newOperation fingerprints the request: name is the operation
@@ -153,31 +157,39 @@ type claim struct {
 	record  *IdempotencyRecord
 	replay  *StoredAnswer // the stored answer: return it
 	resumed bool          // an earlier execution stopped midway; carry on from record.RecoveryPoint
+	fresh   bool          // the record was created by this call
 }
 
 // begin looks the key up inside tx. It returns a stored response to replay,
 // a conflict error, or ownership of the key: a new in-progress record
 // (created in tx, so it commits with the caller's first writes) or an
 // abandoned one whose lock expired, taken over for resumption.
+//
+// It inserts first, as most keys are new: one statement then, and the
+// lookup only when the key is taken.
 func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time) (*claim, error) {
-	rec, err := tx.GetIdempotencyRecord(ctx, op.scope, op.key)
 	lock := now.Add(idempotencyLock)
 	if op.deferred {
 		lock = now
 	}
+	rec := &IdempotencyRecord{
+		Scope: op.scope, Key: op.key, Fingerprint: op.fingerprint, State: IdempotencyInProgress,
+		RecoveryPoint: recoveryStarted, LockedUntil: &lock, CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(s.retention),
+	}
+	if op.resourceID != "" {
+		rec.RecoveryPoint, rec.ResourceID = recoveryAttempt, op.resourceID
+	}
+	err := tx.CreateIdempotencyRecord(ctx, rec)
+	if err == nil {
+		return &claim{record: rec, fresh: true}, nil
+	}
+	if !errors.Is(err, ErrAlreadyExists) {
+		return nil, err
+	}
+	rec, err = tx.GetIdempotencyRecord(ctx, op.scope, op.key)
 	if errors.Is(err, ErrNotFound) {
-		rec = &IdempotencyRecord{
-			Scope: op.scope, Key: op.key, Fingerprint: op.fingerprint, State: IdempotencyInProgress,
-			RecoveryPoint: recoveryStarted, LockedUntil: &lock, CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(s.retention),
-		}
-		if err := tx.CreateIdempotencyRecord(ctx, rec); err != nil {
-			if errors.Is(err, ErrAlreadyExists) {
-				return nil, ErrVersionConflict // a concurrent request won: retry and find its record
-			}
-			return nil, err
-		}
-		return &claim{record: rec}, nil
+		return nil, ErrVersionConflict // deleted in between: try again
 	}
 	if err != nil {
 		return nil, err

@@ -336,17 +336,18 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 	}
 	op.deferred = host != nil
 	// A known key skips validation: its request was valid when first seen,
-	// and a replay must not depend on today's configuration.
-	var amount int64
-	var route *PaymentRoute
-	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
-		if amount, route, err = s.validatePaymentRoute(p.Environment, &req); err != nil {
-			return nil, Answer{}, err
+	// and a replay must not depend on today's configuration. So a request
+	// that fails validation is answered so only when its key is new.
+	amount, route, invalid := s.validatePaymentRoute(p.Environment, &req)
+	if invalid != nil {
+		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+			return nil, Answer{}, invalid
+		} else if err != nil {
+			return nil, Answer{}, Internal(err)
 		}
-	} else if err != nil {
-		return nil, Answer{}, Internal(err)
 	}
 	now := s.Now()
+	op.resourceID = s.newID("pi")
 	var c *claim
 	var pi *PaymentIntent
 	err = s.within(ctx, host, func(tx Tx) error {
@@ -358,11 +359,11 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 			pi, err = tx.GetPaymentIntent(ctx, p.Scope, c.record.ResourceID)
 			return err
 		}
-		if route == nil { // the record we saw was purged meanwhile
-			return ErrVersionConflict
+		if invalid != nil { // the record we saw was purged meanwhile
+			return invalid
 		}
 		pi = &PaymentIntent{
-			ID: s.newID("pi"), MerchantID: p.MerchantID, Environment: p.Environment,
+			ID: op.resourceID, MerchantID: p.MerchantID, Environment: p.Environment,
 			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
 			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
@@ -386,7 +387,7 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 	if host != nil {
 		return pi, Answer{Kind: AnswerAccepted}, nil
 	}
-	return s.runAttempt(ctx, pi.Scope(), pi.ID, c.record.Key)
+	return s.runAttemptOf(ctx, pi, c.record)
 }
 
 // currentPayment reads a payment intent's state now, for the replay of a
@@ -404,8 +405,10 @@ func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, re
 	if deferred { // the worker makes the call as soon as the host commits
 		runAt = now
 	}
-	if err := checkpoint(ctx, tx, rec, recoveryAttempt, pi.ID, now); err != nil {
-		return err
+	if rec.RecoveryPoint != recoveryAttempt || rec.ResourceID != pi.ID { // begin may have started it there
+		if err := checkpoint(ctx, tx, rec, recoveryAttempt, pi.ID, now); err != nil {
+			return err
+		}
 	}
 	return s.enqueue(ctx, tx, &Job{
 		Kind: jobPaymentResume, Scope: pi.Scope(), TargetID: pi.ID, Payload: payload,
@@ -419,18 +422,32 @@ func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, re
 // A store that turns a step away (503) unlocks the record, so that the
 // retry resumes at once.
 func (s *Service) runAttempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
-	pi, ans, err := s.attempt(ctx, scope, id, idemKey)
+	pi, ans, err := s.attempt(ctx, scope, id, idemKey, nil, nil)
 	if err != nil {
 		s.unlockIfUnavailable(ctx, scope, idemKey, err)
 	}
 	return pi, ans, err
 }
 
-// attempt is runAttempt without the unlock.
-func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) (*PaymentIntent, Answer, error) {
-	pi, err := s.store.GetPaymentIntent(ctx, scope, id)
+// runAttemptOf is runAttempt for the request that just committed pi and
+// owns rec: neither is read again before the Provider call, and rec's
+// version lets the answer be stored without reading it first.
+func (s *Service) runAttemptOf(ctx context.Context, pi *PaymentIntent, rec *IdempotencyRecord) (*PaymentIntent, Answer, error) {
+	out, ans, err := s.attempt(ctx, pi.Scope(), pi.ID, rec.Key, pi, rec)
 	if err != nil {
-		return nil, Answer{}, asServiceError(err)
+		s.unlockIfUnavailable(ctx, pi.Scope(), rec.Key, err)
+	}
+	return out, ans, err
+}
+
+// attempt is runAttempt without the unlock. pi and rec, when known, are
+// the intent and idempotency record as this request committed them.
+func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, pi *PaymentIntent, rec *IdempotencyRecord) (*PaymentIntent, Answer, error) {
+	if pi == nil {
+		var err error
+		if pi, err = s.store.GetPaymentIntent(ctx, scope, id); err != nil {
+			return nil, Answer{}, asServiceError(err)
+		}
 	}
 	var result *Result
 	if pi.Attempt == AttemptCreating {
@@ -459,7 +476,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 		stored   *StoredAnswer
 		replayed bool
 	)
-	err = s.inTx(ctx, func(tx Tx) error {
+	err := s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetPaymentIntent(ctx, scope, id)
 		if err != nil {
 			return err
@@ -469,15 +486,21 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string) 
 				return err
 			}
 		}
-		rec, err := tx.GetIdempotencyRecord(ctx, scope, idemKey)
-		if err != nil {
-			return err
+		// The record as this request left it, the first time: its
+		// versioned update fails if anyone changed it since, and the
+		// retry of the transaction reads it.
+		r := rec
+		rec = nil
+		if r == nil {
+			if r, err = tx.GetIdempotencyRecord(ctx, scope, idemKey); err != nil {
+				return err
+			}
 		}
-		if rec.State == IdempotencyComplete { // a worker or a retry finished first
-			stored, replayed = rec.Answer, true
+		if r.State == IdempotencyComplete { // a worker or a retry finished first
+			stored, replayed = r.Answer, true
 			return nil
 		}
-		stored, err = finish(ctx, tx, rec, AnswerCreated, cur, s.Now())
+		stored, err = finish(ctx, tx, r, AnswerCreated, cur, s.Now())
 		return err
 	})
 	if err != nil {

@@ -233,17 +233,18 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		return nil, Answer{}, err
 	}
 	op.deferred = host != nil
-	var amount int64
-	var route *PayoutRoute
-	var bank PayoutBank
-	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
-		if amount, route, bank, err = s.validatePayout(p.Environment, &req); err != nil {
-			return nil, Answer{}, err
+	// As for payments: a known key skips validation, so a request that
+	// fails it is answered so only when its key is new.
+	amount, route, bank, invalid := s.validatePayout(p.Environment, &req)
+	if invalid != nil {
+		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+			return nil, Answer{}, invalid
+		} else if err != nil {
+			return nil, Answer{}, Internal(err)
 		}
-	} else if err != nil {
-		return nil, Answer{}, Internal(err)
 	}
 	now := s.Now()
+	op.resourceID = s.newID("po")
 	var c *claim
 	var po *PayoutIntent
 	err = s.within(ctx, host, func(tx Tx) error {
@@ -255,11 +256,11 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			po, err = tx.GetPayoutIntent(ctx, p.Scope, c.record.ResourceID)
 			return err
 		}
-		if route == nil {
-			return ErrVersionConflict // the record we saw was purged meanwhile
+		if invalid != nil { // the record we saw was purged meanwhile
+			return invalid
 		}
 		po = &PayoutIntent{
-			ID: s.newID("po"), MerchantID: p.MerchantID, Environment: p.Environment,
+			ID: op.resourceID, MerchantID: p.MerchantID, Environment: p.Environment,
 			Status: PayoutProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
 			BankCode: req.Recipient.BankCode, ProviderBankCode: bank.ProviderCode, HolderName: req.Recipient.HolderName,
@@ -288,8 +289,10 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			_, err := finish(ctx, tx, c.record, AnswerCreated, po, now)
 			return err
 		}
-		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
-			return err
+		if c.record.RecoveryPoint != recoveryAttempt || c.record.ResourceID != po.ID { // begin may have started it there
+			if err := checkpoint(ctx, tx, c.record, recoveryAttempt, po.ID, now); err != nil {
+				return err
+			}
 		}
 		at := now.Add(idempotencyLock)
 		if op.deferred { // the worker sends it as soon as the host commits

@@ -587,16 +587,30 @@ func (t eventTx) CreateRefund(ctx context.Context, re *Refund) error {
 // UpdateRefund implements Tx and emits refund.succeeded or refund.failed
 // when the status changes.
 func (t eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
-	before, err := t.Tx.GetRefund(ctx, re.Scope(), re.ID)
-	if err != nil {
-		return err
+	before, ok := t.before("re", re.ID, re.Version)
+	if !ok {
+		cur, err := t.Tx.GetRefund(ctx, re.Scope(), re.ID)
+		if err != nil {
+			return err
+		}
+		before = string(cur.Status)
 	}
 	if err := t.Tx.UpdateRefund(ctx, re); err != nil {
 		return err
 	}
-	if before.Status == re.Status {
+	t.remember("re", re.ID, re.Version, string(re.Status))
+	if before == string(re.Status) {
 		return nil
 	}
 	snap := *re
 	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+}
+
+// GetRefund implements Tx and remembers the refund's status.
+func (t eventTx) GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
+	re, err := t.Tx.GetRefund(ctx, scope, id)
+	if err == nil {
+		t.remember("re", re.ID, re.Version, string(re.Status))
+	}
+	return re, err
 }

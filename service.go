@@ -311,7 +311,7 @@ func (s *Service) within(ctx context.Context, host Tx, fn func(tx Tx) error) err
 	if _, ok := host.(eventTx); ok {
 		return fn(host)
 	}
-	return fn(eventTx{host, s})
+	return fn(newEventTx(host, s))
 }
 
 // reader is where a call reads outside its writes: the host's transaction
@@ -340,7 +340,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {
 	const attempts = 20
 	var err error
 	for i := 0; i < attempts; i++ {
-		err = s.store.InTx(ctx, func(tx Tx) error { return fn(eventTx{tx, s}) })
+		err = s.store.InTx(ctx, func(tx Tx) error { return fn(newEventTx(tx, s)) })
 		if !errors.Is(err, ErrVersionConflict) {
 			return err
 		}

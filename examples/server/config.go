@@ -31,6 +31,9 @@ type config struct {
 	// Providers is the Provider configuration file (provider/providerconfig);
 	// empty: the sandbox in test, nothing in live.
 	Providers string
+	// PprofAddr is the loopback address of the net/http/pprof listener;
+	// empty: none.
+	PprofAddr string
 
 	// Parsed and validated now; the payments, checkout, sandbox and payout
 	// features that use them wire them up.
@@ -66,6 +69,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", 72*time.Hour, "expiry of payout approval holds")
 	fs.Int64Var(&c.ApprovalThreshold, "approval-threshold", 1_000_000, "payouts of at least this many minor units wait for operator approval (0 = never)")
 	fs.StringVar(&c.Providers, "providers", "", "Provider configuration `file` (JSON: Providers, the environment variables of their secrets, and routes); default the sandbox in test, nothing in live")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "loopback `address` of a net/http/pprof listener, as in 127.0.0.1:6060 (default none)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that (0 = off)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: server [flags]\n\nRuns paykit's example server. Every flag can also be set with the\nenvironment variable PAYKIT_<NAME> (for -worker-interval, PAYKIT_WORKER_INTERVAL);\na flag on the command line wins.\n\n")
@@ -144,8 +148,29 @@ func (c *config) validate() error {
 	if c.ApprovalThreshold < 0 {
 		bad("-approval-threshold must not be negative")
 	}
+	if c.PprofAddr != "" {
+		if err := loopbackOnly(c.PprofAddr); err != nil {
+			bad("-pprof-addr %q: %v", c.PprofAddr, err)
+		}
+	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
 		bad("-rate-limit must be a non-negative number")
 	}
 	return errors.Join(errs...)
+}
+
+// loopbackOnly accepts a listen address whose host is a loopback IP or
+// "localhost": profiles reveal the process's internals.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("must be a loopback address (127.0.0.1, [::1] or localhost): profiles expose the process's internals")
 }

@@ -33,14 +33,14 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		PublicURL: "https://pay.example.com", OperatorToken: "0123456789abcdef-token", Demo: false,
 		WorkerInterval: 250 * time.Millisecond, SandboxDelay: 0, PaymentTTL: 10 * time.Minute,
 		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3,
-		Providers: "/etc/paykit/providers.json",
+		Providers: "/etc/paykit/providers.json", PprofAddr: "127.0.0.1:6060",
 	}
 	values := map[string]string{
 		"addr": "0.0.0.0:9000", "db": want.DB, "public-url": "https://pay.example.com/",
 		"operator-token": want.OperatorToken, "demo": "false", "worker-interval": "250ms",
 		"sandbox-delay": "0s", "payment-ttl": "10m", "checkout-ttl": "1h", "approval-ttl": "2h",
 		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3",
-		"providers": "/etc/paykit/providers.json",
+		"providers": "/etc/paykit/providers.json", "pprof-addr": "127.0.0.1:6060",
 	}
 	vars := map[string]string{}
 	var args []string
@@ -94,6 +94,11 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{[]string{"-approval-threshold", "1.5"}, nil, "approval-threshold"},
 		{[]string{"-rate-limit", "-1"}, nil, "-rate-limit"},
 		{[]string{"-rate-limit", "Inf"}, nil, "-rate-limit"},
+		{[]string{"-pprof-addr", "0.0.0.0:6060"}, nil, "-pprof-addr"},
+		{[]string{"-pprof-addr", ":6060"}, nil, "-pprof-addr"},
+		{[]string{"-pprof-addr", "10.0.0.1:6060"}, nil, "-pprof-addr"},
+		{[]string{"-pprof-addr", "example.com:6060"}, nil, "-pprof-addr"},
+		{[]string{"-pprof-addr", "127.0.0.1"}, nil, "-pprof-addr"},
 		{[]string{"-no-such-flag"}, nil, "no-such-flag"},
 		{[]string{"extra"}, nil, "extra"},
 		{nil, map[string]string{"PAYKIT_WORKER_INTERVAL": "fast"}, "PAYKIT_WORKER_INTERVAL"},
@@ -121,7 +126,7 @@ func TestConfigHelp(t *testing.T) {
 	_, err := parseConfig([]string{"-h"}, env(nil), &out)
 	is.True(errors.Is(err, flag.ErrHelp))
 	for _, name := range []string{"-addr", "-db", "-public-url", "-operator-token", "-demo", "-worker-interval",
-		"-sandbox-delay", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-approval-threshold", "-rate-limit", "PAYKIT_"} {
+		"-sandbox-delay", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-approval-threshold", "-rate-limit", "-pprof-addr", "PAYKIT_"} {
 		is.True(strings.Contains(out.String(), name))
 	}
 }
@@ -132,4 +137,17 @@ func mapString(m map[string]string) string {
 		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, " ")
+}
+
+func TestConfigPprofAddrLoopback(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:0", "127.0.0.2:0"} {
+		c, err := parseConfig([]string{"-pprof-addr", addr}, env(nil), io.Discard)
+		if err != nil || c.PprofAddr != addr {
+			t.Errorf("-pprof-addr %s: %+v, %v", addr, c.PprofAddr, err)
+		}
+	}
+	_, err := parseConfig(nil, env(map[string]string{"PAYKIT_PPROF_ADDR": "0.0.0.0:6060"}), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("err = %v, want one asking for a loopback address", err)
+	}
 }

@@ -89,6 +89,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer ln.Close() // when returning before Serve; harmless after
 	baseURL := listenURL(ln.Addr())
+	var pprofLn net.Listener
+	if cfg.PprofAddr != "" {
+		if pprofLn, err = listenPprof(cfg.PprofAddr); err != nil {
+			return fmt.Errorf("-pprof-addr: %w", err)
+		}
+		defer pprofLn.Close()
+	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = baseURL
 	}
@@ -98,7 +105,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer store.Close()
-	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store)
+	pspLn := newPipeListener()
+	defer pspLn.Close()
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspLn.client())
 	if err != nil {
 		return err
 	}
@@ -181,6 +190,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
+	// The sandbox adapter's calls reach the PSP in this process through
+	// pspLn (HTTP over in-memory pipes); its payer pages and callbacks use
+	// the listener above.
+	pspSrv := &http.Server{
+		Handler:           http.StripPrefix("/sandbox", psp),
+		ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout,
+		IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
+	}
+
 	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
 	if cfg.OperatorToken == "" { // given tokens are the operator's own: never echoed
 		fmt.Fprintf(stdout, "operator token:  %s\n", token)
@@ -201,10 +219,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	})
 	g.Go(func() error {
+		if err := pspSrv.Serve(pspLn); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	if pprofLn != nil {
+		fmt.Fprintf(stdout, "pprof listening on http://%s/debug/pprof/\n", pprofLn.Addr())
+		ps := pprofServer()
+		g.Go(func() error {
+			if err := ps.Serve(pprofLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			return ps.Close() // a profile in progress is cut short
+		})
+	}
+	g.Go(func() error {
 		<-gctx.Done()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
-		return srv.Shutdown(shutdownCtx)
+		// The PSP last: requests in flight may still call it.
+		return errors.Join(srv.Shutdown(shutdownCtx), pspSrv.Shutdown(shutdownCtx))
 	})
 	err = g.Wait()
 	logger.Info("paykit stopped")
@@ -254,7 +293,7 @@ const (
 // which signs the PSP's callbacks, is drawn at start and never stored: each
 // server's adapter calls its own PSP mount, and that PSP posts callbacks to
 // its own server.
-func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, func(), error) {
+func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store, client *http.Client) (*sandbox.PSP, *sandbox.Provider, func(), error) {
 	key, err := randomToken()
 	if err != nil {
 		return nil, nil, nil, err
@@ -284,7 +323,7 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 		pspCfg.DB, closeDB = db.DB(), func() { db.Close() }
 	}
 	psp := sandbox.NewPSP(pspCfg)
-	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout})
+	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout, Client: client})
 	return psp, adapter, closeDB, nil
 }
 

@@ -71,7 +71,10 @@ func startEnv(t *testing.T, vars map[string]string, args ...string) *server {
 	lines := 5
 	for i, a := range args {
 		if a == "-operator-token" && i+1 < len(args) {
-			lines, s.token = 4, args[i+1]
+			lines, s.token = lines-1, args[i+1]
+		}
+		if a == "-pprof-addr" {
+			lines++
 		}
 	}
 	printed := map[string]string{}
@@ -80,6 +83,9 @@ func startEnv(t *testing.T, vars map[string]string, args ...string) *server {
 		label, value, _ := strings.Cut(sc.Text(), ":")
 		if rest, ok := strings.CutPrefix(sc.Text(), "paykit listening on "); ok {
 			label, value = "url", rest
+		}
+		if rest, ok := strings.CutPrefix(sc.Text(), "pprof listening on "); ok {
+			label, value = "pprof", rest
 		}
 		printed[label] = strings.TrimSpace(value)
 	}
@@ -479,4 +485,18 @@ func TestOperatorTokenPrintedOnlyWhenGenerated(t *testing.T) {
 	is.True(len(drawn.printed["operator token"]) >= 16)
 	status, _, _ = call(t, "GET", drawn.url+"/operator/audit_events", "", bearerAuth(drawn.token))
 	is.Equal(status, http.StatusOK)
+}
+
+func TestPprofListener(t *testing.T) {
+	is := is.New(t)
+	s := start(t, "-db", "memory", "-addr", "127.0.0.1:0", "-pprof-addr", "127.0.0.1:0")
+	base := s.printed["pprof"]
+	is.True(strings.HasPrefix(base, "http://127.0.0.1:"))
+	status, _, body := call(t, http.MethodGet, base+"goroutine?debug=1", "", nil)
+	is.Equal(status, http.StatusOK)
+	is.True(strings.Contains(string(body), "goroutine profile"))
+	// Not on the API listener.
+	status, _, _ = call(t, http.MethodGet, s.url+"/debug/pprof/", "", nil)
+	is.True(status != http.StatusOK)
+	is.NoErr(s.stop())
 }

@@ -416,25 +416,29 @@ func replay[T record](ctx context.Context, p *PSP, records table[T], key, fp str
 // or by storing the one fresh makes (fresh reports false, with the
 // answer, when it refuses the request). When two creates race, on this PSP or on another sharing
 // its state, the state's unique key lets one store its record and the
-// other answers with it.
+// other answers with it. It tries the insert first, as most keys are new:
+// the record recorded before is looked up only when the insert finds one.
 func recordNew[T record](ctx context.Context, p *PSP, records table[T], key, fp string, view func(T) any, fresh func(now time.Time) (T, answer, bool)) answer {
 	for range 3 {
-		a, found, err := replay(ctx, p, records, key, fp, view)
+		rec, a, ok := fresh(p.now())
+		if ok {
+			stored, err := records.insert(ctx, rec)
+			if err != nil {
+				return stateError(err)
+			}
+			if stored {
+				return a
+			}
+		}
+		// Refused, or the key is taken: a record under the key answers.
+		ra, found, err := replay(ctx, p, records, key, fp, view)
 		if err != nil {
 			return stateError(err)
 		}
 		if found {
-			return a
+			return ra
 		}
-		rec, a, ok := fresh(p.now())
 		if !ok {
-			return a
-		}
-		stored, err := records.insert(ctx, rec)
-		if err != nil {
-			return stateError(err)
-		}
-		if stored {
 			return a
 		}
 	}

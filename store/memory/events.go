@@ -12,7 +12,7 @@ import (
 
 func copyEvent(e paykit.Event) paykit.Event {
 	e.LegacyData = slices.Clone(e.LegacyData)
-	e.PaymentIntent, e.PayoutIntent, e.Checkout = deepCopy(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
+	e.PaymentIntent, e.PayoutIntent, e.Checkout = copyPaymentPtr(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
 	return e
 }
 

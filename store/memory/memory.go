@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -410,8 +411,24 @@ func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, er
 
 func copyIdempotency(r paykit.IdempotencyRecord) paykit.IdempotencyRecord {
 	r.LockedUntil = copyTime(r.LockedUntil)
-	r.Answer = deepCopy(r.Answer)
+	if r.Answer != nil {
+		a := *r.Answer
+		a.PaymentIntent = copyPaymentPtr(a.PaymentIntent)
+		a.PayoutIntent, a.Checkout, a.Refund = deepCopy(a.PayoutIntent), deepCopy(a.Checkout), deepCopy(a.Refund)
+		a.LegacyBody = slices.Clone(a.LegacyBody)
+		r.Answer = &a
+	}
 	return r
+}
+
+// copyPaymentPtr is copyPayment of a pointer: the most copied value, so
+// copied field by field rather than by deepCopy's JSON round trip.
+func copyPaymentPtr(p *paykit.PaymentIntent) *paykit.PaymentIntent {
+	if p == nil {
+		return nil
+	}
+	c := copyPayment(*p)
+	return &c
 }
 
 // deepCopy copies v and everything it points to, so that the Store never
@@ -470,21 +487,30 @@ func (t *txn) job(id string) (paykit.Job, bool) {
 
 // ClaimJobs implements paykit.JobStore.
 func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
-	var due []paykit.Job
+	// Keep only the Limit soonest due jobs while scanning (a max-heap on
+	// (RunAt, ID)), rather than copying and sorting every due job: under
+	// load thousands are due and the scan holds the Store's lock.
+	var due jobHeap
 	for _, j := range t.d.jobs {
-		if !j.RunAt.After(p.Now) && (j.LeaseUntil == nil || !j.LeaseUntil.After(p.Now)) {
-			due = append(due, j)
+		if j.RunAt.After(p.Now) || (j.LeaseUntil != nil && j.LeaseUntil.After(p.Now)) {
+			continue
 		}
+		if p.Limit > 0 && len(due) == p.Limit {
+			if jobBefore(&due[0], &j) { // no sooner than the latest kept
+				continue
+			}
+			due[0] = j
+			heap.Fix(&due, 0)
+			continue
+		}
+		heap.Push(&due, j)
 	}
 	slices.SortFunc(due, func(a, b paykit.Job) int {
-		if c := a.RunAt.Compare(b.RunAt); c != 0 {
-			return c
+		if jobBefore(&a, &b) {
+			return -1
 		}
-		return cmp.Compare(a.ID, b.ID)
+		return 1
 	})
-	if p.Limit > 0 && len(due) > p.Limit {
-		due = due[:p.Limit]
-	}
 	for i := range due {
 		j := &due[i]
 		until, now := p.LeaseUntil, p.Now
@@ -497,6 +523,28 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 		*j = copyJob(*j)
 	}
 	return due, nil
+}
+
+// jobBefore orders jobs by RunAt, then ID.
+func jobBefore(a, b *paykit.Job) bool {
+	if c := a.RunAt.Compare(b.RunAt); c != 0 {
+		return c < 0
+	}
+	return a.ID < b.ID
+}
+
+// jobHeap is a max-heap of jobs by jobBefore: the latest is at 0.
+type jobHeap []paykit.Job
+
+func (h jobHeap) Len() int           { return len(h) }
+func (h jobHeap) Less(i, j int) bool { return jobBefore(&h[j], &h[i]) }
+func (h jobHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *jobHeap) Push(x any)        { *h = append(*h, x.(paykit.Job)) }
+func (h *jobHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // leased returns a copy of the pending job id that owner leases, or

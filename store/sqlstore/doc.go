@@ -18,8 +18,11 @@
 //
 //   - SQLite: transactions begin IMMEDIATE, so writers are serialized at
 //     BEGIN and a transaction's reads are never stale for its writes. WAL
-//     lets readers run beside the writer. A writer waits up to 5 s for the
-//     lock; SQLITE_BUSY and SQLITE_LOCKED become ErrVersionConflict.
+//     lets readers run beside the writer. The writers of one process queue
+//     in it, one at a time (reads outside transactions do not queue), so
+//     none polls the lock under busy_timeout; a writer waits up to 5 s for
+//     its turn, and up to 5 s more for the lock should another process hold
+//     it; SQLITE_BUSY and SQLITE_LOCKED become ErrVersionConflict.
 //   - PostgreSQL: READ COMMITTED. Versioned updates and unique indexes catch
 //     the races that isolation level allows; serialization failures and
 //     deadlocks (40001, 40P01) become ErrVersionConflict. ClaimJobs locks

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,6 +24,12 @@ type pool struct {
 	db    *bun.DB
 	slots chan struct{}
 	wait  time.Duration
+	// writer, on SQLite, admits one writing transaction or statement of
+	// this process at a time, so that writers queue here in turn instead
+	// of polling the database's lock under busy_timeout; nil on PostgreSQL.
+	// Other processes on the file still meet busy_timeout.
+	writer     chan struct{}
+	writerWait time.Duration
 }
 
 var _ bun.ConnResolver = (*pool)(nil)
@@ -56,6 +63,68 @@ func (p *pool) acquire(ctx context.Context) error {
 
 func (p *pool) release() { <-p.slots }
 
+// acquireWriter takes the writer turn on SQLite, waiting at most
+// p.writerWait; a no-op on PostgreSQL.
+func (p *pool) acquireWriter(ctx context.Context) error {
+	if p.writer == nil {
+		return nil
+	}
+	select {
+	case p.writer <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(p.writerWait)
+	defer t.Stop()
+	select {
+	case p.writer <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: the database's write lock was not free before the deadline", paykit.ErrUnavailable)
+		}
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("%w: the database's write lock was not free within %s", paykit.ErrUnavailable, p.writerWait)
+	}
+}
+
+func (p *pool) releaseWriter() {
+	if p.writer != nil {
+		<-p.writer
+	}
+}
+
+// admit takes what a statement outside a transaction needs: the writer
+// turn first when it may write (on SQLite), then a connection slot. done
+// gives both back.
+func (p *pool) admit(ctx context.Context, query string) (done func(), err error) {
+	write := p.writer != nil && !isRead(query)
+	if write {
+		if err := p.acquireWriter(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.acquire(ctx); err != nil {
+		if write {
+			p.releaseWriter()
+		}
+		return nil, err
+	}
+	return func() {
+		p.release()
+		if write {
+			p.releaseWriter()
+		}
+	}, nil
+}
+
+// isRead reports whether query only reads: a SELECT (bun writes its
+// keywords in capitals). Anything else is taken as a write.
+func isRead(query string) bool {
+	return strings.HasPrefix(strings.TrimLeft(query, " \t\r\n("), "SELECT ")
+}
+
 // ResolveConn implements bun.ConnResolver: every statement outside a
 // transaction runs through p.
 func (p *pool) ResolveConn(context.Context, bun.Query) bun.IConn { return p }
@@ -65,10 +134,11 @@ func (p *pool) Close() error { return nil }
 
 // ExecContext runs query once admitted.
 func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := p.acquire(ctx); err != nil {
+	done, err := p.admit(ctx, query)
+	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer done()
 	return p.db.DB.ExecContext(ctx, query, args...)
 }
 
@@ -76,10 +146,11 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 // query returns, a little before its connection (bun reads and closes the
 // rows at once), so the pool may briefly see one more caller than slots.
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if err := p.acquire(ctx); err != nil {
+	done, err := p.admit(ctx, query)
+	if err != nil {
 		return nil, err
 	}
-	defer p.release()
+	defer done()
 	return p.db.DB.QueryContext(ctx, query, args...)
 }
 

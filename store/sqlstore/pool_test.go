@@ -243,3 +243,49 @@ func TestHeartbeatNeedsWrites(t *testing.T) {
 		is.True(!s.Persistent())
 	})
 }
+
+// TestSQLiteWritersQueueInProcess holds a write transaction open on a
+// Store with a 100 ms busy timeout and checks that reads outside
+// transactions go on beside it, that a second transaction and a write
+// outside transactions wait their turn in the process (not failing on the
+// database's lock however long the first keeps it, within the timeout),
+// and that a turn not come within the timeout is ErrUnavailable.
+func TestSQLiteWritersQueueInProcess(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := openWith(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"), sqlstore.Options{BusyTimeout: 400 * time.Millisecond})
+	merchant := func(id string) *paykit.Merchant {
+		return &paykit.Merchant{ID: id, Name: id, CreatedAt: time.UnixMilli(1e12).UTC()}
+	}
+	is.NoErr(s.CreateMerchant(ctx, merchant("mch_first")))
+
+	hold := func(d time.Duration) (locked chan struct{}, done chan error) {
+		locked, done = make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(tx paykit.Tx) error {
+				close(locked)
+				time.Sleep(d)
+				return tx.CreateMerchant(ctx, merchant("mch_holder"+d.String()))
+			})
+		}()
+		return locked, done
+	}
+	locked, done := hold(150 * time.Millisecond)
+	<-locked
+	start := time.Now()
+	_, err := s.GetMerchant(ctx, "mch_first") // a read does not queue
+	is.NoErr(err)
+	is.True(time.Since(start) < 100*time.Millisecond)
+	is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, merchant("mch_second")) }))
+	is.NoErr(s.CreateMerchant(ctx, merchant("mch_third")))
+	is.NoErr(<-done)
+
+	locked, done = hold(time.Second)
+	<-locked
+	err = s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, merchant("mch_late")) })
+	is.True(errors.Is(err, paykit.ErrUnavailable))
+	is.True(errors.Is(s.CreateMerchant(ctx, merchant("mch_late")), paykit.ErrUnavailable))
+	is.NoErr(<-done)
+	_, err = s.GetMerchant(ctx, "mch_late")
+	is.True(errors.Is(err, paykit.ErrNotFound))
+}

@@ -57,7 +57,10 @@ type Options struct {
 	// service_unavailable with Retry-After). Default DefaultConnWait.
 	ConnWait time.Duration
 	// BusyTimeout is how long a SQLite writer waits for the write lock
-	// before it fails with paykit.ErrUnavailable. Default 5s.
+	// before it fails with paykit.ErrUnavailable: its turn among this
+	// process's writers (they queue in the process, one at a time), then
+	// the database's lock (busy_timeout), which another process may hold.
+	// Default 5s.
 	BusyTimeout time.Duration
 	// SQLiteSynchronous is SQLite's synchronous setting: "FULL" (the
 	// default) syncs every commit to disk before it returns, so a committed
@@ -90,6 +93,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// pingIdle is how long a PostgreSQL connection may sit idle in the pool
+// and still be reused without a ping.
+const pingIdle = 30 * time.Second
 
 // sqliteParams are the connection settings of every SQLite connection but
 // the busy timeout and synchronous: WAL lets readers run beside the writer,
@@ -160,7 +167,13 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
 		}
-		db = bun.NewDB(stdlib.OpenDB(*cfg), pgdialect.New())
+		// stdlib pings a pooled connection idle over 1 s before reuse: a
+		// round trip per checkout at moderate load. Ping only those idle
+		// long enough that the server or a proxy may have dropped them.
+		ping := stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
+			return p.IdleDuration > pingIdle
+		})
+		db = bun.NewDB(stdlib.OpenDB(*cfg, ping), pgdialect.New())
 	default:
 		return nil, errors.New(`sqlstore: open: dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
 	}
@@ -204,6 +217,9 @@ func NewWith(db *bun.DB, opts Options) *Store {
 		size = n // the pool's own bound
 	}
 	p := newPool(db, size, opts.ConnWait)
+	if !pg {
+		p.writer, p.writerWait = make(chan struct{}, 1), opts.BusyTimeout
+	}
 	bun.WithConnResolver(p)(db) // statements outside InTx take their connection through p
 	s := &Store{db: db, pool: p, persistent: true}
 	s.tx = tx{db: db, pg: pg, store: s}
@@ -224,6 +240,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 
 // runTx runs fn in a new transaction on a connection of the pool; see InTx.
 func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
+	// On SQLite every transaction begins IMMEDIATE, taking the write
+	// lock: it waits its turn in the process first, then for a slot.
+	if err := s.pool.acquireWriter(ctx); err != nil {
+		return err
+	}
+	defer s.pool.releaseWriter()
 	if err := s.pool.acquire(ctx); err != nil {
 		return err
 	}
