@@ -157,7 +157,6 @@ type claim struct {
 	record  *IdempotencyRecord
 	replay  *StoredAnswer // the stored answer: return it
 	resumed bool          // an earlier execution stopped midway; carry on from record.RecoveryPoint
-	fresh   bool          // the record was created by this call
 }
 
 // begin looks the key up inside tx. It returns a stored response to replay,
@@ -182,7 +181,7 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 	}
 	err := tx.CreateIdempotencyRecord(ctx, rec)
 	if err == nil {
-		return &claim{record: rec, fresh: true}, nil
+		return &claim{record: rec}, nil
 	}
 	if !errors.Is(err, ErrAlreadyExists) {
 		return nil, err

@@ -610,11 +610,8 @@ func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentInten
 		if r.Action.Type == NextActionRedirectToURL {
 			pi.ProviderURL = r.Action.URL
 		}
-		if err := s.scheduleExpiry(ctx, tx, pi); err != nil {
-			return err
-		}
 		// Poll as a fallback for callbacks and payers who never come back.
-		if err := s.scheduleInquiry(ctx, tx, pi, now.Add(5*time.Second)); err != nil {
+		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(5*time.Second))); err != nil {
 			return err
 		}
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
@@ -700,11 +697,15 @@ func (s *Service) payURL(kind, token string) string {
 }
 
 func (s *Service) scheduleInquiry(ctx context.Context, tx Tx, pi *PaymentIntent, at time.Time) error {
-	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentInquire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: at, DedupKey: jobPaymentInquire + ":" + pi.ID})
+	return s.enqueue(ctx, tx, s.inquiryJob(pi, at))
 }
 
-func (s *Service) scheduleExpiry(ctx context.Context, tx Tx, pi *PaymentIntent) error {
-	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentExpire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: pi.ExpiresAt, DedupKey: jobPaymentExpire + ":" + pi.ID})
+func (s *Service) inquiryJob(pi *PaymentIntent, at time.Time) *Job {
+	return &Job{Kind: jobPaymentInquire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: at, DedupKey: jobPaymentInquire + ":" + pi.ID}
+}
+
+func (s *Service) expiryJob(pi *PaymentIntent) *Job {
+	return &Job{Kind: jobPaymentExpire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: pi.ExpiresAt, DedupKey: jobPaymentExpire + ":" + pi.ID}
 }
 
 // errNotYet asks the worker to retry a job later with backoff.

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"slices"
 	"time"
 
@@ -52,6 +54,52 @@ const pendingJob = "completed_at IS NULL"
 
 // EnqueueJob implements paykit.JobStore.
 func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
+	return t.insertJob(ctx, j, toJobRow(j))
+}
+
+// insertJob inserts row, the row of j, reporting a conflict as EnqueueJob.
+func (t tx) insertJob(ctx context.Context, j *paykit.Job, row *jobRow) error {
+	keys := []uniqueKey{{"id", "id = ?", []any{j.ID}}}
+	if j.DedupKey != "" {
+		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ? AND " + pendingJob, []any{j.DedupKey}})
+	}
+	return t.insert(ctx, "jobs", row, keys...)
+}
+
+// EnqueueJobs implements paykit.JobBatcher: one INSERT of every row,
+// returning the ids it inserted, and only when some collided, EnqueueJob
+// of each job not inserted, which reports its conflict.
+func (t tx) EnqueueJobs(ctx context.Context, jobs []*paykit.Job) []error {
+	errs := make([]error, len(jobs))
+	rows := make([]*jobRow, len(jobs))
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		rows[i], ids[i] = toJobRow(j), j.ID
+	}
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	var inserted []string
+	err := t.db.NewInsert().Model(&rows).On("CONFLICT DO NOTHING").Returning("id").Scan(ctx, &inserted)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fail(mapError("insert into jobs", err))
+	}
+	if len(inserted) == len(jobs) {
+		return errs
+	}
+	for i, j := range jobs {
+		if !slices.Contains(inserted, j.ID) {
+			errs[i] = t.insertJob(ctx, j, rows[i])
+		}
+	}
+	return errs
+}
+
+// toJobRow is the row of j.
+func toJobRow(j *paykit.Job) *jobRow {
 	row := &jobRow{
 		ID: j.ID, Kind: j.Kind, MerchantID: j.Scope.MerchantID, Environment: string(j.Scope.Environment),
 		TargetID: j.TargetID, Payload: j.Payload, DedupKey: j.DedupKey, RunAt: j.RunAt.UTC(), Attempts: j.Attempts,
@@ -61,11 +109,7 @@ func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 	if row.State == "" {
 		row.State = string(paykit.JobAvailable)
 	}
-	keys := []uniqueKey{{"id", "id = ?", []any{j.ID}}}
-	if j.DedupKey != "" {
-		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ? AND " + pendingJob, []any{j.DedupKey}})
-	}
-	return t.insert(ctx, "jobs", row, keys...)
+	return row
 }
 
 // ClaimJobs implements paykit.JobStore with one UPDATE ... RETURNING whose

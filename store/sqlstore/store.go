@@ -40,8 +40,9 @@ type tx struct {
 }
 
 var (
-	_ paykit.Store = (*Store)(nil)
-	_ paykit.Tx    = tx{}
+	_ paykit.Store      = (*Store)(nil)
+	_ paykit.Tx         = tx{}
+	_ paykit.JobBatcher = tx{}
 )
 
 // Options bound the Store's use of the database. The zero value gives the
