@@ -1,7 +1,6 @@
 package httpadapter_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -24,29 +23,7 @@ func newDashBrowser(t *testing.T) (*dashEnv, *browsertest.Browser) {
 	t.Helper()
 	b := browsertest.New(t)
 	e := newDashEnv(t, backends[1].open) // SQLite
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if _, err := e.svc.ProcessDue(ctx); err != nil && ctx.Err() == nil {
-				t.Errorf("worker: %v", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		b.CheckNoProblems()
-	})
+	runWorker(t, e.svc, b)
 	return e, b
 }
 

@@ -29,10 +29,10 @@ type browserEnv struct {
 // pageWait is how long a browser test waits for a page to move on.
 const pageWait = 15 * time.Second
 
-func newBrowserEnv(t *testing.T) *browserEnv {
+// runWorker runs svc's worker every 50 ms until the test ends, then checks
+// the browser saw no CSP violation or script error.
+func runWorker(t *testing.T, svc *paykit.Service, b *browsertest.Browser) {
 	t.Helper()
-	b := browsertest.New(t)
-	e := newPayEnv(t, backends[1].open) // SQLite
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -41,7 +41,7 @@ func newBrowserEnv(t *testing.T) *browserEnv {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if _, err := e.svc.ProcessDue(ctx); err != nil && ctx.Err() == nil {
+			if _, err := svc.ProcessDue(ctx); err != nil && ctx.Err() == nil {
 				t.Errorf("worker: %v", err)
 			}
 			select {
@@ -56,6 +56,13 @@ func newBrowserEnv(t *testing.T) *browserEnv {
 		wg.Wait()
 		b.CheckNoProblems()
 	})
+}
+
+func newBrowserEnv(t *testing.T) *browserEnv {
+	t.Helper()
+	b := browsertest.New(t)
+	e := newPayEnv(t, backends[1].open) // SQLite
+	runWorker(t, e.svc, b)
 	return &browserEnv{payEnv: e, b: b}
 }
 
