@@ -40,7 +40,8 @@
 //     the payer may try another.
 //
 // No expiry is sent: paykit cancels an expired attempt (for CARD,
-// expiring the session, whose own default lifetime is 24 hours). No
+// expiring the session, whose own default lifetime is 24 hours).
+//
 // The API version is stripe-go v85's (Stripe-Version 2026-03-25.dahlia),
 // and the adapter reads only fields that are the same in the versions
 // since 2022-08-01 (a Checkout Session's payment_intent may be null until
