@@ -760,8 +760,53 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 			return err
 		}
 	}
-	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+	if pi.Attempt == AttemptOpen && (r.Reference == "" || pi.ProviderRef != "") && !changesOpenAttempt(r.Outcome) {
+		// Nothing to record: wait, without a transaction that would change nothing.
+		return s.notYet(pi)
+	}
+	if err := s.applyInquiry(ctx, j.Scope, pi.ID, r); !errors.Is(err, errNotYet) {
+		return err
+	}
+	return s.notYet(pi)
 }
+
+// changesOpenAttempt reports whether an inquiry's outcome changes an open
+// attempt: a final one does; pending, waiting for the payer, not found
+// (the Provider forgot an attempt it acknowledged) and uncertain answers
+// leave it as it is.
+func changesOpenAttempt(o Outcome) bool {
+	switch o {
+	case OutcomeRequiresAction, OutcomePending, OutcomeNotFound, OutcomeUnknown, OutcomeUnacknowledged:
+		return false
+	}
+	return true
+}
+
+// notYet is the inquiry job's answer while pi is not final: a payment
+// waiting for its payer is asked about again after as long as it has
+// waited (5 s, 10 s, 20 s, ... at most payerPollMax), since callbacks
+// bring the payer's outcome first and polling is only their fallback; an
+// attempt pending at the Provider is retried on the backoff schedule.
+func (s *Service) notYet(pi *PaymentIntent) error {
+	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
+		return errNotYet
+	}
+	now := s.Now()
+	return notYetAt{now.Add(min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax))}
+}
+
+// The bounds of the interval between inquiries about a payment waiting for
+// its payer.
+const (
+	payerPollMin = 5 * time.Second
+	payerPollMax = 5 * time.Minute
+)
+
+// notYetAt is errNotYet with the time the job runs again.
+type notYetAt struct{ at time.Time }
+
+func (e notYetAt) Error() string        { return errNotYet.Error() }
+func (e notYetAt) Is(target error) bool { return target == errNotYet }
 
 // applyInquiry applies an inquiry (or callback) result. A final result
 // closes the intent; a pending one keeps it waiting (errNotYet).

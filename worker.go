@@ -227,6 +227,10 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 	case errors.As(err, &at):
 		runAt = at.at // the handler chose its own schedule and logged why
 	case errors.Is(err, errNotYet):
+		var ny notYetAt
+		if errors.As(err, &ny) && !flag {
+			runAt = ny.at
+		}
 		s.log.DebugContext(ctx, "job waits", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts)
 	case errors.As(err, &p):
 		s.log.ErrorContext(ctx, "job handler panicked, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "panic", fmt.Sprint(p.value))

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -333,12 +334,23 @@ const sandboxConns = 4
 // sandboxDB is where the sandbox PSP keeps its state: the PostgreSQL
 // database itself, which every server on it shares; beside a SQLite file,
 // a file of its own (paykit.db: paykit.sandbox.db), so that the PSP's
-// writes never queue for paykit's write lock.
+// writes never queue for paykit's write lock. As with SQLite's NORMAL
+// synchronous, the PSP's PostgreSQL sessions commit without waiting for the
+// disk (synchronous_commit off): its records survive a restart of either
+// server, and only a crash of the database's machine may lose the last
+// fraction of a second of them.
 func sandboxDB(db string) string {
 	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
 		return "sqlite:" + strings.TrimSuffix(path, ".db") + ".sandbox.db"
 	}
-	return db
+	u, err := url.Parse(db)
+	if err != nil {
+		return db // OpenWith reports it
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // serverKeys are the signing and account keys: from the -keys file (by
