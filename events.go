@@ -227,6 +227,15 @@ func (t eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) err
 	return t.paymentChanged(ctx, before, pi)
 }
 
+// rememberPayment tells tx, when it writes events, the state of pi at its
+// version, known without reading it: a versioned update of pi then emits
+// what the change calls for without reading the row first.
+func rememberPayment(tx Tx, pi *PaymentIntent) {
+	if t, ok := tx.(eventTx); ok {
+		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
+	}
+}
+
 // GetPaymentIntent implements Tx and remembers the intent's state.
 func (t eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
 	pi, err := t.Tx.GetPaymentIntent(ctx, scope, id)

@@ -476,10 +476,22 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 		stored   *StoredAnswer
 		replayed bool
 	)
+	// The intent as this request last knew it, the first time: the
+	// Provider's answer is applied to it by a versioned update, which
+	// fails if anyone changed it since, and the retry reads it.
+	known := pi
 	err := s.inTx(ctx, func(tx Tx) error {
-		cur, err := tx.GetPaymentIntent(ctx, scope, id)
-		if err != nil {
-			return err
+		cur := known
+		known = nil
+		if cur != nil && result != nil {
+			c := *cur
+			cur = &c
+			rememberPayment(tx, cur)
+		} else {
+			var err error
+			if cur, err = tx.GetPaymentIntent(ctx, scope, id); err != nil {
+				return err
+			}
 		}
 		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == pi.Provider {
 			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
@@ -491,6 +503,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 		// retry of the transaction reads it.
 		r := rec
 		rec = nil
+		var err error
 		if r == nil {
 			if r, err = tx.GetIdempotencyRecord(ctx, scope, idemKey); err != nil {
 				return err
