@@ -111,6 +111,7 @@ type Service struct {
 	random     io.Reader
 	log        *slog.Logger
 	signingKey []byte
+	macs       sync.Pool // HMAC-SHA256 under signingKey
 	workerID   string
 	interval   time.Duration
 	lease      time.Duration
@@ -318,7 +319,7 @@ func (s *Service) within(ctx context.Context, host Tx, fn func(tx Tx) error) err
 	if host == nil {
 		return s.inTx(ctx, fn)
 	}
-	if _, ok := host.(eventTx); ok {
+	if _, ok := host.(*eventTx); ok {
 		return fn(host)
 	}
 	return fn(newEventTx(host, s))

@@ -21,7 +21,7 @@ func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 // enqueueAll is enqueue of each job, in one statement where the Store can.
 func (s *Service) enqueueAll(ctx context.Context, tx Tx, jobs ...*Job) error {
 	inner := tx
-	if et, ok := tx.(eventTx); ok {
+	if et, ok := tx.(*eventTx); ok {
 		inner = et.Tx
 	}
 	b, ok := inner.(JobBatcher)
