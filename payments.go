@@ -624,7 +624,7 @@ func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentInten
 			pi.ProviderURL = r.Action.URL
 		}
 		// Poll as a fallback for callbacks and payers who never come back.
-		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(5*time.Second))); err != nil {
+		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(payerPollMin))); err != nil {
 			return err
 		}
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
@@ -797,9 +797,10 @@ func changesOpenAttempt(o Outcome) bool {
 
 // notYet is the inquiry job's answer while pi is not final: a payment
 // waiting for its payer is asked about again after as long as it has
-// waited (5 s, 10 s, 20 s, ... at most payerPollMax), since callbacks
-// bring the payer's outcome first and polling is only their fallback; an
-// attempt pending at the Provider is retried on the backoff schedule.
+// waited (30 s, 1 min, 2 min, ... at most payerPollMax), since callbacks
+// bring the payer's outcome first and polling is only their fallback for a
+// callback lost on the way; an attempt pending at the Provider is retried
+// on the backoff schedule.
 func (s *Service) notYet(pi *PaymentIntent) error {
 	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
 		return errNotYet
@@ -811,7 +812,7 @@ func (s *Service) notYet(pi *PaymentIntent) error {
 // The bounds of the interval between inquiries about a payment waiting for
 // its payer.
 const (
-	payerPollMin = 5 * time.Second
+	payerPollMin = 30 * time.Second
 	payerPollMax = 5 * time.Minute
 )
 

@@ -238,8 +238,9 @@ func drainWorker(t *testing.T, svc *paykit.Service) {
 }
 
 // TestWaitingPaymentPollSchedule: a payment waiting for its payer is asked
-// about after as long as it has waited (5 s, 10 s, 20 s, 40 s, ...), not on
-// the retry backoff, and a payer's success is found by the next inquiry.
+// about after as long as it has waited (30 s, 1 min, 2 min, 4 min, ...),
+// not on the retry backoff, and a payer's success is found by the next
+// inquiry.
 func TestWaitingPaymentPollSchedule(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
@@ -253,7 +254,7 @@ func TestWaitingPaymentPollSchedule(t *testing.T) {
 		return e.provider.inquired[pi.ID]
 	}
 	var at []int // seconds after the create of each inquiry
-	for sec := 1; sec <= 79; sec++ {
+	for sec := 1; sec <= 479; sec++ {
 		e.clock.Advance(time.Second)
 		before := inquiries()
 		e.drain(t)
@@ -261,7 +262,7 @@ func TestWaitingPaymentPollSchedule(t *testing.T) {
 			at = append(at, sec)
 		}
 	}
-	is.Equal(at, []int{5, 10, 20, 40}) // the next is at 80 s
+	is.Equal(at, []int{30, 60, 120, 240}) // the next is at 480 s
 	got, err := e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
 	is.NoErr(err)
 	is.Equal(got.Status, paykit.PaymentRequiresAction)
