@@ -106,13 +106,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer store.Close()
-	pspLn := newPipeListener()
-	defer pspLn.Close()
-	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspLn.client())
+	pspConn := &inProcess{}
+	defer pspConn.close()
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
 	if err != nil {
 		return err
 	}
 	defer closePSP()
+	pspConn.h = http.StripPrefix("/sandbox", psp)
 	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return err
@@ -191,15 +192,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
-	// The sandbox adapter's calls reach the PSP in this process through
-	// pspLn (HTTP over in-memory pipes); its payer pages and callbacks use
-	// the listener above.
-	pspSrv := &http.Server{
-		Handler:           http.StripPrefix("/sandbox", psp),
-		ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout,
-		IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
-	}
-
 	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
 	if cfg.OperatorToken == "" { // given tokens are the operator's own: never echoed
 		fmt.Fprintf(stdout, "operator token:  %s\n", token)
@@ -215,12 +207,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	g.Go(func() error { psp.Run(gctx, cfg.WorkerInterval); return nil })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		if err := pspSrv.Serve(pspLn); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -243,8 +229,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		<-gctx.Done()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
-		// The PSP last: requests in flight may still call it.
-		return errors.Join(srv.Shutdown(shutdownCtx), pspSrv.Shutdown(shutdownCtx))
+		// The sandbox adapter's calls reach the PSP in this process
+		// (pspConn) until the server has stopped: requests in flight may
+		// still call it. Its payer pages and callbacks use the listener.
+		return srv.Shutdown(shutdownCtx)
 	})
 	err = g.Wait()
 	logger.Info("paykit stopped")
