@@ -75,7 +75,7 @@ func (t tx) CreateCheckout(ctx context.Context, c *paykit.Checkout) error {
 // GetCheckout implements paykit.CheckoutStore.
 func (t tx) GetCheckout(ctx context.Context, scope paykit.Scope, id string) (*paykit.Checkout, error) {
 	var row checkoutRow
-	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
+	if err := ofScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
 		return nil, mapError("get checkout", err)
 	}
 	c, err := row.checkout()

@@ -57,7 +57,7 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 // GetEvent implements paykit.EventStore.
 func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {
 	var row eventRow
-	if err := inScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
+	if err := ofScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
 		return nil, mapError("get event", err)
 	}
 	e, err := row.event()

@@ -111,7 +111,7 @@ func (t tx) getPaymentIntent(ctx context.Context, op string, scope *paykit.Scope
 	var row paymentIntentRow
 	sel := t.db.NewSelect().Model(&row).Where("id = ?", id)
 	if scope != nil {
-		sel = inScope(sel, *scope)
+		sel = ofScope(sel, *scope)
 	}
 	if err := sel.Scan(ctx); err != nil {
 		return nil, mapError(op, err)

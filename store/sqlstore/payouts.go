@@ -98,7 +98,7 @@ func (t tx) getPayoutIntent(ctx context.Context, op string, scope *paykit.Scope,
 	var row payoutIntentRow
 	sel := t.db.NewSelect().Model(&row).Where("id = ?", id)
 	if scope != nil {
-		sel = inScope(sel, *scope)
+		sel = ofScope(sel, *scope)
 	}
 	if err := sel.Scan(ctx); err != nil {
 		return nil, mapError(op, err)

@@ -139,3 +139,38 @@ func BenchmarkListPaymentIntentsPostgres(b *testing.B) {
 		})
 	}
 }
+
+// TestByIDPlansUseThePrimaryKeyWithoutStatistics: a read or versioned
+// update of one row by id, kept to its scope, goes through the primary key
+// even before the table was ever analyzed (a new database under load),
+// rather than through an index led by merchant_id, which would read every
+// row of the merchant.
+func TestByIDPlansUseThePrimaryKeyWithoutStatistics(t *testing.T) {
+	s := openPostgres(t)
+	ctx := context.Background()
+	scope := paykit.Scope{MerchantID: "mch_byid", Environment: paykit.Live}
+	if _, err := s.db.ExecContext(ctx, "ALTER TABLE payment_intents SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO payment_intents (id, merchant_id, environment, status, amount,
+		currency, country, merchant_reference, payment_method, return_url, checkout_id, failure_code, provider,
+		provider_ref, attempt, provider_url, expires_at, created_at, updated_at, version)
+		SELECT 'pi_' || lpad(i::text, 8, '0'), ?, ?, 'requires_action', 1000, 'MYR', 'MY', 'ref_' || i, 'FPX', '', '',
+		'', 'sandbox', '', 'open', '', now(), now(), now(), 0 FROM generate_series(1, 5000) AS i`, scope.MerchantID, scope.Environment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "pi_00004321"
+	for name, query := range map[string]string{
+		"get":    ofScope(s.db.NewSelect().Table("payment_intents").Where("id = ?", id), scope).String(),
+		"update": ofScope(s.db.NewUpdate().Table("payment_intents").Set("status = 'succeeded'").Where("id = ?", id), scope).Where("version = ?", 0).String(),
+	} {
+		var plan []string
+		if err := s.db.NewRaw("EXPLAIN "+query).Scan(ctx, &plan); err != nil {
+			t.Fatal(err)
+		}
+		if text := strings.Join(plan, "\n"); !strings.Contains(text, "using payment_intents_pkey") {
+			t.Errorf("%s: plan does not read the primary key:\n%s", name, text)
+		}
+	}
+}

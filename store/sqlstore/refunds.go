@@ -74,7 +74,7 @@ func (t tx) getRefund(ctx context.Context, op string, scope *paykit.Scope, id st
 	var row refundRow
 	sel := t.db.NewSelect().Model(&row).Where("id = ?", id)
 	if scope != nil {
-		sel = inScope(sel, *scope)
+		sel = ofScope(sel, *scope)
 	}
 	if err := sel.Scan(ctx); err != nil {
 		return nil, mapError(op, err)
