@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""pg-templatize.py IN OUT: turns the statements of one create, as PostgreSQL
+logged them (one per line), into a pgbench script that replays them with
+fresh ids and times: every random id becomes a per-transaction value, every
+timestamp literal now() plus its offset from the create's first one, and the
+sandbox PSP's autocommits run in one transaction without waiting for the
+disk, as the example server's PSP sessions do (synchronous_commit off)."""
+import re, sys
+from datetime import datetime
+
+src, dst = sys.argv[1], sys.argv[2]  # argv[3]: the create's idempotency key and reference
+lines = [l.rstrip("\n") for l in open(src) if l.strip()]
+tok = re.compile(r"\b(?:pi|po|re|co|job|evt|pay|trf|rfd)_[0-9a-z]{8,}\b")
+ts = re.compile(r"'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\+00:00'")
+ids, base = {}, None
+
+
+def when(m):
+    global base
+    t = datetime.fromisoformat(m.group(1))
+    base = base or t
+    ms = round((t - base).total_seconds() * 1000)
+    return f"(now() + interval '{ms} milliseconds')"
+
+
+def literal(m):
+    """Ids inside a literal become pgbench's :a (substituted in quotes too)
+    with a suffix per distinct id, so each transaction writes new rows."""
+    def one(t):
+        ids.setdefault(t.group(0), len(ids))
+        return f"{t.group(0).split('_')[0]}_:a-{ids[t.group(0)]}"
+    return tok.sub(one, m.group(0))
+
+
+out = ["\\set a random(1, 9000000000000000000)"]
+psp = [i for i, l in enumerate(lines) if l.startswith("INSERT INTO sandbox_")]
+for i, l in enumerate(lines):
+    if l.lower() in ("begin", "commit"):
+        out.append(l.upper() + ";")
+        continue
+    if psp and i == psp[0]:
+        out += ["BEGIN;", "SET LOCAL synchronous_commit = off;"]
+    l = ts.sub(when, l)
+    l = re.sub(r"'(?:[^']|'')*'", literal, l)
+    out.append(l + ";")
+    if psp and i == psp[-1]:
+        out.append("COMMIT;")
+# The idempotency key and merchant reference: a value of the request.
+text = "\n".join(out) + "\n"
+text = re.sub(r"'" + re.escape(sys.argv[3]) + r"'", "'k_:a'", text)
+open(dst, "w").write(text)
