@@ -54,3 +54,65 @@ func TestClaimJobsTakesTheSoonest(t *testing.T) {
 		t.Errorf("claimed %v,\nwant %v", got, want)
 	}
 }
+
+// TestClaimJobsFollowsRescheduleLeaseAndRollback: a job claims when its
+// RunAt, or its lapsed lease, comes; a rescheduled job at its new time
+// only; a claim in a transaction that rolls back leaves the job claimable.
+func TestClaimJobsFollowsRescheduleLeaseAndRollback(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	claim := func(at time.Time) []string {
+		t.Helper()
+		jobs, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w", Now: at, LeaseUntil: at.Add(time.Minute), Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	for i := range 1000 { // jobs far off that no claim reaches
+		if err := s.EnqueueJob(ctx, &paykit.Job{ID: fmt.Sprintf("job_later%04d", i), Kind: "k", RunAt: base.Add(time.Hour), CreatedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.EnqueueJob(ctx, &paykit.Job{ID: "job_a", Kind: "k", RunAt: base.Add(time.Second), CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(base); len(got) != 0 {
+		t.Fatalf("claimed %v before its time", got)
+	}
+	if got := claim(base.Add(time.Second)); !slices.Equal(got, []string{"job_a"}) {
+		t.Fatalf("claimed %v, want job_a", got)
+	}
+	if got := claim(base.Add(30 * time.Second)); len(got) != 0 {
+		t.Fatalf("claimed %v while leased", got)
+	}
+	if got := claim(base.Add(61 * time.Second)); !slices.Equal(got, []string{"job_a"}) { // the lease lapsed
+		t.Fatalf("claimed %v, want job_a again", got)
+	}
+	if err := s.RetryJob(ctx, "job_a", "w", base.Add(10*time.Minute), "not yet"); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(base.Add(5 * time.Minute)); len(got) != 0 {
+		t.Fatalf("claimed %v before its new time", got)
+	}
+	err := s.InTx(ctx, func(tx paykit.Tx) error {
+		jobs, err := tx.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w", Now: base.Add(10 * time.Minute), LeaseUntil: base.Add(11 * time.Minute), Limit: 10})
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("claimed %v, %v in the transaction", jobs, err)
+		}
+		return errRollback
+	})
+	if err != errRollback {
+		t.Fatal(err)
+	}
+	if got := claim(base.Add(10 * time.Minute)); !slices.Equal(got, []string{"job_a"}) {
+		t.Fatalf("claimed %v after the rollback, want job_a", got)
+	}
+}
+
+var errRollback = fmt.Errorf("roll back")

@@ -2,13 +2,13 @@ package memory
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +36,7 @@ type data struct {
 	balances    map[balanceKey]paykit.Balance
 	idempotency map[refKey]paykit.IdempotencyRecord
 	jobs        map[string]paykit.Job // pending
+	jobsDue     dueIndex              // of jobs
 	doneJobs    map[string]paykit.Job // completed, until purged
 	jobByDedup  map[string]string     // of pending jobs
 	events      map[string]paykit.Event
@@ -190,6 +191,12 @@ func del[K comparable, V any](t *txn, m map[K]V, k K) {
 	}
 	record(t, m, k)
 	delete(m, k)
+}
+
+// putJob writes the pending job j and indexes when it comes due.
+func (t *txn) putJob(j paykit.Job) {
+	put(t, t.d.jobs, j.ID, j)
+	t.d.jobsDue.add(t, &j)
 }
 
 func conflict(entity, key string) error { return &paykit.ConflictError{Entity: entity, Key: key} }
@@ -521,7 +528,7 @@ func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
 	if row.DedupKey != "" {
 		put(t, t.d.jobByDedup, row.DedupKey, row.ID)
 	}
-	put(t, t.d.jobs, row.ID, row)
+	t.putJob(row)
 	return nil
 }
 
@@ -534,66 +541,33 @@ func (t *txn) job(id string) (paykit.Job, bool) {
 	return j, ok
 }
 
-// ClaimJobs implements paykit.JobStore.
+// ClaimJobs implements paykit.JobStore: the due jobs come from the due
+// index, not from a scan of every pending job under the Store's lock.
 func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
-	// Keep only the Limit soonest due jobs while scanning (a max-heap on
-	// (RunAt, ID)), rather than copying and sorting every due job: under
-	// load thousands are due and the scan holds the Store's lock.
-	var due jobHeap
-	for _, j := range t.d.jobs {
-		if j.RunAt.After(p.Now) || (j.LeaseUntil != nil && j.LeaseUntil.After(p.Now)) {
-			continue
+	es := t.d.jobsDue.due(t, t.d.jobs, p.Now)
+	slices.SortFunc(es, func(a, b dueEntry) int {
+		if c := a.runAt.Compare(b.runAt); c != 0 {
+			return c
 		}
-		if p.Limit > 0 && len(due) == p.Limit {
-			if jobBefore(&due[0], &j) { // no sooner than the latest kept
-				continue
-			}
-			due[0] = j
-			heap.Fix(&due, 0)
-			continue
-		}
-		heap.Push(&due, j)
-	}
-	slices.SortFunc(due, func(a, b paykit.Job) int {
-		if jobBefore(&a, &b) {
-			return -1
-		}
-		return 1
+		return strings.Compare(a.id, b.id)
 	})
-	for i := range due {
-		j := &due[i]
+	if p.Limit > 0 && len(es) > p.Limit {
+		t.d.jobsDue.putBack(es[p.Limit:])
+		es = es[:p.Limit]
+	}
+	due := make([]paykit.Job, len(es))
+	for i, e := range es {
+		j := copyJob(t.d.jobs[e.id])
 		until, now := p.LeaseUntil, p.Now
 		j.LeaseOwner, j.LeaseUntil, j.AttemptedAt = p.Owner, &until, &now
 		j.Attempts++
 		if j.Status != paykit.JobNeedsAttention {
 			j.Status = paykit.JobRunning
 		}
-		put(t, t.d.jobs, j.ID, copyJob(*j))
-		*j = copyJob(*j)
+		t.putJob(copyJob(j))
+		due[i] = j
 	}
 	return due, nil
-}
-
-// jobBefore orders jobs by RunAt, then ID.
-func jobBefore(a, b *paykit.Job) bool {
-	if c := a.RunAt.Compare(b.RunAt); c != 0 {
-		return c < 0
-	}
-	return a.ID < b.ID
-}
-
-// jobHeap is a max-heap of jobs by jobBefore: the latest is at 0.
-type jobHeap []paykit.Job
-
-func (h jobHeap) Len() int           { return len(h) }
-func (h jobHeap) Less(i, j int) bool { return jobBefore(&h[j], &h[i]) }
-func (h jobHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *jobHeap) Push(x any)        { *h = append(*h, x.(paykit.Job)) }
-func (h *jobHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // leased returns a copy of the pending job id that owner leases, or
@@ -639,7 +613,7 @@ func (t *txn) reschedule(id, owner string, runAt time.Time, lastError string, st
 	}
 	j.LeaseOwner, j.LeaseUntil = "", nil
 	j.RunAt, j.LastError, j.Status = runAt, lastError, status
-	put(t, t.d.jobs, id, j)
+	t.putJob(j)
 	return nil
 }
 
@@ -652,7 +626,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 	j := copyJob(t.d.jobs[id])
 	if j.RunAt.After(runAt) {
 		j.RunAt = runAt
-		put(t, t.d.jobs, id, j)
+		t.putJob(j)
 	}
 	return nil
 }
