@@ -25,7 +25,7 @@ type fakeProvider struct {
 	mu       sync.Mutex
 	attempts map[string]*fakeAttempt
 	creates  map[string]int      // create calls per key
-	block    chan struct{}       // when set, CreatePayment waits on it (a hung request)
+	block    chan struct{}       // when set, CreatePayment and CreateRefund wait on it (a hung request)
 	returns  []string            // return URLs received
 	options  []map[string]string // options received, per create call
 

@@ -3,6 +3,7 @@ package paykit_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -10,21 +11,34 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/paykittest"
 )
 
 // The fake Provider's refunds, by key. Amounts ending in 911 are declined,
 // 912 time out after the Provider recorded them, 913 are not acknowledged
 // the first time (nothing recorded); others are pending, then succeeded at
-// the next inquiry.
+// the next inquiry. While the fake's block is set, a recorded refund's
+// answer waits on it (a hung request).
 type fakeRefund struct {
 	amount int64
 	state  paykit.Outcome
 }
 
-func (f *fakeProvider) CreateRefund(_ context.Context, req paykit.RefundRequest) paykit.Result {
+func (f *fakeProvider) CreateRefund(ctx context.Context, req paykit.RefundRequest) paykit.Result {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	res, block := f.createRefund(req), f.block
+	f.mu.Unlock()
+	if block != nil && res.Outcome != paykit.OutcomeUnacknowledged {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+	}
+	return res
+}
+
+func (f *fakeProvider) createRefund(req paykit.RefundRequest) paykit.Result {
 	if f.refunds == nil {
 		f.refunds, f.refundCalls = map[string]*fakeRefund{}, map[string]int{}
 	}
@@ -299,6 +313,81 @@ func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
 	is.True(jobs.Data[0].Attempts > 10)
 }
 
+// TestCrashedRefundIsRecovered, on every Store: a request that dies
+// between its two transactions (here in the Provider call, which recorded
+// the refund) leaves it pending, reserved and still to send; a concurrent
+// request with its key is told it is in progress. Once the lock lapses,
+// the retry with the key, or the dispatch job before it, sends it again
+// under the same Provider key, and every later replay answers the same.
+func TestCrashedRefundIsRecovered(t *testing.T) {
+	for _, kind := range paykittest.Stores {
+		for _, via := range []string{"retry", "worker"} {
+			t.Run(string(kind)+"/"+via, func(t *testing.T) {
+				is := is.New(t)
+				ctx := context.Background()
+				e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
+				pi := e.paid(t, 10000, "order-1")
+				req := refundOf(pi, "r-crash", 4000)
+
+				e.provider.block = make(chan struct{})
+				hung, stop := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, _, _ = e.svc.CreateRefund(hung, e.test, "crash-key", req)
+				}()
+				waitFor(t, func() bool { n, _ := e.provider.refundsReceived(); return n == 1 })
+				_, _, err := e.svc.CreateRefund(ctx, e.test, "crash-key", req)
+				is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
+				is.True(paykit.AsError(err).RetryAfter > 0)
+				stop()
+				<-done
+				e.provider.block = nil
+
+				page, err := e.svc.ListRefunds(ctx, e.test, paykit.RefundListParams{})
+				is.NoErr(err)
+				is.Equal(len(page.Data), 1)
+				re := page.Data[0]
+				is.Equal(re.Status, paykit.RefundPending)
+				is.Equal(re.Dispatch, paykit.DispatchSending) // the answer was never applied
+				avail, reserved := e.balance(t)
+				is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
+
+				e.clock.Advance(31 * time.Second) // the request's lock lapses
+				if via == "worker" {
+					e.drain(t)
+				}
+				resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "crash-key", req))
+				is.NoErr(err)
+				is.Equal(resp.Status, http.StatusCreated)
+				is.Equal(resp.Replayed, via == "worker")
+				var got paykit.Refund
+				is.NoErr(resp.Decode(&got))
+				is.Equal(got.ID, re.ID)
+				is.Equal(got.Status, paykit.RefundPending)
+				refunds, calls := e.provider.refundsReceived()
+				is.Equal([]int{refunds, calls}, []int{1, 2}) // sent again under its key: one refund
+
+				e.settle(t)
+				replay, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "crash-key", req))
+				is.NoErr(err)
+				is.True(replay.Replayed)
+				is.Equal(string(replay.Body), string(resp.Body))
+				refunds, calls = e.provider.refundsReceived()
+				is.Equal([]int{refunds, calls}, []int{1, 2})
+				final, err := e.svc.GetRefund(ctx, e.test, re.ID)
+				is.NoErr(err)
+				is.Equal(final.Status, paykit.RefundSucceeded)
+				avail, reserved = e.balance(t)
+				is.Equal([]int64{avail, reserved}, []int64{6000, 0})
+				p, err := e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
+				is.NoErr(err)
+				is.Equal([]int64{p.RefundedAmount, p.RefundPendingAmount}, []int64{4000, 0})
+			})
+		}
+	}
+}
+
 // TestConcurrentRefundsNeverExceedThePayment: ten concurrent refunds of
 // 30 % each on every Store: exactly three are created and sent, the rest
 // are amount_exceeds_refundable.
@@ -345,41 +434,57 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 	}
 }
 
-// TestCreateRefundTx: rolled back, no refund, no reservation, no call;
-// committed, the worker sends it.
+// TestCreateRefundTx, on every Store: rolled back, no refund, no
+// reservation, no call; committed, the reservation with it, and the worker
+// sends it and completes the key, which then replays, in a host's
+// transaction too.
 func TestCreateRefundTx(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	e := newFlowEnv(t)
-	pi := e.paid(t, 10000, "order-1")
-	errHost := errors.New("host rolls back")
-	err := e.store.InTx(ctx, func(tx paykit.Tx) error {
-		if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
-			return err
-		}
-		return errHost
-	})
-	is.True(errors.Is(err, errHost))
-	e.drain(t)
-	refunds, _ := e.provider.refundsReceived()
-	is.Equal(refunds, 0)
-	avail, reserved := e.balance(t)
-	is.Equal([]int64{avail, reserved}, []int64{10000, 0})
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			is := is.New(t)
+			ctx := context.Background()
+			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
+			pi := e.paid(t, 10000, "order-1")
+			errHost := errors.New("host rolls back")
+			err := e.store.InTx(ctx, func(tx paykit.Tx) error {
+				if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
+					return err
+				}
+				return errHost
+			})
+			is.True(errors.Is(err, errHost))
+			e.drain(t)
+			refunds, _ := e.provider.refundsReceived()
+			is.Equal(refunds, 0)
+			avail, reserved := e.balance(t)
+			is.Equal([]int64{avail, reserved}, []int64{10000, 0})
 
-	var re *paykit.Refund
-	is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
-		var ans paykit.Answer
-		re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
-		is.Equal(ans.Kind, paykit.AnswerAccepted)
-		return err
-	}))
-	refunds, _ = e.provider.refundsReceived()
-	is.Equal(refunds, 0)
-	e.drain(t)
-	refunds, _ = e.provider.refundsReceived()
-	is.Equal(refunds, 1)
-	again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
-	is.NoErr(err)
-	is.True(ans.Replayed)
-	is.Equal(again.ID, re.ID)
+			var re *paykit.Refund
+			is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+				var ans paykit.Answer
+				re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+				is.Equal(ans.Kind, paykit.AnswerAccepted)
+				return err
+			}))
+			is.Equal(re.Status, paykit.RefundPending)
+			avail, reserved = e.balance(t)
+			is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
+			refunds, _ = e.provider.refundsReceived()
+			is.Equal(refunds, 0)
+			e.drain(t)
+			refunds, _ = e.provider.refundsReceived()
+			is.Equal(refunds, 1)
+			again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
+			is.NoErr(err)
+			is.True(ans.Replayed)
+			is.Equal(ans.Kind, paykit.AnswerCreated)
+			is.Equal(again.ID, re.ID)
+			is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+				again, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+				return err
+			}))
+			is.True(ans.Replayed)
+			is.Equal(again.ID, re.ID)
+		})
+	}
 }
