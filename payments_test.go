@@ -404,23 +404,16 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 	for _, via := range []string{"retry", "worker"} {
 		t.Run(via, func(t *testing.T) {
 			e := newFlowEnv(t)
-			e.provider.block = make(chan struct{})
-			hung, stop := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { // a request that hangs in the Provider call, then dies
-				defer close(done)
+			die := e.hang(t, func(hung context.Context) {
 				_, _ = answertest.From(e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx(5000, "o-crash")))
-			}()
-			waitFor(t, func() bool {
+			}, func() bool {
 				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 				return len(page.Data) == 1
 			})
 			_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx(5000, "o-crash")))
 			is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
 			is.True(paykit.AsError(err).RetryAfter > 0)
-			stop()
-			<-done
-			e.provider.block = nil
+			die()
 
 			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 			id := page.Data[0].ID
@@ -540,6 +533,26 @@ func TestAbandonedPaymentExpires(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(pi.Status, paykit.PaymentExpired)
 	is.Equal(pi.FailureCode, paykit.FailureExpired)
+}
+
+// hang runs request as a request that hangs in the Provider call, once
+// inCall says it is there, and returns what makes it die (its context
+// ends) and waits for it.
+func (e *flowEnv) hang(t *testing.T, request func(ctx context.Context), inCall func() bool) (die func()) {
+	t.Helper()
+	e.provider.block = make(chan struct{})
+	hung, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		request(hung)
+	}()
+	waitFor(t, inCall)
+	return func() {
+		stop()
+		<-done
+		e.provider.block = nil
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

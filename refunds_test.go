@@ -329,20 +329,13 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 				pi := e.paid(t, 10000, "order-1")
 				req := refundOf(pi, "r-crash", 4000)
 
-				e.provider.block = make(chan struct{})
-				hung, stop := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
+				die := e.hang(t, func(hung context.Context) {
 					_, _, _ = e.svc.CreateRefund(hung, e.test, "crash-key", req)
-				}()
-				waitFor(t, func() bool { n, _ := e.provider.refundsReceived(); return n == 1 })
+				}, func() bool { n, _ := e.provider.refundsReceived(); return n == 1 })
 				_, _, err := e.svc.CreateRefund(ctx, e.test, "crash-key", req)
 				is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
 				is.True(paykit.AsError(err).RetryAfter > 0)
-				stop()
-				<-done
-				e.provider.block = nil
+				die()
 
 				page, err := e.svc.ListRefunds(ctx, e.test, paykit.RefundListParams{})
 				is.NoErr(err)
