@@ -437,7 +437,22 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	const n = 50
+	created := sameKeyAnswers(t, 50, func() (*answertest.Response, error) {
+		return answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
+	})
+	is.True(created >= 1)
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 1)
+	is.Equal(len(e.provider.attempts), 1)
+	is.Equal(e.provider.createCalls(page.Data[0].ID), 1)
+}
+
+// sameKeyAnswers runs n creates at once and checks that each answered
+// idempotency_in_progress or the one body all others answered; it returns
+// how many answered the body.
+func sameKeyAnswers(t *testing.T, n int, create func() (*answertest.Response, error)) int {
+	t.Helper()
 	var wg sync.WaitGroup
 	bodies := make([]string, n)
 	codes := make([]string, n)
@@ -445,7 +460,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
+			resp, err := create()
 			if err != nil {
 				codes[i] = paykit.ErrorCode(err)
 				return
@@ -458,21 +473,20 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 	created := 0
 	for i := range n {
 		if codes[i] != "" {
-			is.Equal(codes[i], paykit.CodeIdempotencyInProgress)
+			if codes[i] != paykit.CodeIdempotencyInProgress {
+				t.Errorf("answer %d: %s", i, codes[i])
+			}
 			continue
 		}
 		created++
 		if first == "" {
 			first = bodies[i]
 		}
-		is.Equal(bodies[i], first) // every 201 is the same body
+		if bodies[i] != first {
+			t.Errorf("answer %d differs:\n%s\n%s", i, bodies[i], first)
+		}
 	}
-	is.True(created >= 1)
-	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
-	is.NoErr(err)
-	is.Equal(len(page.Data), 1)
-	is.Equal(len(e.provider.attempts), 1)
-	is.Equal(e.provider.createCalls(page.Data[0].ID), 1)
+	return created
 }
 
 func TestCancelPaymentIntent(t *testing.T) {

@@ -381,6 +381,28 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 	}
 }
 
+// TestConcurrentIdenticalRefunds, on every Store: requests with one key at
+// once make one refund, sent once; each answers the one body or
+// idempotency_in_progress.
+func TestConcurrentIdenticalRefunds(t *testing.T) {
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			is := is.New(t)
+			ctx := context.Background()
+			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
+			pi := e.paid(t, 10000, "order-1")
+			created := sameKeyAnswers(t, 20, func() (*answertest.Response, error) {
+				return answertest.From(e.svc.CreateRefund(ctx, e.test, "same-key", refundOf(pi, "r-same", 3000)))
+			})
+			is.True(created >= 1)
+			refunds, calls := e.provider.refundsReceived()
+			is.Equal([]int{refunds, calls}, []int{1, 1})
+			avail, reserved := e.balance(t)
+			is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+		})
+	}
+}
+
 // TestConcurrentRefundsNeverExceedThePayment: ten concurrent refunds of
 // 30 % each on every Store: exactly three are created and sent, the rest
 // are amount_exceeds_refundable.
