@@ -320,13 +320,11 @@ func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
 // the retry with the key, or the dispatch job before it, sends it again
 // under the same Provider key, and every later replay answers the same.
 func TestCrashedRefundIsRecovered(t *testing.T) {
-	for _, kind := range paykittest.Stores {
-		for _, via := range []string{"retry", "worker"} {
-			t.Run(string(kind)+"/"+via, func(t *testing.T) {
+	for _, via := range []string{"retry", "worker"} {
+		t.Run(via, func(t *testing.T) {
+			onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 				is := is.New(t)
 				ctx := context.Background()
-				e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
-				pi := e.paid(t, 10000, "order-1")
 				req := refundOf(pi, "r-crash", 4000)
 
 				die := e.hang(t, func(hung context.Context) {
@@ -377,7 +375,7 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 				is.NoErr(err)
 				is.Equal([]int64{p.RefundedAmount, p.RefundPendingAmount}, []int64{4000, 0})
 			})
-		}
+		})
 	}
 }
 
@@ -385,22 +383,18 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 // once make one refund, sent once; each answers the one body or
 // idempotency_in_progress.
 func TestConcurrentIdenticalRefunds(t *testing.T) {
-	for _, kind := range paykittest.Stores {
-		t.Run(string(kind), func(t *testing.T) {
-			is := is.New(t)
-			ctx := context.Background()
-			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
-			pi := e.paid(t, 10000, "order-1")
-			created := sameKeyAnswers(t, 20, func() (*answertest.Response, error) {
-				return answertest.From(e.svc.CreateRefund(ctx, e.test, "same-key", refundOf(pi, "r-same", 3000)))
-			})
-			is.True(created >= 1)
-			refunds, calls := e.provider.refundsReceived()
-			is.Equal([]int{refunds, calls}, []int{1, 1})
-			avail, reserved := e.balance(t)
-			is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		created := sameKeyAnswers(t, 20, func() (*answertest.Response, error) {
+			return answertest.From(e.svc.CreateRefund(ctx, e.test, "same-key", refundOf(pi, "r-same", 3000)))
 		})
-	}
+		is.True(created >= 1)
+		refunds, calls := e.provider.refundsReceived()
+		is.Equal([]int{refunds, calls}, []int{1, 1})
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+	})
 }
 
 // TestConcurrentRefundsNeverExceedThePayment: ten concurrent refunds of
@@ -454,52 +448,59 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 // sends it and completes the key, which then replays, in a host's
 // transaction too.
 func TestCreateRefundTx(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		errHost := errors.New("host rolls back")
+		err := e.store.InTx(ctx, func(tx paykit.Tx) error {
+			if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
+				return err
+			}
+			return errHost
+		})
+		is.True(errors.Is(err, errHost))
+		e.drain(t)
+		refunds, _ := e.provider.refundsReceived()
+		is.Equal(refunds, 0)
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{10000, 0})
+
+		var re *paykit.Refund
+		is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+			var ans paykit.Answer
+			re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+			is.Equal(ans.Kind, paykit.AnswerAccepted)
+			return err
+		}))
+		is.Equal(re.Status, paykit.RefundPending)
+		avail, reserved = e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
+		refunds, _ = e.provider.refundsReceived()
+		is.Equal(refunds, 0)
+		e.drain(t)
+		refunds, _ = e.provider.refundsReceived()
+		is.Equal(refunds, 1)
+		again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
+		is.NoErr(err)
+		is.True(ans.Replayed)
+		is.Equal(ans.Kind, paykit.AnswerCreated)
+		is.Equal(again.ID, re.ID)
+		is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+			again, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+			return err
+		}))
+		is.True(ans.Replayed)
+		is.Equal(again.ID, re.ID)
+	})
+}
+
+// onEveryStore runs test on a flow environment of every Store, with a
+// succeeded payment of 10000.
+func onEveryStore(t *testing.T, test func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent)) {
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
-			is := is.New(t)
-			ctx := context.Background()
 			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
-			pi := e.paid(t, 10000, "order-1")
-			errHost := errors.New("host rolls back")
-			err := e.store.InTx(ctx, func(tx paykit.Tx) error {
-				if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
-					return err
-				}
-				return errHost
-			})
-			is.True(errors.Is(err, errHost))
-			e.drain(t)
-			refunds, _ := e.provider.refundsReceived()
-			is.Equal(refunds, 0)
-			avail, reserved := e.balance(t)
-			is.Equal([]int64{avail, reserved}, []int64{10000, 0})
-
-			var re *paykit.Refund
-			is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
-				var ans paykit.Answer
-				re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
-				is.Equal(ans.Kind, paykit.AnswerAccepted)
-				return err
-			}))
-			is.Equal(re.Status, paykit.RefundPending)
-			avail, reserved = e.balance(t)
-			is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
-			refunds, _ = e.provider.refundsReceived()
-			is.Equal(refunds, 0)
-			e.drain(t)
-			refunds, _ = e.provider.refundsReceived()
-			is.Equal(refunds, 1)
-			again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
-			is.NoErr(err)
-			is.True(ans.Replayed)
-			is.Equal(ans.Kind, paykit.AnswerCreated)
-			is.Equal(again.ID, re.ID)
-			is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
-				again, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
-				return err
-			}))
-			is.True(ans.Replayed)
-			is.Equal(again.ID, re.ID)
+			test(t, e, e.paid(t, 10000, "order-1"))
 		})
 	}
 }
