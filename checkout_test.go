@@ -130,7 +130,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 
 	// The payer pays; the checkout completes.
 	e.provider.approve(co.PaymentIntentID)
-	e.clock.Advance(10 * time.Second)
+	e.clock.Advance(30 * time.Second) // the first inquiry of a waiting payment
 	e.drain(t)
 	got, err = e.svc.GetCheckout(ctx, e.test, co.ID)
 	is.NoErr(err)

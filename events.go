@@ -149,12 +149,12 @@ func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID st
 type eventTx struct {
 	Tx
 	s    *Service
-	seen *seenStates // nil: every update reads the row before it
+	seen seenStates
 }
 
 // newEventTx wraps tx for one transaction.
-func newEventTx(tx Tx, s *Service) eventTx {
-	return eventTx{Tx: tx, s: s, seen: &seenStates{}}
+func newEventTx(tx Tx, s *Service) *eventTx {
+	return &eventTx{Tx: tx, s: s}
 }
 
 // seenStates remembers, per row read or written in one transaction, the
@@ -162,33 +162,46 @@ func newEventTx(tx Tx, s *Service) eventTx {
 // so that an update of that version knows the state before it without
 // reading the row again. A versioned update succeeds only over the version
 // it names, so a state remembered for that version is the state replaced.
-type seenStates struct{ m map[string]seenState }
+// A transaction touches a few rows: they are kept in a small array.
+type seenStates struct {
+	rows []seenRow
+	arr  [4]seenRow
+}
+
+type seenRow struct {
+	kind, id string
+	seenState
+}
 
 type seenState struct {
 	version int64
 	state   string
 }
 
-func (t eventTx) remember(kind, id string, version int64, state string) {
-	if t.seen == nil {
-		return
+func (t *eventTx) remember(kind, id string, version int64, state string) {
+	for i := range t.seen.rows {
+		if r := &t.seen.rows[i]; r.kind == kind && r.id == id {
+			r.seenState = seenState{version, state}
+			return
+		}
 	}
-	if t.seen.m == nil {
-		t.seen.m = make(map[string]seenState, 2)
+	if t.seen.rows == nil {
+		t.seen.rows = t.seen.arr[:0]
 	}
-	t.seen.m[kind+":"+id] = seenState{version, state}
+	t.seen.rows = append(t.seen.rows, seenRow{kind, id, seenState{version, state}})
 }
 
 // before returns the remembered state of kind id at version, if any.
-func (t eventTx) before(kind, id string, version int64) (string, bool) {
-	if t.seen == nil {
-		return "", false
+func (t *eventTx) before(kind, id string, version int64) (string, bool) {
+	for _, r := range t.seen.rows {
+		if r.kind == kind && r.id == id {
+			if r.version != version {
+				return "", false
+			}
+			return r.state, true
+		}
 	}
-	st, ok := t.seen.m[kind+":"+id]
-	if !ok || st.version != version {
-		return "", false
-	}
-	return st.state, true
+	return "", false
 }
 
 // paymentEventType is the event a payment intent's state calls for; "" for
@@ -202,7 +215,7 @@ func paymentEventType(pi *PaymentIntent) string {
 }
 
 // CreatePaymentIntent implements Tx and emits the new intent's event.
-func (t eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+func (t *eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
 	if err := t.Tx.CreatePaymentIntent(ctx, pi); err != nil {
 		return err
 	}
@@ -211,7 +224,7 @@ func (t eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) err
 
 // UpdatePaymentIntent implements Tx and emits an event when the public
 // state changes.
-func (t eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+func (t *eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
 	before, ok := t.before("pi", pi.ID, pi.Version)
 	if !ok {
 		cur, err := t.Tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
@@ -227,8 +240,17 @@ func (t eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) err
 	return t.paymentChanged(ctx, before, pi)
 }
 
+// rememberPayment tells tx, when it writes events, the state of pi at its
+// version, known without reading it: a versioned update of pi then emits
+// what the change calls for without reading the row first.
+func rememberPayment(tx Tx, pi *PaymentIntent) {
+	if t, ok := tx.(*eventTx); ok {
+		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
+	}
+}
+
 // GetPaymentIntent implements Tx and remembers the intent's state.
-func (t eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
+func (t *eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
 	pi, err := t.Tx.GetPaymentIntent(ctx, scope, id)
 	if err == nil {
 		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
@@ -237,7 +259,7 @@ func (t eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (
 }
 
 // FindPaymentIntent implements Tx and remembers the intent's state.
-func (t eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error) {
+func (t *eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error) {
 	pi, err := t.Tx.FindPaymentIntent(ctx, id)
 	if err == nil {
 		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
@@ -245,7 +267,7 @@ func (t eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentInte
 	return pi, err
 }
 
-func (t eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentIntent) error {
+func (t *eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentIntent) error {
 	typ := paymentEventType(pi)
 	if typ == "" || typ == before {
 		return nil
@@ -266,7 +288,7 @@ func payoutEventType(po *PayoutIntent) string {
 }
 
 // CreatePayoutIntent implements Tx and emits the new payout's event.
-func (t eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
+func (t *eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
 	if err := t.Tx.CreatePayoutIntent(ctx, po); err != nil {
 		return err
 	}
@@ -275,7 +297,7 @@ func (t eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error
 
 // UpdatePayoutIntent implements Tx and emits an event when the public
 // state changes.
-func (t eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
+func (t *eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
 	before, ok := t.before("po", po.ID, po.Version)
 	if !ok {
 		cur, err := t.Tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
@@ -292,7 +314,7 @@ func (t eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error
 }
 
 // GetPayoutIntent implements Tx and remembers the payout's state.
-func (t eventTx) GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error) {
+func (t *eventTx) GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error) {
 	po, err := t.Tx.GetPayoutIntent(ctx, scope, id)
 	if err == nil {
 		t.remember("po", po.ID, po.Version, payoutEventType(po))
@@ -301,7 +323,7 @@ func (t eventTx) GetPayoutIntent(ctx context.Context, scope Scope, id string) (*
 }
 
 // FindPayoutIntent implements Tx and remembers the payout's state.
-func (t eventTx) FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error) {
+func (t *eventTx) FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error) {
 	po, err := t.Tx.FindPayoutIntent(ctx, id)
 	if err == nil {
 		t.remember("po", po.ID, po.Version, payoutEventType(po))
@@ -309,7 +331,7 @@ func (t eventTx) FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent
 	return po, err
 }
 
-func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIntent) error {
+func (t *eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIntent) error {
 	typ := payoutEventType(po)
 	if typ == before {
 		return nil
@@ -321,7 +343,7 @@ func (t eventTx) payoutChanged(ctx context.Context, before string, po *PayoutInt
 // UpdateCheckout implements Tx and emits checkout.completed, .expired or
 // .cancelled when a checkout reaches that status, with the projection GET
 // shows (its linked intent's state included).
-func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
+func (t *eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
 	before, ok := t.before("co", c.ID, c.Version)
 	if !ok {
 		cur, err := t.Tx.GetCheckout(ctx, c.Scope(), c.ID)
@@ -346,7 +368,7 @@ func (t eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
 }
 
 // GetCheckout implements Tx and remembers the checkout's status.
-func (t eventTx) GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error) {
+func (t *eventTx) GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error) {
 	c, err := t.Tx.GetCheckout(ctx, scope, id)
 	if err == nil {
 		t.remember("co", c.ID, c.Version, string(c.Status))

@@ -96,7 +96,7 @@ func TestRefusedAttemptMovesToTheNextRoute(t *testing.T) {
 
 	// Everything after belongs to b: the payer pays there.
 	e.b.approve(pi.ID)
-	e.clock.Advance(10 * time.Second) // the inquiry that polls b
+	e.clock.Advance(30 * time.Second) // the inquiry that polls b
 	drainWorker(t, e.svc)
 	got, err := e.svc.GetPaymentIntent(context.Background(), e.p, pi.ID)
 	is.NoErr(err)

@@ -3,7 +3,6 @@ package paykit
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,11 +13,11 @@ var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadd
 // RandomID returns prefix + "_" + 24 characters of crypto randomness. It is
 // the default Config.NewID.
 func RandomID(prefix string) string {
-	b := make([]byte, 15)
-	if _, err := io.ReadFull(rand.Reader, b); err != nil {
-		panic("paykit: crypto/rand failed: " + err.Error())
-	}
-	return prefix + "_" + idEncoding.EncodeToString(b)
+	var b [15]byte
+	rand.Read(b[:]) // never fails: it crashes the program instead
+	var buf [64]byte
+	out := append(append(buf[:0], prefix...), '_')
+	return string(idEncoding.AppendEncode(out, b[:]))
 }
 
 // SequentialIDs returns a NewID function that makes predictable ids

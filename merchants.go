@@ -220,6 +220,9 @@ func (s *Service) RevokeAPIKey(ctx context.Context, actor, keyID string) (*APIKe
 		}
 		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "api_key.revoke", TargetType: "api_key", TargetID: k.ID, MerchantID: k.MerchantID, Environment: k.Environment})
 	})
+	if key != nil {
+		s.apiKeys.invalidate(key.PublicKey) // committed or not: read it again
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, notFound("api key")
 	}
@@ -250,7 +253,16 @@ func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string)
 		return Principal{}, ErrUnauthorized()
 	}
 	given := hashSecret(secretKey)
-	k, err := s.store.GetAPIKeyByPublicKey(ctx, publicKey)
+	now := s.Now()
+	k, cached, gen := s.apiKeys.get(publicKey, now)
+	var err error
+	if !cached {
+		var stored *APIKey
+		if stored, err = s.store.GetAPIKeyByPublicKey(ctx, publicKey); err == nil {
+			k = *stored
+			s.apiKeys.put(stored, gen, now)
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
 			s.log.ErrorContext(ctx, "api key lookup failed", "err", err)

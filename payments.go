@@ -476,16 +476,29 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 		stored   *StoredAnswer
 		replayed bool
 	)
+	// The intent as this request last knew it, the first time: the
+	// Provider's answer is applied to it by a versioned update, which
+	// fails if anyone changed it since, and the retry reads it.
+	known := pi
 	err := s.inTx(ctx, func(tx Tx) error {
-		cur, err := tx.GetPaymentIntent(ctx, scope, id)
-		if err != nil {
-			return err
+		cur := known
+		known = nil
+		if cur != nil && result != nil {
+			c := *cur
+			cur = &c
+			rememberPayment(tx, cur)
+		} else {
+			var err error
+			if cur, err = tx.GetPaymentIntent(ctx, scope, id); err != nil {
+				return err
+			}
 		}
 		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == pi.Provider {
 			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
 				return err
 			}
 		}
+		var err error
 		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
 		return err
 	})
@@ -597,7 +610,7 @@ func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentInten
 			pi.ProviderURL = r.Action.URL
 		}
 		// Poll as a fallback for callbacks and payers who never come back.
-		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(5*time.Second))); err != nil {
+		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(payerPollMin))); err != nil {
 			return err
 		}
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
@@ -746,8 +759,54 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 			return err
 		}
 	}
-	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+	if pi.Attempt == AttemptOpen && (r.Reference == "" || pi.ProviderRef != "") && !changesOpenAttempt(r.Outcome) {
+		// Nothing to record: wait, without a transaction that would change nothing.
+		return s.notYet(pi)
+	}
+	if err := s.applyInquiry(ctx, j.Scope, pi.ID, r); !errors.Is(err, errNotYet) {
+		return err
+	}
+	return s.notYet(pi)
 }
+
+// changesOpenAttempt reports whether an inquiry's outcome changes an open
+// attempt: a final one does; pending, waiting for the payer, not found
+// (the Provider forgot an attempt it acknowledged) and uncertain answers
+// leave it as it is.
+func changesOpenAttempt(o Outcome) bool {
+	switch o {
+	case OutcomeRequiresAction, OutcomePending, OutcomeNotFound, OutcomeUnknown, OutcomeUnacknowledged:
+		return false
+	}
+	return true
+}
+
+// notYet is the inquiry job's answer while pi is not final: a payment
+// waiting for its payer is asked about again after as long as it has
+// waited (30 s, 1 min, 2 min, ... at most payerPollMax), since callbacks
+// bring the payer's outcome first and polling is only their fallback for a
+// callback lost on the way; an attempt pending at the Provider is retried
+// on the backoff schedule.
+func (s *Service) notYet(pi *PaymentIntent) error {
+	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
+		return errNotYet
+	}
+	now := s.Now()
+	return notYetAt{now.Add(min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax))}
+}
+
+// The bounds of the interval between inquiries about a payment waiting for
+// its payer.
+const (
+	payerPollMin = 30 * time.Second
+	payerPollMax = 5 * time.Minute
+)
+
+// notYetAt is errNotYet with the time the job runs again.
+type notYetAt struct{ at time.Time }
+
+func (e notYetAt) Error() string        { return errNotYet.Error() }
+func (e notYetAt) Is(target error) bool { return target == errNotYet }
 
 // applyInquiry applies an inquiry (or callback) result. A final result
 // closes the intent; a pending one keeps it waiting (errNotYet).

@@ -25,6 +25,7 @@ type fakeProvider struct {
 	mu       sync.Mutex
 	attempts map[string]*fakeAttempt
 	creates  map[string]int      // create calls per key
+	inquired map[string]int      // payment inquiries per key
 	block    chan struct{}       // when set, CreatePayment and CreateRefund wait on it (a hung request)
 	returns  []string            // return URLs received
 	options  []map[string]string // options received, per create call
@@ -44,7 +45,7 @@ type fakeAttempt struct {
 }
 
 func newFakeProvider() *fakeProvider {
-	return &fakeProvider{attempts: map[string]*fakeAttempt{}, creates: map[string]int{}}
+	return &fakeProvider{attempts: map[string]*fakeAttempt{}, creates: map[string]int{}, inquired: map[string]int{}}
 }
 
 func (f *fakeProvider) Capabilities() paykit.Capabilities {
@@ -103,6 +104,7 @@ func (f *fakeProvider) InquirePayment(_ context.Context, ref paykit.AttemptRef) 
 	key := ref.Key
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.inquired[key]++
 	if f.byID && ref.Reference == "" {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "no id to look up"}
 	}
@@ -233,6 +235,45 @@ func drainWorker(t *testing.T, svc *paykit.Service) {
 			return
 		}
 	}
+}
+
+// TestWaitingPaymentPollSchedule: a payment waiting for its payer is asked
+// about after as long as it has waited (30 s, 1 min, 2 min, 4 min, ...),
+// not on the retry backoff, and a payer's success is found by the next
+// inquiry.
+func TestWaitingPaymentPollSchedule(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	e := newFlowEnv(t)
+	pi, _, err := e.svc.CreatePaymentIntent(ctx, e.test, "poll-1", fpx(15000, "poll-1"))
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentRequiresAction)
+	inquiries := func() int {
+		e.provider.mu.Lock()
+		defer e.provider.mu.Unlock()
+		return e.provider.inquired[pi.ID]
+	}
+	var at []int // seconds after the create of each inquiry
+	for sec := 1; sec <= 479; sec++ {
+		e.clock.Advance(time.Second)
+		before := inquiries()
+		e.drain(t)
+		if inquiries() > before {
+			at = append(at, sec)
+		}
+	}
+	is.Equal(at, []int{30, 60, 120, 240}) // the next is at 480 s
+	got, err := e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
+	is.NoErr(err)
+	is.Equal(got.Status, paykit.PaymentRequiresAction)
+
+	e.provider.approve(pi.ID)
+	e.clock.Advance(time.Second)
+	e.drain(t)
+	got, err = e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
+	is.NoErr(err)
+	is.Equal(got.Status, paykit.PaymentSucceeded)
+	is.Equal(inquiries(), 5)
 }
 
 func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {

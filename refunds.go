@@ -604,7 +604,7 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 func refundEventType(re *Refund) string { return "refund." + string(re.Status) }
 
 // CreateRefund implements Tx and emits refund.pending.
-func (t eventTx) CreateRefund(ctx context.Context, re *Refund) error {
+func (t *eventTx) CreateRefund(ctx context.Context, re *Refund) error {
 	if err := t.Tx.CreateRefund(ctx, re); err != nil {
 		return err
 	}
@@ -614,7 +614,7 @@ func (t eventTx) CreateRefund(ctx context.Context, re *Refund) error {
 
 // UpdateRefund implements Tx and emits refund.succeeded or refund.failed
 // when the status changes.
-func (t eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
+func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 	before, ok := t.before("re", re.ID, re.Version)
 	if !ok {
 		cur, err := t.Tx.GetRefund(ctx, re.Scope(), re.ID)
@@ -635,7 +635,7 @@ func (t eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 }
 
 // GetRefund implements Tx and remembers the refund's status.
-func (t eventTx) GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
+func (t *eventTx) GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
 	re, err := t.Tx.GetRefund(ctx, scope, id)
 	if err == nil {
 		t.remember("re", re.ID, re.Version, string(re.Status))

@@ -89,6 +89,11 @@ type Config struct {
 	// process, payouts stored before a restart could not be dispatched nor
 	// webhooks signed. The memory Store draws a random one when it is nil.
 	AccountKeys *Keyring
+	// APIKeyCacheTTL is how long an instance keeps an API key it read to
+	// authenticate requests; default 5s, negative for none. A key revoked
+	// through a Service is refused by that Service at once, and by every
+	// other instance on the Store within this time.
+	APIKeyCacheTTL time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
 	// WebhookSender delivers webhooks. Nil: the first httpadapter API
@@ -106,6 +111,7 @@ type Service struct {
 	random     io.Reader
 	log        *slog.Logger
 	signingKey []byte
+	macs       sync.Pool // HMAC-SHA256 under signingKey
 	workerID   string
 	interval   time.Duration
 	lease      time.Duration
@@ -133,6 +139,7 @@ type Service struct {
 	approvalPolicy    func(*PayoutIntent) bool
 	approvalTTL       time.Duration
 	accountKeys       *Keyring
+	apiKeys           *apiKeyCache
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error
@@ -171,6 +178,7 @@ func New(cfg Config) (*Service, error) {
 		approvalPolicy:    cfg.ApprovalPolicy,
 		approvalTTL:       cfg.ApprovalTTL,
 		accountKeys:       cfg.AccountKeys,
+		apiKeys:           &apiKeyCache{ttl: cfg.APIKeyCacheTTL},
 	}
 	adapters, err := newAdapters(cfg.Providers)
 	if err != nil {
@@ -226,6 +234,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.jobRetain <= 0 {
 		s.jobRetain = 24 * time.Hour
+	}
+	if s.apiKeys.ttl == 0 {
+		s.apiKeys.ttl = 5 * time.Second
 	}
 	if s.paymentTTL <= 0 {
 		s.paymentTTL = 30 * time.Minute
@@ -308,7 +319,7 @@ func (s *Service) within(ctx context.Context, host Tx, fn func(tx Tx) error) err
 	if host == nil {
 		return s.inTx(ctx, fn)
 	}
-	if _, ok := host.(eventTx); ok {
+	if _, ok := host.(*eventTx); ok {
 		return fn(host)
 	}
 	return fn(newEventTx(host, s))

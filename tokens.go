@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,15 @@ import (
 // base64url-encoded: opaque to callers, tamper-evident, and bound to its
 // purpose so a token of one kind is never accepted as another.
 func (s *Service) seal(purpose, payload string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(s.mac(purpose, payload))
+	enc := base64.RawURLEncoding
+	// One buffer: the MAC's input, its sum, then the token.
+	in := len(purpose) + 1 + len(payload)
+	buf := make([]byte, 0, in+sha256.Size+enc.EncodedLen(len(payload))+1+enc.EncodedLen(16))
+	buf = append(append(append(buf, purpose...), 0), payload...)
+	mac := s.sum(buf[in:in], buf[:in])
+	tok := enc.AppendEncode(buf[in+sha256.Size:in+sha256.Size], buf[len(purpose)+1:in])
+	tok = enc.AppendEncode(append(tok, '.'), mac)
+	return string(tok)
 }
 
 // unseal checks a sealed token in constant time and returns its payload.
@@ -32,11 +41,24 @@ func (s *Service) unseal(purpose, token string) (string, bool) {
 }
 
 func (s *Service) mac(purpose, payload string) []byte {
-	m := hmac.New(sha256.New, s.signingKey)
-	m.Write([]byte(purpose))
-	m.Write([]byte{0})
-	m.Write([]byte(payload))
-	return m.Sum(nil)[:16]
+	msg := make([]byte, 0, len(purpose)+1+len(payload))
+	msg = append(append(append(msg, purpose...), 0), payload...)
+	return s.sum(nil, msg)
+}
+
+// sum appends to b the first 16 bytes of the HMAC-SHA256 of msg under the
+// signing key, with a keyed hash kept in s.macs.
+func (s *Service) sum(b, msg []byte) []byte {
+	m, _ := s.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, s.signingKey)
+	}
+	m.Reset()
+	m.Write(msg)
+	n := len(b)
+	b = m.Sum(b)
+	s.macs.Put(m)
+	return b[:n+16]
 }
 
 // Token purposes.

@@ -21,7 +21,7 @@ func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 // enqueueAll is enqueue of each job, in one statement where the Store can.
 func (s *Service) enqueueAll(ctx context.Context, tx Tx, jobs ...*Job) error {
 	inner := tx
-	if et, ok := tx.(eventTx); ok {
+	if et, ok := tx.(*eventTx); ok {
 		inner = et.Tx
 	}
 	b, ok := inner.(JobBatcher)
@@ -227,6 +227,10 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 	case errors.As(err, &at):
 		runAt = at.at // the handler chose its own schedule and logged why
 	case errors.Is(err, errNotYet):
+		var ny notYetAt
+		if errors.As(err, &ny) && !flag {
+			runAt = ny.at
+		}
 		s.log.DebugContext(ctx, "job waits", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts)
 	case errors.As(err, &p):
 		s.log.ErrorContext(ctx, "job handler panicked, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "panic", fmt.Sprint(p.value))

@@ -119,5 +119,24 @@ func TestSandboxDB(t *testing.T) {
 	is := is.New(t)
 	is.Equal(sandboxDB("sqlite:/var/lib/paykit/paykit.db"), "sqlite:/var/lib/paykit/paykit.sandbox.db")
 	is.Equal(sandboxDB("sqlite:data"), "sqlite:data.sandbox.db")
-	is.Equal(sandboxDB("postgres://db/paykit"), "postgres://db/paykit") // shared by every server on it
+	// Shared by every server on it; the PSP's sessions commit asynchronously.
+	is.Equal(sandboxDB("postgres://db/paykit"), "postgres://db/paykit?synchronous_commit=off")
+	is.Equal(sandboxDB("postgres://u@h:5432/db?sslmode=disable"), "postgres://u@h:5432/db?sslmode=disable&synchronous_commit=off")
+}
+
+func TestSandboxDBCommitsAsynchronously(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	s, err := sqlstore.Open(ctx, sandboxDB(dsn))
+	is.NoErr(err)
+	defer s.Close()
+	var setting string
+	is.NoErr(s.DB().NewRaw("SHOW synchronous_commit").Scan(ctx, &setting))
+	is.Equal(setting, "off")
+	paykitStore, err := sqlstore.Open(ctx, dsn)
+	is.NoErr(err)
+	defer paykitStore.Close()
+	is.NoErr(paykitStore.DB().NewRaw("SHOW synchronous_commit").Scan(ctx, &setting))
+	is.Equal(setting, "on") // paykit's own commits wait for the disk
 }

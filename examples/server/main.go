@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -105,13 +106,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer store.Close()
-	pspLn := newPipeListener()
-	defer pspLn.Close()
-	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspLn.client())
+	pspConn := &inProcess{}
+	defer pspConn.close()
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
 	if err != nil {
 		return err
 	}
 	defer closePSP()
+	pspConn.h = http.StripPrefix("/sandbox", psp)
 	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return err
@@ -190,15 +192,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
-	// The sandbox adapter's calls reach the PSP in this process through
-	// pspLn (HTTP over in-memory pipes); its payer pages and callbacks use
-	// the listener above.
-	pspSrv := &http.Server{
-		Handler:           http.StripPrefix("/sandbox", psp),
-		ReadHeaderTimeout: srv.ReadHeaderTimeout, ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout,
-		IdleTimeout: srv.IdleTimeout, ErrorLog: srv.ErrorLog,
-	}
-
 	fmt.Fprintf(stdout, "paykit listening on %s\n", baseURL)
 	if cfg.OperatorToken == "" { // given tokens are the operator's own: never echoed
 		fmt.Fprintf(stdout, "operator token:  %s\n", token)
@@ -214,12 +207,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	g.Go(func() error { psp.Run(gctx, cfg.WorkerInterval); return nil })
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		if err := pspSrv.Serve(pspLn); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -242,8 +229,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		<-gctx.Done()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
-		// The PSP last: requests in flight may still call it.
-		return errors.Join(srv.Shutdown(shutdownCtx), pspSrv.Shutdown(shutdownCtx))
+		// The sandbox adapter's calls reach the PSP in this process
+		// (pspConn) until the server has stopped: requests in flight may
+		// still call it. Its payer pages and callbacks use the listener.
+		return srv.Shutdown(shutdownCtx)
 	})
 	err = g.Wait()
 	logger.Info("paykit stopped")
@@ -333,12 +322,23 @@ const sandboxConns = 4
 // sandboxDB is where the sandbox PSP keeps its state: the PostgreSQL
 // database itself, which every server on it shares; beside a SQLite file,
 // a file of its own (paykit.db: paykit.sandbox.db), so that the PSP's
-// writes never queue for paykit's write lock.
+// writes never queue for paykit's write lock. As with SQLite's NORMAL
+// synchronous, the PSP's PostgreSQL sessions commit without waiting for the
+// disk (synchronous_commit off): its records survive a restart of either
+// server, and only a crash of the database's machine may lose the last
+// fraction of a second of them.
 func sandboxDB(db string) string {
 	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
 		return "sqlite:" + strings.TrimSuffix(path, ".db") + ".sandbox.db"
 	}
-	return db
+	u, err := url.Parse(db)
+	if err != nil {
+		return db // OpenWith reports it
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // serverKeys are the signing and account keys: from the -keys file (by

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 type Store struct {
 	mu     sync.Mutex
 	d      data
+	tx     txn                     // the transaction under mu, reused
 	leases map[string]paykit.Lease // by name; outside transactions
 }
 
@@ -82,14 +84,21 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := &txn{d: &s.d}
+	// One transaction runs at a time, on one txn whose logs are reused.
+	t := &s.tx
+	t.d = &s.d
 	defer func() {
-		if r := recover(); r != nil {
-			t.rollback()
-			panic(r)
+		r := recover()
+		for _, l := range t.touched {
+			if r != nil || err != nil {
+				l.rollback()
+			}
+			l.reset()
 		}
-		if err != nil {
-			t.rollback()
+		clear(t.touched)
+		t.touched = t.touched[:0]
+		if r != nil {
+			panic(r)
 		}
 	}()
 	return fn(t)
@@ -109,38 +118,78 @@ func (s *Store) Close() error { return nil }
 
 // txn is the Tx handed to InTx callbacks; it must only be used under s.mu.
 type txn struct {
-	d    *data
-	undo []func()
+	d       *data
+	logs    map[uintptr]undoLog // each map's undo log, by the map's address; kept for reuse
+	touched []undoLog           // the logs this transaction wrote to
 }
 
-func (t *txn) rollback() {
-	for i := len(t.undo) - 1; i >= 0; i-- {
-		t.undo[i]()
+// undoLog restores one map as it was before the transaction.
+type undoLog interface {
+	rollback()
+	reset()
+}
+
+// mapLog is the undo log of one map: the entries a transaction replaced,
+// oldest first. Its array is reused by the next transactions, so a write
+// records its undo without allocating.
+type mapLog[K comparable, V any] struct {
+	m    map[K]V
+	recs []undoRec[K, V]
+}
+
+type undoRec[K comparable, V any] struct {
+	k   K
+	old V
+	had bool
+}
+
+func (l *mapLog[K, V]) rollback() {
+	for i := len(l.recs) - 1; i >= 0; i-- {
+		if r := l.recs[i]; r.had {
+			l.m[r.k] = r.old
+		} else {
+			delete(l.m, r.k)
+		}
 	}
-	t.undo = nil
+}
+
+func (l *mapLog[K, V]) reset() {
+	clear(l.recs) // let the replaced values go
+	l.recs = l.recs[:0]
+}
+
+// record notes m[k] as it is, before a write.
+func record[K comparable, V any](t *txn, m map[K]V, k K) (V, bool) {
+	id := reflect.ValueOf(m).Pointer()
+	l, _ := t.logs[id].(*mapLog[K, V])
+	if l == nil {
+		if t.logs == nil {
+			t.logs = make(map[uintptr]undoLog)
+		}
+		l = &mapLog[K, V]{m: m}
+		t.logs[id] = l
+	}
+	if len(l.recs) == 0 {
+		t.touched = append(t.touched, l)
+	}
+	old, had := m[k]
+	l.recs = append(l.recs, undoRec[K, V]{k, old, had})
+	return old, had
 }
 
 // put sets m[k] = v and records how to undo it.
 func put[K comparable, V any](t *txn, m map[K]V, k K, v V) {
-	old, had := m[k]
+	record(t, m, k)
 	m[k] = v
-	t.undo = append(t.undo, func() {
-		if had {
-			m[k] = old
-		} else {
-			delete(m, k)
-		}
-	})
 }
 
 // del removes m[k] and records how to undo it.
 func del[K comparable, V any](t *txn, m map[K]V, k K) {
-	old, had := m[k]
-	if !had {
+	if _, had := m[k]; !had {
 		return
 	}
+	record(t, m, k)
 	delete(m, k)
-	t.undo = append(t.undo, func() { m[k] = old })
 }
 
 func conflict(entity, key string) error { return &paykit.ConflictError{Entity: entity, Key: key} }

@@ -158,11 +158,10 @@ func (t tx) dueJobsQuery(now time.Time, limit int) *bun.SelectQuery {
 
 // CompleteJob implements paykit.JobStore.
 func (t tx) CompleteJob(ctx context.Context, id, owner string, at time.Time) error {
-	res, err := t.db.NewUpdate().Table("jobs").
+	res, err := t.execBookkeeping(ctx, t.db.NewUpdate().Table("jobs").
 		Set("state = 'completed'").Set("completed_at = ?", at.UTC()).
 		Set("lease_owner = ''").Set("lease_until = NULL").Set("version = version + 1").
-		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob).
-		Exec(ctx)
+		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob))
 	if err != nil {
 		return mapError("complete job", err)
 	}
@@ -180,15 +179,32 @@ func (t tx) FlagJob(ctx context.Context, id, owner string, runAt time.Time, last
 }
 
 func (t tx) reschedule(ctx context.Context, op, id, owner string, runAt time.Time, lastError string, state paykit.JobState) error {
-	res, err := t.db.NewUpdate().Table("jobs").
+	res, err := t.execBookkeeping(ctx, t.db.NewUpdate().Table("jobs").
 		Set("lease_owner = ''").Set("lease_until = NULL").Set("run_at = ?", runAt.UTC()).
 		Set("last_error = ?", lastError).Set("state = ?", string(state)).Set("version = version + 1").
-		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob).
-		Exec(ctx)
+		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob))
 	if err != nil {
 		return mapError(op, err)
 	}
 	return checkUpdated(ctx, op, res, nil)
+}
+
+// execBookkeeping runs q, a worker's update of a job it holds. Outside a
+// transaction on PostgreSQL, q commits without waiting for the disk
+// (synchronous_commit off for its own implicit transaction): losing it in
+// a crash of the database's machine only runs the job again once its
+// lease lapses, which every job must bear, and any later commit that does
+// wait makes it durable too, since the log is written in order. Elsewhere
+// q runs as it is.
+func (t tx) execBookkeeping(ctx context.Context, q *bun.UpdateQuery) (sql.Result, error) {
+	if !t.pg || t.store == nil {
+		return q.Exec(ctx)
+	}
+	b, err := q.AppendQuery(q.DB().QueryGen(), []byte("SET LOCAL synchronous_commit = off; "))
+	if err != nil {
+		return nil, err
+	}
+	return t.db.ExecContext(ctx, string(b))
 }
 
 // purgeJobsQuery deletes the jobs completed before before.

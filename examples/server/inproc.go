@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"syscall"
+)
+
+// inProcess is an http.RoundTripper that serves each request with a
+// handler in this process: the sandbox adapter reaches the PSP mounted on
+// this server without a socket and without encoding HTTP, while its
+// transport failures read as they would over TCP. The request counts as
+// sent once the handler has it (the adapter's httptrace hooks are told
+// so); a handler still holding the request when the caller gives up
+// answers with the caller's context error (a timeout after sending); a
+// handler that drops the connection (http.ErrAbortHandler, as the PSP does
+// when it cannot hijack one) gives a connection reset; after close, calls
+// are refused as a stopped server's would be.
+type inProcess struct {
+	h http.Handler
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+// client is an HTTP client on t that follows no redirects, as the
+// adapter's default client.
+func (t *inProcess) client() *http.Client {
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// close refuses later calls; calls in progress finish.
+func (t *inProcess) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.mu.RLock()
+	closed := t.closed
+	t.mu.RUnlock()
+	if closed {
+		return nil, syscall.ECONNREFUSED
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	trace := httptrace.ContextClientTrace(req.Context())
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{})
+	}
+	// The handler gets a server-side copy of the request, as over TCP.
+	srvReq := req.Clone(req.Context())
+	srvReq.RequestURI = req.URL.RequestURI()
+	srvReq.RemoteAddr = "in-process"
+	if req.Body == nil {
+		srvReq.Body = http.NoBody
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	w := &recorder{header: http.Header{}}
+	if aborted := serve(t.h, w, srvReq); aborted {
+		return nil, syscall.ECONNRESET
+	}
+	if err := req.Context().Err(); err != nil && !w.wrote {
+		return nil, err
+	}
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return &http.Response{
+		Status: http.StatusText(w.status), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		ContentLength: int64(w.body.Len()), Request: req,
+	}, nil
+}
+
+// serve runs h and reports whether it aborted the connection: it panicked,
+// with http.ErrAbortHandler or anything else (net/http closes the
+// connection of a handler that panics).
+func serve(h http.Handler, w http.ResponseWriter, r *http.Request) (aborted bool) {
+	defer func() {
+		if recover() != nil {
+			aborted = true
+		}
+	}()
+	h.ServeHTTP(w, r)
+	return false
+}
+
+// recorder is the ResponseWriter of an in-process call.
+type recorder struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(status int) {
+	if w.wrote {
+		return
+	}
+	w.status, w.wrote = status, true
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
