@@ -32,6 +32,7 @@ type fakeProvider struct {
 
 	refunds     map[string]*fakeRefund // by key
 	refundCalls map[string]int         // create calls per key
+	meanwhile   func()                 // when set, the next CreateRefund runs it before it answers
 
 	refuse bool // creates are refused before anything exists (OutcomeRefused)
 	byID   bool // inquiries find attempts only by the Provider's id

@@ -306,7 +306,7 @@ func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund,
 // still sending, then in one transaction applies the answer and, when
 // idemKey is set, completes that record with the refund (finishOwned).
 // pi and rec, when known, are re's payment and the record as committed:
-// neither is read.
+// neither is read, nor is re when the answer writes it.
 func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentIntent, idemKey string, rec *IdempotencyRecord) (cur *Refund, stored *StoredAnswer, replayed bool, err error) {
 	var result *Result
 	if re.Dispatch == DispatchSending {
@@ -319,10 +319,23 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
 		result = &r
 	}
+	// An answer that writes the refund is applied, the first time, to re
+	// by a versioned update, which fails if anyone changed it since; the
+	// retry reads it.
+	known := re
+	if result == nil || result.Outcome == OutcomeUnacknowledged {
+		known = nil
+	}
 	err = s.inTx(ctx, func(tx Tx) error {
-		var err error
-		if cur, err = tx.GetRefund(ctx, re.Scope(), re.ID); err != nil {
-			return err
+		if known != nil {
+			c := *known
+			cur, known = &c, nil
+			rememberRefund(tx, cur)
+		} else {
+			var err error
+			if cur, err = tx.GetRefund(ctx, re.Scope(), re.ID); err != nil {
+				return err
+			}
 		}
 		if result != nil && cur.Dispatch == DispatchSending {
 			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
@@ -332,6 +345,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		if idemKey == "" {
 			return nil
 		}
+		var err error
 		stored, replayed, err = finishOwned(ctx, tx, re.Scope(), idemKey, &rec, cur, s.Now())
 		return err
 	})
@@ -632,6 +646,14 @@ func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 	}
 	snap := *re
 	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+}
+
+// rememberRefund tells tx, when it writes events, the status of re at its
+// version, known without reading it.
+func rememberRefund(tx Tx, re *Refund) {
+	if t, ok := tx.(*eventTx); ok {
+		t.remember("re", re.ID, re.Version, string(re.Status))
+	}
 }
 
 // GetRefund implements Tx and remembers the refund's status.

@@ -61,8 +61,8 @@ func TestRefundCreateStatements(t *testing.T) {
 		status paykit.RefundStatus
 		max    int // BEGIN and COMMIT included
 	}{
-		{3000, paykit.RefundPending, 18},
-		{1911, paykit.RefundFailed, 24}, // the fake declines …911
+		{3000, paykit.RefundPending, 17},
+		{1911, paykit.RefundFailed, 23}, // the fake declines …911
 	} {
 		ref := fmt.Sprintf("r%d", c.amount)
 		var (

@@ -27,8 +27,12 @@ type fakeRefund struct {
 
 func (f *fakeProvider) CreateRefund(ctx context.Context, req paykit.RefundRequest) paykit.Result {
 	f.mu.Lock()
-	res, block := f.createRefund(req), f.block
+	res, block, meanwhile := f.createRefund(req), f.block, f.meanwhile
+	f.meanwhile = nil
 	f.mu.Unlock()
+	if meanwhile != nil {
+		meanwhile()
+	}
 	if block != nil && res.Outcome != paykit.OutcomeUnacknowledged {
 		select {
 		case <-block:
@@ -377,6 +381,44 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRefundAnsweredMeanwhile, on every Store: while the request's
+// Provider call outlasts its lock, the dispatch job sends the refund again
+// and completes the key. The request's answer then meets a refund changed
+// since it committed it (the versioned update fails), reads it, and
+// answers what the job stored.
+func TestRefundAnsweredMeanwhile(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.provider.meanwhile = func() {
+			e.clock.Advance(31 * time.Second)
+			e.drain(t)
+		}
+		resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
+		is.NoErr(err)
+		is.True(resp.Replayed) // the job's answer
+		var re paykit.Refund
+		is.NoErr(resp.Decode(&re))
+		is.Equal(re.Dispatch, paykit.DispatchAccepted)
+		refunds, calls := e.provider.refundsReceived()
+		is.Equal([]int{refunds, calls}, []int{1, 2})
+		again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
+		is.NoErr(err)
+		is.Equal(string(again.Body), string(resp.Body))
+		evs, err := e.svc.ListEvents(ctx, e.test, paykit.EventListParams{})
+		is.NoErr(err)
+		n := 0
+		for _, ev := range evs.Data {
+			if ev.ObjectID == re.ID {
+				n++
+			}
+		}
+		is.Equal(n, 1) // refund.pending, once
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+	})
 }
 
 // TestConcurrentIdenticalRefunds, on every Store: requests with one key at
