@@ -255,6 +255,27 @@ func finish(ctx context.Context, tx Tx, rec *IdempotencyRecord, kind AnswerKind,
 	return a, nil
 }
 
+// finishOwned completes the record under key in tx with v (created),
+// unless it is complete already: then its stored answer is returned,
+// replayed. *known, when set, is the record as this request committed it:
+// its versioned update spares reading it. It is taken (set to nil), so a
+// retry of the transaction reads the record.
+func finishOwned(ctx context.Context, tx Tx, scope Scope, key string, known **IdempotencyRecord, v any, now time.Time) (*StoredAnswer, bool, error) {
+	rec := *known
+	*known = nil
+	if rec == nil {
+		var err error
+		if rec, err = tx.GetIdempotencyRecord(ctx, scope, key); err != nil {
+			return nil, false, err
+		}
+	}
+	if rec.State == IdempotencyComplete { // a worker or a retry finished first
+		return rec.Answer, true, nil
+	}
+	a, err := finish(ctx, tx, rec, AnswerCreated, v, now)
+	return a, false, err
+}
+
 // answered returns the resource of a stored answer as T, and how it was
 // answered. A legacy answer (rendered JSON of an earlier version) returns
 // the resource's current state, read by current.

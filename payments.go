@@ -498,22 +498,8 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 				return err
 			}
 		}
-		// The record as this request left it, the first time: its
-		// versioned update fails if anyone changed it since, and the
-		// retry of the transaction reads it.
-		r := rec
-		rec = nil
 		var err error
-		if r == nil {
-			if r, err = tx.GetIdempotencyRecord(ctx, scope, idemKey); err != nil {
-				return err
-			}
-		}
-		if r.State == IdempotencyComplete { // a worker or a retry finished first
-			stored, replayed = r.Answer, true
-			return nil
-		}
-		stored, err = finish(ctx, tx, r, AnswerCreated, cur, s.Now())
+		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
 		return err
 	})
 	if err != nil {

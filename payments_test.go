@@ -26,12 +26,13 @@ type fakeProvider struct {
 	attempts map[string]*fakeAttempt
 	creates  map[string]int      // create calls per key
 	inquired map[string]int      // payment inquiries per key
-	block    chan struct{}       // when set, CreatePayment waits on it (a hung request)
+	block    chan struct{}       // when set, CreatePayment and CreateRefund wait on it (a hung request)
 	returns  []string            // return URLs received
 	options  []map[string]string // options received, per create call
 
 	refunds     map[string]*fakeRefund // by key
 	refundCalls map[string]int         // create calls per key
+	meanwhile   func()                 // when set, the next CreateRefund runs it before it answers
 
 	refuse bool // creates are refused before anything exists (OutcomeRefused)
 	byID   bool // inquiries find attempts only by the Provider's id
@@ -445,23 +446,16 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 	for _, via := range []string{"retry", "worker"} {
 		t.Run(via, func(t *testing.T) {
 			e := newFlowEnv(t)
-			e.provider.block = make(chan struct{})
-			hung, stop := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { // a request that hangs in the Provider call, then dies
-				defer close(done)
+			die := e.hang(t, func(hung context.Context) {
 				_, _ = answertest.From(e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx(5000, "o-crash")))
-			}()
-			waitFor(t, func() bool {
+			}, func() bool {
 				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 				return len(page.Data) == 1
 			})
 			_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx(5000, "o-crash")))
 			is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
 			is.True(paykit.AsError(err).RetryAfter > 0)
-			stop()
-			<-done
-			e.provider.block = nil
+			die()
 
 			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
 			id := page.Data[0].ID
@@ -485,7 +479,22 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
-	const n = 50
+	created := sameKeyAnswers(t, 50, func() (*answertest.Response, error) {
+		return answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
+	})
+	is.True(created >= 1)
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 1)
+	is.Equal(len(e.provider.attempts), 1)
+	is.Equal(e.provider.createCalls(page.Data[0].ID), 1)
+}
+
+// sameKeyAnswers runs n creates at once and checks that each answered
+// idempotency_in_progress or the one body all others answered; it returns
+// how many answered the body.
+func sameKeyAnswers(t *testing.T, n int, create func() (*answertest.Response, error)) int {
+	t.Helper()
 	var wg sync.WaitGroup
 	bodies := make([]string, n)
 	codes := make([]string, n)
@@ -493,7 +502,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
+			resp, err := create()
 			if err != nil {
 				codes[i] = paykit.ErrorCode(err)
 				return
@@ -506,21 +515,20 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 	created := 0
 	for i := range n {
 		if codes[i] != "" {
-			is.Equal(codes[i], paykit.CodeIdempotencyInProgress)
+			if codes[i] != paykit.CodeIdempotencyInProgress {
+				t.Errorf("answer %d: %s", i, codes[i])
+			}
 			continue
 		}
 		created++
 		if first == "" {
 			first = bodies[i]
 		}
-		is.Equal(bodies[i], first) // every 201 is the same body
+		if bodies[i] != first {
+			t.Errorf("answer %d differs:\n%s\n%s", i, bodies[i], first)
+		}
 	}
-	is.True(created >= 1)
-	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
-	is.NoErr(err)
-	is.Equal(len(page.Data), 1)
-	is.Equal(len(e.provider.attempts), 1)
-	is.Equal(e.provider.createCalls(page.Data[0].ID), 1)
+	return created
 }
 
 func TestCancelPaymentIntent(t *testing.T) {
@@ -581,6 +589,26 @@ func TestAbandonedPaymentExpires(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(pi.Status, paykit.PaymentExpired)
 	is.Equal(pi.FailureCode, paykit.FailureExpired)
+}
+
+// hang runs request as a request that hangs in the Provider call, once
+// inCall says it is there, and returns what makes it die (its context
+// ends) and waits for it.
+func (e *flowEnv) hang(t *testing.T, request func(ctx context.Context), inCall func() bool) (die func()) {
+	t.Helper()
+	e.provider.block = make(chan struct{})
+	hung, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		request(hung)
+	}()
+	waitFor(t, inCall)
+	return func() {
+		stop()
+		<-done
+		e.provider.block = nil
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

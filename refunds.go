@@ -173,24 +173,26 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 		return nil, Answer{}, err
 	}
 	op.deferred = host != nil
-	known := false
-	if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); err == nil {
-		known = true // a replay does not depend on today's rules
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, Answer{}, Internal(err)
-	}
-	if !known {
-		if err := Validate(&req); err != nil {
-			return nil, Answer{}, err
+	// As for payments: a known key skips validation, so a request that
+	// fails it is answered so only when its key is new.
+	invalid := Validate(&req)
+	if invalid != nil {
+		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+			return nil, Answer{}, invalid
+		} else if err != nil {
+			return nil, Answer{}, Internal(err)
 		}
 	}
 	now := s.Now()
+	op.resourceID = s.newID("re")
 	var (
 		c  *claim
 		re *Refund
+		pi *PaymentIntent
 	)
 	err = s.within(ctx, host, func(tx Tx) error {
 		var err error
+		re, pi = nil, nil
 		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
 			return err
 		}
@@ -198,20 +200,18 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 			re, err = tx.GetRefund(ctx, p.Scope, c.record.ResourceID)
 			return err
 		}
-		if known { // the record we saw was purged meanwhile
-			return ErrVersionConflict
+		if invalid != nil { // the record we saw was purged meanwhile
+			return invalid
 		}
-		if re, err = s.newRefund(ctx, tx, p, req, now); err != nil {
-			return err
-		}
-		if err := checkpoint(ctx, tx, c.record, recoveryAttempt, re.ID, now); err != nil {
+		if re, pi, err = s.newRefund(ctx, tx, p, op.resourceID, req, now); err != nil {
 			return err
 		}
 		at := now.Add(idempotencyLock) // the request sends it; the job is the safety net
 		if op.deferred {
 			at = now
 		}
-		return s.scheduleRefundDispatch(ctx, tx, re, at, idempotencyKey)
+		// A new refund has no dispatch job to expedite.
+		return s.enqueue(ctx, tx, refundDispatchJob(re, at, idempotencyKey))
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
@@ -227,28 +227,29 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	if host != nil {
 		return re, Answer{Kind: AnswerAccepted}, nil
 	}
-	if _, err := s.sendRefund(ctx, p.Scope, re.ID); err != nil {
+	_, stored, replayed, err := s.dispatchRefund(ctx, re, pi, idempotencyKey, c.record)
+	if err != nil {
 		return nil, Answer{}, err
 	}
-	return finishCreate(ctx, s, p.Scope, re.ID, idempotencyKey, Tx.GetRefund)
+	return answered(ctx, stored, replayed, s.currentRefund(s.store, p.Scope, re.ID))
 }
 
-// newRefund checks req against the payment and the balance and writes the
-// refund, its share of the payment and its reservation, in tx. re is
-// returned (with its currency) even when the reservation fails.
-func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, req CreateRefundRequest, now time.Time) (*Refund, error) {
+// newRefund checks req against the payment and the balance and writes, in
+// tx, the refund with that id, its share of the payment and its
+// reservation. It returns the refund and the payment as written.
+func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, req CreateRefundRequest, now time.Time) (*Refund, *PaymentIntent, error) {
 	pi, err := tx.GetPaymentIntent(ctx, p.Scope, req.PaymentIntent)
 	if errors.Is(err, ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "payment_intent", "No such payment_intent: %q.", req.PaymentIntent)
+		return nil, nil, Errorf(CodeNotFound, "payment_intent", "No such payment_intent: %q.", req.PaymentIntent)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if pi.Status != PaymentSucceeded {
-		return nil, Errorf(CodeInvalidState, "payment_intent", "Only a succeeded payment intent can be refunded; this one is %s.", pi.Status)
+		return nil, nil, Errorf(CodeInvalidState, "payment_intent", "Only a succeeded payment intent can be refunded; this one is %s.", pi.Status)
 	}
 	if !s.refundable(pi) {
-		return nil, Errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
+		return nil, nil, Errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
 	}
 	left := pi.Amount - pi.RefundedAmount - pi.RefundPendingAmount
 	amount := req.Amount
@@ -256,10 +257,10 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, req CreateR
 		amount = left
 	}
 	if amount <= 0 || amount > left {
-		return nil, Errorf(CodeAmountExceedsRefundable, "amount", "The refundable amount of this payment intent is %d.", max(left, 0))
+		return nil, nil, Errorf(CodeAmountExceedsRefundable, "amount", "The refundable amount of this payment intent is %d.", max(left, 0))
 	}
 	re := &Refund{
-		ID: s.newID("re"), MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
+		ID: id, MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
 		Amount: amount, Currency: pi.Currency, Status: RefundPending, Reason: req.Reason,
 		MerchantReference: req.MerchantReference, Provider: pi.Provider, Dispatch: DispatchSending,
 		CreatedAt: now, UpdatedAt: now,
@@ -267,12 +268,12 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, req CreateR
 	pi.RefundPendingAmount += amount
 	pi.UpdatedAt = now
 	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
-		return re, err
+		return nil, nil, err
 	}
 	if err := tx.CreateRefund(ctx, re); err != nil {
-		return re, err
+		return nil, nil, err
 	}
-	return re, s.post(ctx, tx, re.Scope(), re.Currency, "refund.reserved", re.ID, now,
+	return re, pi, s.post(ctx, tx, re.Scope(), re.Currency, "refund.reserved", re.ID, now,
 		Posting{AccountAvailable, -amount}, Posting{AccountReserved, amount})
 }
 
@@ -286,66 +287,100 @@ func (s *Service) refundable(pi *PaymentIntent) bool {
 	return !ok || !route.NoRefunds // a route removed since keeps its Provider's word
 }
 
-// scheduleRefundDispatch makes the worker (re)send re at the latest at at;
+// refundDispatchJob is the job that (re)sends re at the latest at at;
 // idemKey names the merchant's idempotency record it completes, if any.
-func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund, at time.Time, idemKey string) error {
+func refundDispatchJob(re *Refund, at time.Time, idemKey string) *Job {
 	var payload []byte
 	if idemKey != "" {
 		payload, _ = json.Marshal(resumePayload{IdempotencyKey: idemKey})
 	}
-	return s.enqueueSoon(ctx, tx, &Job{Kind: jobRefundDispatch, Scope: re.Scope(), TargetID: re.ID, RunAt: at, Payload: payload, DedupKey: jobRefundDispatch + ":" + re.ID})
+	return &Job{Kind: jobRefundDispatch, Scope: re.Scope(), TargetID: re.ID, RunAt: at, Payload: payload, DedupKey: jobRefundDispatch + ":" + re.ID}
 }
 
-// sendRefund makes the Provider call of a refund still sending and applies
-// the answer. An unacknowledged call leaves it sending, for the dispatch
-// job to send again under the same key.
-func (s *Service) sendRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
-	re, err := s.store.GetRefund(ctx, scope, id)
-	if err != nil {
-		return nil, asServiceError(err)
+// scheduleRefundDispatch makes the worker (re)send re at the latest at at.
+func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund, at time.Time) error {
+	return s.enqueueSoon(ctx, tx, refundDispatchJob(re, at, ""))
+}
+
+// dispatchRefund sends re, as last committed, to its Provider if it is
+// still sending, then in one transaction applies the answer and, when
+// idemKey is set, completes that record with the refund (finishOwned).
+// pi and rec, when known, are re's payment and the record as committed:
+// neither is read, nor is re when the answer writes it.
+func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentIntent, idemKey string, rec *IdempotencyRecord) (cur *Refund, stored *StoredAnswer, replayed bool, err error) {
+	var result *Result
+	if re.Dispatch == DispatchSending {
+		rp, payment, err := s.refundProvider(ctx, re, pi)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		r := rp.CreateRefund(ctx, refundRequest(re, payment))
+		s.observe(re.Provider, r)
+		s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
+		result = &r
 	}
-	if re.Dispatch != DispatchSending {
-		return re, nil
+	// An answer that writes the refund is applied, the first time, to re
+	// by a versioned update, which fails if anyone changed it since; the
+	// retry reads it.
+	known := re
+	if result == nil || result.Outcome == OutcomeUnacknowledged {
+		known = nil
 	}
-	rp, pi, err := s.refundProvider(ctx, re)
-	if err != nil {
-		return nil, err
-	}
-	r := rp.CreateRefund(ctx, refundRequest(re, pi))
-	s.observe(re.Provider, r)
-	s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
 	err = s.inTx(ctx, func(tx Tx) error {
-		cur, err := tx.GetRefund(ctx, scope, id)
-		if err != nil || cur.Dispatch != DispatchSending {
-			return err
+		if known != nil {
+			c := *known
+			cur, known = &c, nil
+			rememberRefund(tx, cur)
+		} else {
+			var err error
+			if cur, err = tx.GetRefund(ctx, re.Scope(), re.ID); err != nil {
+				return err
+			}
 		}
-		re = cur
-		now := s.Now()
-		if r.Reference != "" {
-			cur.ProviderRef = r.Reference
+		if result != nil && cur.Dispatch == DispatchSending {
+			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
+				return err
+			}
 		}
-		switch r.Outcome {
-		case OutcomeUnacknowledged:
-			return s.scheduleRefundDispatch(ctx, tx, cur, now.Add(2*time.Second), "")
-		case OutcomeUnknown:
-			cur.Dispatch = DispatchUncertain
-		case OutcomeSucceeded, OutcomeFailed:
-			return s.applyRefundFinal(ctx, tx, cur, r, now)
-		case OutcomeRefused: // refused before any refund existed
-			return s.applyRefundFinal(ctx, tx, cur, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError, Reference: r.Reference}, now)
-		default: // pending, or anything not final
-			cur.Dispatch = DispatchAccepted
+		if idemKey == "" {
+			return nil
 		}
-		cur.UpdatedAt = now
-		if err := s.enqueue(ctx, tx, &Job{Kind: jobRefundInquire, Scope: cur.Scope(), TargetID: cur.ID, RunAt: now.Add(time.Second), DedupKey: jobRefundInquire + ":" + cur.ID}); err != nil {
-			return err
-		}
-		return tx.UpdateRefund(ctx, cur)
+		var err error
+		stored, replayed, err = finishOwned(ctx, tx, re.Scope(), idemKey, &rec, cur, s.Now())
+		return err
 	})
 	if err != nil {
-		return nil, asServiceError(err)
+		return nil, nil, false, asServiceError(err)
 	}
-	return re, nil
+	return cur, stored, replayed, nil
+}
+
+// applyRefundCreate applies the answer to the create of re, still
+// sending, in tx. An unacknowledged call leaves it sending, for the
+// dispatch job to send again under the same key.
+func (s *Service) applyRefundCreate(ctx context.Context, tx Tx, re *Refund, r Result) error {
+	now := s.Now()
+	if r.Outcome == OutcomeUnacknowledged {
+		return s.scheduleRefundDispatch(ctx, tx, re, now.Add(2*time.Second))
+	}
+	if r.Reference != "" {
+		re.ProviderRef = r.Reference
+	}
+	switch r.Outcome {
+	case OutcomeUnknown:
+		re.Dispatch = DispatchUncertain
+	case OutcomeSucceeded, OutcomeFailed:
+		return s.applyRefundFinal(ctx, tx, re, r, now)
+	case OutcomeRefused: // refused before any refund existed
+		return s.applyRefundFinal(ctx, tx, re, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError, Reference: r.Reference}, now)
+	default: // pending, or anything not final
+		re.Dispatch = DispatchAccepted
+	}
+	re.UpdatedAt = now
+	if err := s.enqueue(ctx, tx, &Job{Kind: jobRefundInquire, Scope: re.Scope(), TargetID: re.ID, RunAt: now.Add(time.Second), DedupKey: jobRefundInquire + ":" + re.ID}); err != nil {
+		return err
+	}
+	return tx.UpdateRefund(ctx, re)
 }
 
 // refundRequest is the Provider request of re, a refund of pi.
@@ -354,15 +389,16 @@ func refundRequest(re *Refund, pi *PaymentIntent) RefundRequest {
 }
 
 // refundProvider is the Provider that refunds re, with the payment it
-// refunds.
-func (s *Service) refundProvider(ctx context.Context, re *Refund) (RefundProvider, *PaymentIntent, error) {
+// refunds: pi, or read when nil.
+func (s *Service) refundProvider(ctx context.Context, re *Refund, pi *PaymentIntent) (RefundProvider, *PaymentIntent, error) {
 	a, err := s.provider(re.Provider, CapRefunds)
 	if err != nil {
 		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
 	}
-	pi, err := s.store.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID)
-	if err != nil {
-		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+	if pi == nil {
+		if pi, err = s.store.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID); err != nil {
+			return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+		}
 	}
 	return a.refunds, pi, nil
 }
@@ -429,23 +465,29 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 			return err
 		}
 	}
-	if p.IdempotencyKey != "" {
-		rec, err := s.store.GetIdempotencyRecord(ctx, j.Scope, p.IdempotencyKey)
-		if err == nil && rec.State != IdempotencyComplete && rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
+	key := p.IdempotencyKey
+	var rec *IdempotencyRecord
+	if key != "" {
+		r, err := s.store.GetIdempotencyRecord(ctx, j.Scope, key)
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && r.State == IdempotencyComplete:
+			key = "" // nothing to complete
+		case err != nil:
+			return err
+		case r.LockedUntil != nil && r.LockedUntil.After(s.Now()):
 			return errNotYet // the request still owns it
+		default:
+			rec = r
 		}
 	}
-	if re.Dispatch == DispatchSending {
-		if re, err = s.sendRefund(ctx, j.Scope, re.ID); err != nil {
-			return err
-		}
+	if re.Dispatch != DispatchSending && key == "" {
+		return nil
 	}
-	if p.IdempotencyKey != "" {
-		if _, _, err := finishCreate(ctx, s, j.Scope, re.ID, p.IdempotencyKey, Tx.GetRefund); err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
+	cur, _, _, err := s.dispatchRefund(ctx, re, nil, key, rec)
+	if err != nil {
+		return err
 	}
-	if cur, err := s.store.GetRefund(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+	if cur.Dispatch == DispatchSending {
 		return errNotYet
 	}
 	return nil
@@ -462,7 +504,7 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	if re.Dispatch == DispatchClosed || re.Status.Terminal() {
 		return nil
 	}
-	rp, pi, err := s.refundProvider(ctx, re)
+	rp, pi, err := s.refundProvider(ctx, re, nil)
 	if err != nil {
 		return err
 	}
@@ -500,7 +542,7 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 					return err
 				}
 				final = true // this job is done; the dispatch job takes over
-				return s.scheduleRefundDispatch(ctx, tx, re, now, "")
+				return s.scheduleRefundDispatch(ctx, tx, re, now)
 			}
 			return nil
 		case OutcomeSucceeded, OutcomeFailed:
@@ -604,6 +646,14 @@ func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 	}
 	snap := *re
 	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+}
+
+// rememberRefund tells tx, when it writes events, the status of re at its
+// version, known without reading it.
+func rememberRefund(tx Tx, re *Refund) {
+	if t, ok := tx.(*eventTx); ok {
+		t.remember("re", re.ID, re.Version, string(re.Status))
+	}
 }
 
 // GetRefund implements Tx and remembers the refund's status.

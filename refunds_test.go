@@ -3,6 +3,7 @@ package paykit_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -10,21 +11,38 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/answertest"
 	"github.com/paykit/paykit/paykittest"
 )
 
 // The fake Provider's refunds, by key. Amounts ending in 911 are declined,
 // 912 time out after the Provider recorded them, 913 are not acknowledged
 // the first time (nothing recorded); others are pending, then succeeded at
-// the next inquiry.
+// the next inquiry. While the fake's block is set, a recorded refund's
+// answer waits on it (a hung request).
 type fakeRefund struct {
 	amount int64
 	state  paykit.Outcome
 }
 
-func (f *fakeProvider) CreateRefund(_ context.Context, req paykit.RefundRequest) paykit.Result {
+func (f *fakeProvider) CreateRefund(ctx context.Context, req paykit.RefundRequest) paykit.Result {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	res, block, meanwhile := f.createRefund(req), f.block, f.meanwhile
+	f.meanwhile = nil
+	f.mu.Unlock()
+	if meanwhile != nil {
+		meanwhile()
+	}
+	if block != nil && res.Outcome != paykit.OutcomeUnacknowledged {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+	}
+	return res
+}
+
+func (f *fakeProvider) createRefund(req paykit.RefundRequest) paykit.Result {
 	if f.refunds == nil {
 		f.refunds, f.refundCalls = map[string]*fakeRefund{}, map[string]int{}
 	}
@@ -299,6 +317,128 @@ func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
 	is.True(jobs.Data[0].Attempts > 10)
 }
 
+// TestCrashedRefundIsRecovered, on every Store: a request that dies
+// between its two transactions (here in the Provider call, which recorded
+// the refund) leaves it pending, reserved and still to send; a concurrent
+// request with its key is told it is in progress. Once the lock lapses,
+// the retry with the key, or the dispatch job before it, sends it again
+// under the same Provider key, and every later replay answers the same.
+func TestCrashedRefundIsRecovered(t *testing.T) {
+	for _, via := range []string{"retry", "worker"} {
+		t.Run(via, func(t *testing.T) {
+			onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+				is := is.New(t)
+				ctx := context.Background()
+				req := refundOf(pi, "r-crash", 4000)
+
+				die := e.hang(t, func(hung context.Context) {
+					_, _, _ = e.svc.CreateRefund(hung, e.test, "crash-key", req)
+				}, func() bool { n, _ := e.provider.refundsReceived(); return n == 1 })
+				_, _, err := e.svc.CreateRefund(ctx, e.test, "crash-key", req)
+				is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress)
+				is.True(paykit.AsError(err).RetryAfter > 0)
+				die()
+
+				page, err := e.svc.ListRefunds(ctx, e.test, paykit.RefundListParams{})
+				is.NoErr(err)
+				is.Equal(len(page.Data), 1)
+				re := page.Data[0]
+				is.Equal(re.Status, paykit.RefundPending)
+				is.Equal(re.Dispatch, paykit.DispatchSending) // the answer was never applied
+				avail, reserved := e.balance(t)
+				is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
+
+				e.clock.Advance(31 * time.Second) // the request's lock lapses
+				if via == "worker" {
+					e.drain(t)
+				}
+				resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "crash-key", req))
+				is.NoErr(err)
+				is.Equal(resp.Status, http.StatusCreated)
+				is.Equal(resp.Replayed, via == "worker")
+				var got paykit.Refund
+				is.NoErr(resp.Decode(&got))
+				is.Equal(got.ID, re.ID)
+				is.Equal(got.Status, paykit.RefundPending)
+				refunds, calls := e.provider.refundsReceived()
+				is.Equal([]int{refunds, calls}, []int{1, 2}) // sent again under its key: one refund
+
+				e.settle(t)
+				replay, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "crash-key", req))
+				is.NoErr(err)
+				is.True(replay.Replayed)
+				is.Equal(string(replay.Body), string(resp.Body))
+				refunds, calls = e.provider.refundsReceived()
+				is.Equal([]int{refunds, calls}, []int{1, 2})
+				final, err := e.svc.GetRefund(ctx, e.test, re.ID)
+				is.NoErr(err)
+				is.Equal(final.Status, paykit.RefundSucceeded)
+				avail, reserved = e.balance(t)
+				is.Equal([]int64{avail, reserved}, []int64{6000, 0})
+				p, err := e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
+				is.NoErr(err)
+				is.Equal([]int64{p.RefundedAmount, p.RefundPendingAmount}, []int64{4000, 0})
+			})
+		})
+	}
+}
+
+// TestRefundAnsweredMeanwhile, on every Store: while the request's
+// Provider call outlasts its lock, the dispatch job sends the refund again
+// and completes the key. The request's answer then meets a refund changed
+// since it committed it (the versioned update fails), reads it, and
+// answers what the job stored.
+func TestRefundAnsweredMeanwhile(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.provider.meanwhile = func() {
+			e.clock.Advance(31 * time.Second)
+			e.drain(t)
+		}
+		resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
+		is.NoErr(err)
+		is.True(resp.Replayed) // the job's answer
+		var re paykit.Refund
+		is.NoErr(resp.Decode(&re))
+		is.Equal(re.Dispatch, paykit.DispatchAccepted)
+		refunds, calls := e.provider.refundsReceived()
+		is.Equal([]int{refunds, calls}, []int{1, 2})
+		again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
+		is.NoErr(err)
+		is.Equal(string(again.Body), string(resp.Body))
+		evs, err := e.svc.ListEvents(ctx, e.test, paykit.EventListParams{})
+		is.NoErr(err)
+		n := 0
+		for _, ev := range evs.Data {
+			if ev.ObjectID == re.ID {
+				n++
+			}
+		}
+		is.Equal(n, 1) // refund.pending, once
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+	})
+}
+
+// TestConcurrentIdenticalRefunds, on every Store: requests with one key at
+// once make one refund, sent once; each answers the one body or
+// idempotency_in_progress.
+func TestConcurrentIdenticalRefunds(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		created := sameKeyAnswers(t, 20, func() (*answertest.Response, error) {
+			return answertest.From(e.svc.CreateRefund(ctx, e.test, "same-key", refundOf(pi, "r-same", 3000)))
+		})
+		is.True(created >= 1)
+		refunds, calls := e.provider.refundsReceived()
+		is.Equal([]int{refunds, calls}, []int{1, 1})
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{7000, 3000})
+	})
+}
+
 // TestConcurrentRefundsNeverExceedThePayment: ten concurrent refunds of
 // 30 % each on every Store: exactly three are created and sent, the rest
 // are amount_exceeds_refundable.
@@ -345,41 +485,64 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 	}
 }
 
-// TestCreateRefundTx: rolled back, no refund, no reservation, no call;
-// committed, the worker sends it.
+// TestCreateRefundTx, on every Store: rolled back, no refund, no
+// reservation, no call; committed, the reservation with it, and the worker
+// sends it and completes the key, which then replays, in a host's
+// transaction too.
 func TestCreateRefundTx(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	e := newFlowEnv(t)
-	pi := e.paid(t, 10000, "order-1")
-	errHost := errors.New("host rolls back")
-	err := e.store.InTx(ctx, func(tx paykit.Tx) error {
-		if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
-			return err
-		}
-		return errHost
-	})
-	is.True(errors.Is(err, errHost))
-	e.drain(t)
-	refunds, _ := e.provider.refundsReceived()
-	is.Equal(refunds, 0)
-	avail, reserved := e.balance(t)
-	is.Equal([]int64{avail, reserved}, []int64{10000, 0})
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		errHost := errors.New("host rolls back")
+		err := e.store.InTx(ctx, func(tx paykit.Tx) error {
+			if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.test, "k1", refundOf(pi, "r1", 4000)); err != nil {
+				return err
+			}
+			return errHost
+		})
+		is.True(errors.Is(err, errHost))
+		e.drain(t)
+		refunds, _ := e.provider.refundsReceived()
+		is.Equal(refunds, 0)
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{10000, 0})
 
-	var re *paykit.Refund
-	is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
-		var ans paykit.Answer
-		re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
-		is.Equal(ans.Kind, paykit.AnswerAccepted)
-		return err
-	}))
-	refunds, _ = e.provider.refundsReceived()
-	is.Equal(refunds, 0)
-	e.drain(t)
-	refunds, _ = e.provider.refundsReceived()
-	is.Equal(refunds, 1)
-	again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
-	is.NoErr(err)
-	is.True(ans.Replayed)
-	is.Equal(again.ID, re.ID)
+		var re *paykit.Refund
+		is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+			var ans paykit.Answer
+			re, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+			is.Equal(ans.Kind, paykit.AnswerAccepted)
+			return err
+		}))
+		is.Equal(re.Status, paykit.RefundPending)
+		avail, reserved = e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
+		refunds, _ = e.provider.refundsReceived()
+		is.Equal(refunds, 0)
+		e.drain(t)
+		refunds, _ = e.provider.refundsReceived()
+		is.Equal(refunds, 1)
+		again, ans, err := e.svc.CreateRefund(ctx, e.test, "k2", refundOf(pi, "r2", 4000))
+		is.NoErr(err)
+		is.True(ans.Replayed)
+		is.Equal(ans.Kind, paykit.AnswerCreated)
+		is.Equal(again.ID, re.ID)
+		is.NoErr(e.store.InTx(ctx, func(tx paykit.Tx) error {
+			again, ans, err = e.svc.CreateRefundTx(ctx, tx, e.test, "k2", refundOf(pi, "r2", 4000))
+			return err
+		}))
+		is.True(ans.Replayed)
+		is.Equal(again.ID, re.ID)
+	})
+}
+
+// onEveryStore runs test on a flow environment of every Store, with a
+// succeeded payment of 10000.
+func onEveryStore(t *testing.T, test func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent)) {
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
+			test(t, e, e.paid(t, 10000, "order-1"))
+		})
+	}
 }

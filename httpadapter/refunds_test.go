@@ -231,6 +231,16 @@ func TestRefundSandboxOutcomes(t *testing.T) {
 		is.Equal(e.get(k, pi)["refunded_amount"], "3912")
 		is.Equal(len(e.psp.Refunds()), 3)
 		is.Equal(e.eventsOf(k, declined.json(t)["id"].(string)), []string{"refund.pending", "refund.failed"})
+
+		// The answers as committed: the final one is what GET shows, and
+		// replays after settling are the first answers byte for byte.
+		is.True(bytes.Equal(e.do("GET", "/v1/refunds/"+declined.json(t)["id"].(string), nil, basic(k)).body, declined.body))
+		for key, first := range map[string]response{"d": declined, "t": timedOut} {
+			again := e.refund(k, key, map[string]any{"payment_intent": pi, "merchant_reference": key, "amount": first.json(t)["amount"]})
+			is.Equal(again.status, http.StatusCreated)
+			is.Equal(again.header.Get("Idempotent-Replayed"), "true")
+			is.True(bytes.Equal(again.body, first.body))
+		}
 	})
 }
 
