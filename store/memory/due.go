@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/heap"
 	"slices"
 	"time"
 
@@ -45,7 +44,7 @@ func (e *dueEntry) current(jobs map[string]paykit.Job) bool {
 // add indexes the pending job j as written by t.
 func (x *dueIndex) add(t *txn, j *paykit.Job) {
 	x.register(t)
-	heap.Push(&x.h, dueEntry{claimableAt(j), j.RunAt, j.ID})
+	x.h.push(dueEntry{claimableAt(j), j.RunAt, j.ID})
 }
 
 // due takes out the entries of the jobs claimable at now, current ones
@@ -53,7 +52,7 @@ func (x *dueIndex) add(t *txn, j *paykit.Job) {
 func (x *dueIndex) due(t *txn, jobs map[string]paykit.Job, now time.Time) []dueEntry {
 	var out []dueEntry
 	for len(x.h) > 0 && !x.h[0].at.After(now) {
-		e := heap.Pop(&x.h).(dueEntry)
+		e := x.h.pop()
 		if e.current(jobs) && !slices.ContainsFunc(out, func(o dueEntry) bool { return o.id == e.id }) {
 			x.register(t)
 			x.taken = append(x.taken, e)
@@ -66,7 +65,7 @@ func (x *dueIndex) due(t *txn, jobs map[string]paykit.Job, now time.Time) []dueE
 // putBack returns entries taken out by due and not used.
 func (x *dueIndex) putBack(es []dueEntry) {
 	for _, e := range es {
-		heap.Push(&x.h, e)
+		x.h.push(e)
 	}
 }
 
@@ -86,21 +85,51 @@ func (x *dueIndex) reset() {
 	x.touched = false
 }
 
-// dueHeap is a min-heap of entries by at, then id.
+// dueHeap is a binary min-heap of entries by at, then id (by hand rather
+// than container/heap, whose interface would box every entry).
 type dueHeap []dueEntry
 
-func (h dueHeap) Len() int { return len(h) }
-func (h dueHeap) Less(i, j int) bool {
+func (h dueHeap) less(i, j int) bool {
 	if c := h[i].at.Compare(h[j].at); c != 0 {
 		return c < 0
 	}
 	return h[i].id < h[j].id
 }
-func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)   { *h = append(*h, x.(dueEntry)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *dueHeap) push(e dueEntry) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *dueHeap) pop() dueEntry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = dueEntry{}
+	s = s[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && s.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
