@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# run.sh [pg] [sqlite] [memory] | all: builds what the chosen suites need,
+# run.sh [pg] [sqlite] [memory] [pgsql] | all: builds what the chosen suites need,
 # checks the prerequisites, runs the suites one after the other into one
 # output directory and prints the summary with the median ratio per suite.
 #
 #   bench/run.sh all                          # every suite, 3 pairs of 10 s per concurrency
 #   PAIRS=1 DURATION=5 bench/run.sh memory    # a quick look
+#   bench/run.sh pgsql                        # paykit vs a replay of its own SQL (needs PGLOG)
 #
 # Env: PAIRS (3), DURATION (10), PORT (18080; the stripe-mock anchor uses PORT+1),
 #      DB_PREFIX (perf_), OUT (default bench-out/<date-time>), CONNS (each suite's default),
@@ -13,14 +14,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 
 usage() {
-  echo "usage: bench/run.sh [pg] [sqlite] [memory] | all" >&2
+  echo "usage: bench/run.sh [pg] [sqlite] [memory] [pgsql] | all" >&2
   exit 2
 }
 SUITES=()
 for a in "$@"; do
   case $a in
   all) SUITES+=(pg sqlite memory) ;;
-  pg | sqlite | memory) SUITES+=("$a") ;;
+  pg | sqlite | memory | pgsql) SUITES+=("$a") ;;
   *) usage ;;
   esac
 done
@@ -28,9 +29,10 @@ done
 
 has() { case " ${SUITES[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 tools=(go wrk)
-if has pg; then tools+=(pgbench psql); fi
+if has pg || has pgsql; then tools+=(pgbench psql); fi
+if has pgsql; then tools+=(python3 curl); fi
 need "${tools[@]}"
-if has pg; then pg_ready; fi
+if has pg || has pgsql; then pg_ready; fi
 
 echo "building into $BIN"
 build_server
@@ -48,7 +50,10 @@ declare -A seen=()
 for s in "${SUITES[@]}"; do
   [ -z "${seen[$s]:-}" ] || continue
   seen[$s]=1
-  bash "$BENCH_DIR/run-$s-pairs.sh"
+  case $s in
+  pgsql) bash "$BENCH_DIR/run-pg-sql-pairs.sh" ;;
+  *) bash "$BENCH_DIR/run-$s-pairs.sh" ;;
+  esac
 done
 
 bash "$BENCH_DIR/summarize.sh" "$RESULTS" | tee "$OUT/summary.md"
