@@ -292,6 +292,7 @@ func (t *eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) erro
 	if err := t.Tx.CreatePayoutIntent(ctx, po); err != nil {
 		return err
 	}
+	t.remember("po", po.ID, po.Version, payoutEventType(po))
 	return t.payoutChanged(ctx, "", po)
 }
 
@@ -311,6 +312,15 @@ func (t *eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) erro
 	}
 	t.remember("po", po.ID, po.Version, payoutEventType(po))
 	return t.payoutChanged(ctx, before, po)
+}
+
+// rememberPayout tells tx, when it writes events, the state of po at its
+// version, known without reading it: a versioned update of po then emits
+// what the change calls for without reading the row first.
+func rememberPayout(tx Tx, po *PayoutIntent) {
+	if t, ok := tx.(*eventTx); ok {
+		t.remember("po", po.ID, po.Version, payoutEventType(po))
+	}
 }
 
 // GetPayoutIntent implements Tx and remembers the payout's state.

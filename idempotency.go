@@ -335,6 +335,23 @@ func finishCreate[T any](ctx context.Context, s *Service, scope Scope, id, idemK
 	return answered(ctx, stored, replayed, func(ctx context.Context) (*T, error) { return get(s.store, ctx, scope, id) })
 }
 
+// openRecord is the record under key that a job completes with its
+// answer: nil when there is nothing to complete (no key, the record gone
+// or complete already).
+func (s *Service) openRecord(ctx context.Context, scope Scope, key string) (*IdempotencyRecord, error) {
+	if key == "" {
+		return nil, nil
+	}
+	rec, err := s.store.GetIdempotencyRecord(ctx, scope, key)
+	switch {
+	case errors.Is(err, ErrNotFound) || err == nil && rec.State == IdempotencyComplete:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return rec, nil
+}
+
 // unlock lets a retry of the operation under key take over at once,
 // unless it completed meanwhile.
 func unlock(ctx context.Context, tx Tx, scope Scope, key string, now time.Time) error {

@@ -298,7 +298,8 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		if op.deferred { // the worker sends it as soon as the host commits
 			at = now
 		}
-		return s.scheduleDispatch(ctx, tx, po, at, idempotencyKey)
+		// A new payout has no dispatch job to expedite.
+		return s.enqueue(ctx, tx, payoutDispatchJob(po, at, idempotencyKey))
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
@@ -321,10 +322,12 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		out *PayoutIntent
 		ans Answer
 	)
-	if po.ApprovalPending || po.Dispatch != DispatchSending {
+	if po.ApprovalPending {
 		out, ans, err = finishCreate(ctx, s, po.Scope(), po.ID, idempotencyKey, Tx.GetPayoutIntent)
 	} else {
-		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey)
+		// The payout and record as this request committed them: neither
+		// is read again before the Provider call or the answer's update.
+		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey, po, c.record)
 	}
 	if err != nil {
 		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
@@ -363,24 +366,36 @@ func (s *Service) post(ctx context.Context, tx Tx, scope Scope, currency, kind, 
 // scheduleDispatch makes the worker (re)send po's transfer at the latest at
 // at; idemKey names the merchant's idempotency record it completes, if any.
 func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent, at time.Time, idemKey string) error {
+	return s.enqueueSoon(ctx, tx, payoutDispatchJob(po, at, idemKey))
+}
+
+// payoutDispatchJob is the job that (re)sends po's transfer at the latest
+// at at; idemKey names the merchant's idempotency record it completes, if
+// any.
+func payoutDispatchJob(po *PayoutIntent, at time.Time, idemKey string) *Job {
 	var payload []byte
 	if idemKey != "" {
 		payload, _ = json.Marshal(resumePayload{IdempotencyKey: idemKey})
 	}
-	return s.enqueueSoon(ctx, tx, &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID})
+	return &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID}
 }
 
 // dispatch sends the transfer of a payout whose dispatch is sending (the
 // Provider key is the payout id, so a repeat never makes a second
-// transfer), applies the answer, and completes the idempotency record under
-// idemKey, if any. An unacknowledged dispatch answers dispatch_unavailable
-// and leaves the record open for the retry. Without idemKey it returns no
-// payout.
-func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string) (*PayoutIntent, Answer, error) {
-	po, err := s.store.GetPayoutIntent(ctx, scope, id)
-	if err != nil {
-		return nil, Answer{}, asServiceError(err)
+// transfer), then in one transaction applies the answer and completes the
+// idempotency record under idemKey, if any (finishOwned). An
+// unacknowledged dispatch answers dispatch_unavailable and leaves the
+// record open for the retry. Without idemKey it returns no payout.
+// po and rec, when known, are the payout and the record as last
+// committed: neither is read, nor is po when the answer writes it.
+func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string, po *PayoutIntent, rec *IdempotencyRecord) (*PayoutIntent, Answer, error) {
+	if po == nil {
+		var err error
+		if po, err = s.store.GetPayoutIntent(ctx, scope, id); err != nil {
+			return nil, Answer{}, asServiceError(err)
+		}
 	}
+	var result *Result
 	if po.Dispatch == DispatchSending {
 		r, err := s.callCreatePayout(ctx, po)
 		if err != nil {
@@ -419,21 +434,61 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string)
 			}
 			return nil, Answer{}, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
 		}
-		err = s.inTx(ctx, func(tx Tx) error {
-			cur, err := tx.GetPayoutIntent(ctx, scope, id)
-			if err != nil || cur.Dispatch != DispatchSending || cur.Provider != po.Provider {
+		result = &r
+	}
+	if result == nil && idemKey == "" {
+		return nil, Answer{}, nil
+	}
+	var (
+		stored   *StoredAnswer
+		replayed bool
+	)
+	// The payout as this request last knew it, the first time: the
+	// Provider's answer is applied to it by a versioned update, which
+	// fails if anyone changed it since, and the retry reads it.
+	known := po
+	if result == nil {
+		known = nil
+	}
+	err := s.inTx(ctx, func(tx Tx) error {
+		cur := known
+		known = nil
+		stale := cur != nil // may be: its versioned update tells
+		if cur != nil {
+			c := *cur
+			cur = &c
+			rememberPayout(tx, cur)
+		} else {
+			var err error
+			if cur, err = tx.GetPayoutIntent(ctx, scope, id); err != nil {
 				return err
 			}
-			return s.applyPayoutCreate(ctx, tx, cur, r)
-		})
-		if err != nil {
-			return nil, Answer{}, asServiceError(err)
 		}
+		if result != nil && cur.Dispatch == DispatchSending && cur.Provider == po.Provider {
+			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
+				if stale && errors.Is(err, ErrInsufficientFunds) {
+					// A final answer moves the reservation before the
+					// payout's versioned update: one that is gone already
+					// was moved by whoever changed the payout since.
+					return ErrVersionConflict
+				}
+				return err
+			}
+		}
+		if idemKey == "" {
+			return nil
+		}
+		var err error
+		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
+		return err
+	})
+	if err != nil {
+		return nil, Answer{}, asServiceError(err)
 	}
 	if idemKey == "" {
 		return nil, Answer{}, nil
 	}
-	return finishCreate(ctx, s, scope, id, idemKey, Tx.GetPayoutIntent)
+	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
 }
 
 func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
@@ -626,7 +681,17 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 			return err
 		}
 	}
-	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, p.IdempotencyKey); err != nil {
+	// The record is completed with the answer, in its transaction, unless
+	// there is nothing left to complete.
+	key := p.IdempotencyKey
+	rec, err := s.openRecord(ctx, j.Scope, key)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		key = ""
+	}
+	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, key, po, rec); err != nil {
 		return err
 	}
 	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
@@ -831,7 +896,7 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 	if err != nil {
 		return nil, asServiceError(err)
 	}
-	if _, _, err := s.dispatch(ctx, scope, id, ""); err != nil {
+	if _, _, err := s.dispatch(ctx, scope, id, "", nil, nil); err != nil {
 		if code := ErrorCode(err); code != CodeDispatchUnavailable && code != CodeServiceUnavailable {
 			return nil, err
 		}

@@ -27,6 +27,8 @@ type fakeBank struct {
 	dispatch  map[string]int // create calls per key
 	dropFirst bool           // answer the first create of each key unacknowledged
 	refuse    bool           // refuse every create before a transfer exists
+	block     chan struct{}  // when set, CreatePayout waits on it after making the transfer (a hung request)
+	meanwhile func()         // when set, the next CreatePayout runs it before it answers
 }
 
 type fakeTransfer struct {
@@ -44,7 +46,25 @@ func (b *fakeBank) Capabilities() paykit.Capabilities {
 	return paykit.CapPayments | paykit.CapCancel | paykit.CapPayouts
 }
 
-func (b *fakeBank) CreatePayout(_ context.Context, req paykit.PayoutRequest) paykit.Result {
+func (b *fakeBank) CreatePayout(ctx context.Context, req paykit.PayoutRequest) paykit.Result {
+	b.mu.Lock()
+	block, meanwhile := b.block, b.meanwhile
+	b.meanwhile = nil
+	b.mu.Unlock()
+	r := b.createPayout(req)
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+	}
+	if meanwhile != nil {
+		meanwhile()
+	}
+	return r
+}
+
+func (b *fakeBank) createPayout(req paykit.PayoutRequest) paykit.Result {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dispatch[req.Key]++
@@ -138,9 +158,19 @@ type payoutEnv struct {
 
 func newPayoutEnv(t *testing.T, threshold int64) *payoutEnv {
 	t.Helper()
+	return newPayoutEnvOn(t, memory.New(), nil, threshold)
+}
+
+// newPayoutEnvOn is newPayoutEnv on store, with the account keys a
+// persistent Store needs (nil: the Service's default).
+func newPayoutEnvOn(t *testing.T, store paykit.Store, keys *paykit.Keyring, threshold int64) *payoutEnv {
+	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	bank := newFakeBank()
-	store := memory.New()
+	var signingKey []byte // the Service's default on the memory Store
+	if keys != nil {
+		signingKey = []byte("payout-test-signing-key-32-byte!")
+	}
 	logs := &bytes.Buffer{}
 	routing := fakeRouting
 	routing.Payouts = []paykit.PayoutRoute{
@@ -152,8 +182,9 @@ func newPayoutEnv(t *testing.T, threshold int64) *payoutEnv {
 	}
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: clock.Now, Routing: routing, Providers: map[string]paykit.Provider{"fake": bank},
-		PublicURL: "https://pay.example", ApprovalThreshold: threshold,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		PublicURL: "https://pay.example", ApprovalThreshold: threshold, AccountKeys: keys,
+		SigningKey: signingKey,
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -466,19 +466,14 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 		}
 	}
 	key := p.IdempotencyKey
-	var rec *IdempotencyRecord
-	if key != "" {
-		r, err := s.store.GetIdempotencyRecord(ctx, j.Scope, key)
-		switch {
-		case errors.Is(err, ErrNotFound) || err == nil && r.State == IdempotencyComplete:
-			key = "" // nothing to complete
-		case err != nil:
-			return err
-		case r.LockedUntil != nil && r.LockedUntil.After(s.Now()):
-			return errNotYet // the request still owns it
-		default:
-			rec = r
-		}
+	rec, err := s.openRecord(ctx, j.Scope, key)
+	switch {
+	case err != nil:
+		return err
+	case rec == nil:
+		key = "" // nothing to complete
+	case rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()):
+		return errNotYet // the request still owns it
 	}
 	if re.Dispatch != DispatchSending && key == "" {
 		return nil

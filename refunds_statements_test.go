@@ -73,35 +73,44 @@ func TestRefundCreateStatements(t *testing.T) {
 		if err != nil || re.Status != c.status {
 			t.Fatalf("refund %s: %v %v", ref, re, err)
 		}
-		var list strings.Builder
-		txs := 0
-		var seen map[string]bool // "verb table" in the current transaction
-		for i, q := range stmts {
-			fmt.Fprintf(&list, "\n%2d %.110s", i+1, q)
-			switch {
-			case q == "BEGIN":
-				txs, seen = txs+1, map[string]bool{}
-				continue
-			case q == "COMMIT":
-				seen = nil
-				continue
-			case seen == nil:
-				t.Errorf("%s: statement %d outside a transaction: %.110s", ref, i+1, q)
-				continue
-			}
-			verb, table := statementTable(q)
-			switch {
-			case verb == "SELECT" && seen["SELECT "+table]:
-				t.Errorf("%s: statement %d reads %s again", ref, i+1, table)
-			case verb == "UPDATE" && seen["INSERT "+table]:
-				t.Errorf("%s: statement %d updates %s after inserting into it", ref, i+1, table)
-			}
-			seen[verb+" "+table] = true
+		checkTwoTransactions(t, ref, stmts, c.max, "")
+	}
+}
+
+// checkTwoTransactions fails t unless stmts, what request name sent, are
+// at most max (BEGIN and COMMIT included) in two transactions, with
+// nothing outside them, no table read twice in one, and none but
+// insertThenUpdate both inserted into and updated in one.
+func checkTwoTransactions(t *testing.T, name string, stmts []string, max int, insertThenUpdate string) {
+	t.Helper()
+	var list strings.Builder
+	txs := 0
+	var seen map[string]bool // "verb table" in the current transaction
+	for i, q := range stmts {
+		fmt.Fprintf(&list, "\n%2d %.110s", i+1, q)
+		switch {
+		case q == "BEGIN":
+			txs, seen = txs+1, map[string]bool{}
+			continue
+		case q == "COMMIT":
+			seen = nil
+			continue
+		case seen == nil:
+			t.Errorf("%s: statement %d outside a transaction: %.110s", name, i+1, q)
+			continue
 		}
-		t.Logf("%s: %d statements, %d transactions:%s", ref, len(stmts), txs, list.String())
-		if txs != 2 || len(stmts) > c.max {
-			t.Errorf("%s: %d statements in %d transactions, want at most %d in 2", ref, len(stmts), txs, c.max)
+		verb, table := statementTable(q)
+		switch {
+		case verb == "SELECT" && seen["SELECT "+table]:
+			t.Errorf("%s: statement %d reads %s again", name, i+1, table)
+		case verb == "UPDATE" && seen["INSERT "+table] && table != insertThenUpdate:
+			t.Errorf("%s: statement %d updates %s after inserting into it", name, i+1, table)
 		}
+		seen[verb+" "+table] = true
+	}
+	t.Logf("%s: %d statements, %d transactions:%s", name, len(stmts), txs, list.String())
+	if txs != 2 || len(stmts) > max {
+		t.Errorf("%s: %d statements in %d transactions, want at most %d in 2", name, len(stmts), txs, max)
 	}
 }
 
