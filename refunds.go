@@ -327,6 +327,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		known = nil
 	}
 	err = s.inTx(ctx, func(tx Tx) error {
+		stale := known != nil // may be: its versioned update tells
 		if known != nil {
 			c := *known
 			cur, known = &c, nil
@@ -339,6 +340,12 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		}
 		if result != nil && cur.Dispatch == DispatchSending {
 			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
+				if stale && errors.Is(err, ErrInsufficientFunds) {
+					// A final answer moves the reservation before the
+					// refund's versioned update: one that is gone already
+					// was moved by whoever changed the refund since.
+					return ErrVersionConflict
+				}
 				return err
 			}
 		}

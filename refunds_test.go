@@ -421,6 +421,33 @@ func TestRefundAnsweredMeanwhile(t *testing.T) {
 	})
 }
 
+// TestDeclinedRefundAnsweredMeanwhile, on every Store: as above, with a
+// refund the Provider declines. The job releases the reservation first;
+// the request's answer, on its unread copy, meets a reservation already
+// released, which is the conflict it is: it reads, and answers what the job
+// stored, and the reservation is released once.
+func TestDeclinedRefundAnsweredMeanwhile(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
+		is := is.New(t)
+		ctx := context.Background()
+		e.provider.meanwhile = func() {
+			e.clock.Advance(31 * time.Second)
+			e.drain(t)
+		}
+		resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 2911)))
+		is.NoErr(err)
+		is.True(resp.Replayed) // the job's answer
+		var re paykit.Refund
+		is.NoErr(resp.Decode(&re))
+		is.Equal(re.Status, paykit.RefundFailed)
+		again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 2911)))
+		is.NoErr(err)
+		is.Equal(string(again.Body), string(resp.Body))
+		avail, reserved := e.balance(t)
+		is.Equal([]int64{avail, reserved}, []int64{10000, 0})
+	})
+}
+
 // TestConcurrentIdenticalRefunds, on every Store: requests with one key at
 // once make one refund, sent once; each answers the one body or
 // idempotency_in_progress.
