@@ -363,6 +363,18 @@ func (s *Service) post(ctx context.Context, tx Tx, scope Scope, currency, kind, 
 	return tx.PostLedger(ctx, &LedgerTxn{ID: s.newID("ltx"), Scope: scope, Currency: currency, Kind: kind, RefID: ref, Postings: postings, At: at})
 }
 
+// staleReservation is err of an answer applied to a copy that may be
+// stale: a final answer moves the reservation before the versioned update
+// of the payout or refund, so a reservation gone already was moved by
+// whoever changed it since, which is a version conflict (the transaction
+// is retried with reads).
+func staleReservation(stale bool, err error) error {
+	if stale && errors.Is(err, ErrInsufficientFunds) {
+		return ErrVersionConflict
+	}
+	return err
+}
+
 // scheduleDispatch makes the worker (re)send po's transfer at the latest at
 // at; idemKey names the merchant's idempotency record it completes, if any.
 func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent, at time.Time, idemKey string) error {
@@ -466,13 +478,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		}
 		if result != nil && cur.Dispatch == DispatchSending && cur.Provider == po.Provider {
 			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
-				if stale && errors.Is(err, ErrInsufficientFunds) {
-					// A final answer moves the reservation before the
-					// payout's versioned update: one that is gone already
-					// was moved by whoever changed the payout since.
-					return ErrVersionConflict
-				}
-				return err
+				return staleReservation(stale, err)
 			}
 		}
 		if idemKey == "" {

@@ -340,13 +340,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		}
 		if result != nil && cur.Dispatch == DispatchSending {
 			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
-				if stale && errors.Is(err, ErrInsufficientFunds) {
-					// A final answer moves the reservation before the
-					// refund's versioned update: one that is gone already
-					// was moved by whoever changed the refund since.
-					return ErrVersionConflict
-				}
-				return err
+				return staleReservation(stale, err)
 			}
 		}
 		if idemKey == "" {
