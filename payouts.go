@@ -247,7 +247,9 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 	op.resourceID = s.newID("po")
 	var c *claim
 	var po *PayoutIntent
+	var held *StoredAnswer // the answer of a payout held for approval, as stored
 	err = s.within(ctx, host, func(tx Tx) error {
+		held = nil
 		var err error
 		if c, err = s.begin(ctx, tx, op, now); err != nil || c.replay != nil {
 			return err
@@ -286,7 +288,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutExpire, Scope: p.Scope, TargetID: po.ID, RunAt: *po.ApprovalExpiresAt, DedupKey: jobPayoutExpire + ":" + po.ID}); err != nil {
 				return err
 			}
-			_, err := finish(ctx, tx, c.record, AnswerCreated, po, now)
+			held, err = finish(ctx, tx, c.record, AnswerCreated, po, now)
 			return err
 		}
 		if c.record.RecoveryPoint != recoveryAttempt || c.record.ResourceID != po.ID { // begin may have started it there
@@ -322,9 +324,14 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		out *PayoutIntent
 		ans Answer
 	)
-	if po.ApprovalPending {
+	switch {
+	case held != nil:
+		// Completed with the payout, in the same transaction: this
+		// request's own answer, not a replay.
+		return answered(ctx, held, false, s.currentPayout(s.store, po.Scope(), po.ID))
+	case po.ApprovalPending:
 		out, ans, err = finishCreate(ctx, s, po.Scope(), po.ID, idempotencyKey, Tx.GetPayoutIntent)
-	} else {
+	default:
 		// The payout and record as this request committed them: neither
 		// is read again before the Provider call or the answer's update.
 		out, ans, err = s.dispatch(ctx, po.Scope(), po.ID, idempotencyKey, po, c.record)

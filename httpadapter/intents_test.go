@@ -868,3 +868,30 @@ func TestListCreatedPaymentIntents(t *testing.T) {
 		is.Equal(body["has_more"], false)
 	})
 }
+
+// TestFirstAnswersAreNotReplays: the first answer under a key never says
+// Idempotent-Replayed, the second always does, with the same body: payment
+// create and cancel, refund create.
+func TestFirstAnswersAreNotReplays(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		pair := func(send func() response) map[string]any {
+			t.Helper()
+			first, again := send(), send()
+			is.True(first.status < 300)
+			is.Equal(first.header.Get("Idempotent-Replayed"), "")
+			is.Equal(again.header.Get("Idempotent-Replayed"), "true")
+			is.Equal(string(again.body), string(first.body))
+			return first.json(t)
+		}
+		waiting := pair(func() response { return e.create(k, "fa-1", fpxBody("15000", "fa-1")) })
+		pair(func() response {
+			return e.do("POST", "/v1/payment_intents/"+waiting["id"].(string)+"/cancel", nil, basic(k), idem("fa-cancel"))
+		})
+		paid := pair(func() response { return e.create(k, "fa-2", fpxBody("15000", "fa-2")) })
+		is.Equal(e.do("POST", "/v1/test_helpers/payment_intents/"+paid["id"].(string)+"/approve", nil, basic(k)).status, http.StatusOK)
+		pair(func() response {
+			return e.refund(k, "fa-refund", map[string]any{"payment_intent": paid["id"], "merchant_reference": "fa-r", "amount": "3000"})
+		})
+	})
+}

@@ -360,7 +360,14 @@ func addAmount(t *testing.T, s string, d int64) string {
 func TestPayoutApprovalsOverHTTP(t *testing.T) {
 	forEachPayoutEnv(t, 1_000_000, func(t *testing.T, e *payoutEnv) {
 		is := is.New(t)
-		held := e.payout("k-held", thPayout("1000000", "held", plainAccount))
+		first := e.createPayout("k-held", thPayout("1000000", "held", plainAccount))
+		is.Equal(first.status, http.StatusCreated)
+		is.Equal(first.header.Get("Idempotent-Replayed"), "") // the first answer is no replay
+		replay := e.createPayout("k-held", thPayout("1000000", "held", plainAccount))
+		is.Equal(replay.status, http.StatusCreated)
+		is.Equal(replay.header.Get("Idempotent-Replayed"), "true")
+		is.Equal(string(replay.body), string(first.body))
+		held := first.json(t)
 		is.Equal(held["status"], "requires_approval")
 		is.Equal(held["approval_status"], "pending")
 		is.Equal(held["reserved_amount"], "1000000")
