@@ -383,6 +383,29 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 	}
 }
 
+// refundAnsweredMeanwhile creates a refund of amount of pi under key k1
+// while the Provider call outlasts the request's lock and the worker runs
+// meanwhile; it checks that the request answers the job's stored answer,
+// as a replay, and a retry the same body, and returns the refund answered.
+func refundAnsweredMeanwhile(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent, amount int64) paykit.Refund {
+	t.Helper()
+	is := is.New(t)
+	ctx := context.Background()
+	e.provider.meanwhile = func() {
+		e.clock.Advance(31 * time.Second)
+		e.drain(t)
+	}
+	resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", amount)))
+	is.NoErr(err)
+	is.True(resp.Replayed) // the job's answer
+	var re paykit.Refund
+	is.NoErr(resp.Decode(&re))
+	again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", amount)))
+	is.NoErr(err)
+	is.Equal(string(again.Body), string(resp.Body))
+	return re
+}
+
 // TestRefundAnsweredMeanwhile, on every Store: while the request's
 // Provider call outlasts its lock, the dispatch job sends the refund again
 // and completes the key. The request's answer then meets a refund changed
@@ -392,21 +415,10 @@ func TestRefundAnsweredMeanwhile(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
 		ctx := context.Background()
-		e.provider.meanwhile = func() {
-			e.clock.Advance(31 * time.Second)
-			e.drain(t)
-		}
-		resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
-		is.NoErr(err)
-		is.True(resp.Replayed) // the job's answer
-		var re paykit.Refund
-		is.NoErr(resp.Decode(&re))
+		re := refundAnsweredMeanwhile(t, e, pi, 3000)
 		is.Equal(re.Dispatch, paykit.DispatchAccepted)
 		refunds, calls := e.provider.refundsReceived()
 		is.Equal([]int{refunds, calls}, []int{1, 2})
-		again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 3000)))
-		is.NoErr(err)
-		is.Equal(string(again.Body), string(resp.Body))
 		evs, err := e.svc.ListEvents(ctx, e.test, paykit.EventListParams{})
 		is.NoErr(err)
 		n := 0
@@ -429,20 +441,8 @@ func TestRefundAnsweredMeanwhile(t *testing.T) {
 func TestDeclinedRefundAnsweredMeanwhile(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
-		ctx := context.Background()
-		e.provider.meanwhile = func() {
-			e.clock.Advance(31 * time.Second)
-			e.drain(t)
-		}
-		resp, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 2911)))
-		is.NoErr(err)
-		is.True(resp.Replayed) // the job's answer
-		var re paykit.Refund
-		is.NoErr(resp.Decode(&re))
+		re := refundAnsweredMeanwhile(t, e, pi, 2911)
 		is.Equal(re.Status, paykit.RefundFailed)
-		again, err := answertest.From(e.svc.CreateRefund(ctx, e.test, "k1", refundOf(pi, "r1", 2911)))
-		is.NoErr(err)
-		is.Equal(string(again.Body), string(resp.Body))
 		avail, reserved := e.balance(t)
 		is.Equal([]int64{avail, reserved}, []int64{10000, 0})
 	})
