@@ -14,8 +14,8 @@ import (
 // this server without a socket and without encoding HTTP, while its
 // transport failures read as they would over TCP. The request counts as
 // sent once the handler has it (the adapter's httptrace hooks are told
-// so); a handler still holding the request when the caller gives up
-// answers with the caller's context error (a timeout after sending); a
+// so); a handler that returns after the caller gave up answers with the
+// caller's context error (a timeout after sending); a
 // handler that drops the connection (http.ErrAbortHandler, as the PSP does
 // when it cannot hijack one) gives a connection reset; after close, calls
 // are refused as a stopped server's would be.
@@ -73,7 +73,9 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if aborted := serve(t.h, w, srvReq); aborted {
 		return nil, syscall.ECONNRESET
 	}
-	if err := req.Context().Err(); err != nil && !w.wrote {
+	if err := req.Context().Err(); err != nil {
+		// The caller gave up while the handler ran: over TCP it would
+		// have had no answer by then either.
 		return nil, err
 	}
 	if !w.wrote {
