@@ -44,9 +44,15 @@ func (c *circuit) observe(cfg CircuitBreaker, o Outcome, now time.Time) {
 
 // open reports whether the circuit refuses new attempts at now.
 func (c *circuit) open(now time.Time) bool {
+	_, open := c.openAt(now)
+	return open
+}
+
+// openAt reports whether the circuit is open at now, and until when.
+func (c *circuit) openAt(now time.Time) (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return now.Before(c.openUntil)
+	return c.openUntil, now.Before(c.openUntil)
 }
 
 // ProviderState is what this instance knows of a configured Provider.
@@ -67,11 +73,9 @@ func (s *Service) ProviderStates() []ProviderState {
 	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
 		a := s.providers[name]
 		st := ProviderState{Name: name, Disabled: s.disabled[name]}
-		a.circuit.mu.Lock()
-		if now.Before(a.circuit.openUntil) {
-			st.CircuitOpen, st.OpenUntil = true, a.circuit.openUntil
+		if until, open := a.circuit.openAt(now); open {
+			st.CircuitOpen, st.OpenUntil = true, until
 		}
-		a.circuit.mu.Unlock()
 		out = append(out, st)
 	}
 	return out
