@@ -160,7 +160,7 @@ func (l *mapLog[K, V]) reset() {
 }
 
 // record notes m[k] as it is, before a write.
-func record[K comparable, V any](t *txn, m map[K]V, k K) (V, bool) {
+func record[K comparable, V any](t *txn, m map[K]V, k K) {
 	id := reflect.ValueOf(m).Pointer()
 	l, _ := t.logs[id].(*mapLog[K, V])
 	if l == nil {
@@ -175,7 +175,6 @@ func record[K comparable, V any](t *txn, m map[K]V, k K) (V, bool) {
 	}
 	old, had := m[k]
 	l.recs = append(l.recs, undoRec[K, V]{k, old, had})
-	return old, had
 }
 
 // put sets m[k] = v and records how to undo it.
