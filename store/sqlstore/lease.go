@@ -30,11 +30,11 @@ func (s *Store) TakeLease(ctx context.Context, l paykit.Lease) (bool, error) {
 
 // LeaseHeld implements paykit.Store.
 func (s *Store) LeaseHeld(ctx context.Context, name string, now time.Time) (bool, error) {
-	n, err := s.db.NewSelect().Table("paykit_leases").Where("name = ?", name).Where("held_until > ?", now.UTC()).Count(ctx)
+	held, err := exists(ctx, s.db.NewSelect().Table("paykit_leases").Where("name = ?", name).Where("held_until > ?", now.UTC()))
 	if err != nil {
 		return false, mapError("read lease", err)
 	}
-	return n > 0, nil
+	return held, nil
 }
 
 // PurgeLeases implements paykit.Store.
