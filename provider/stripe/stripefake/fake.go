@@ -18,8 +18,6 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +30,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/emvco"
+	"github.com/paykit/paykit/provider/stripe"
 )
 
 // Options configure a Fake.
@@ -676,13 +675,9 @@ func (f *Fake) signed(e map[string]any) (*http.Request, error) {
 }
 
 // Sign is a Stripe-Signature value for payload: t and v1, the hex
-// HMAC-SHA256 of "t.payload" under secret.
+// HMAC-SHA256 of "t.payload" under secret, as stripe.Sign makes it.
 func Sign(payload []byte, secret string, t time.Time) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + "."))
-	m.Write(payload)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+	return stripe.Sign(payload, secret, t)
 }
 
 // Events returns the types of the events emitted so far, oldest first.
