@@ -699,13 +699,7 @@ var ErrNotFound = errors.New("stripefake: nothing under that key")
 // (payment_intent.succeeded); an open Checkout Session completes paid
 // (checkout.session.completed) with a succeeded PaymentIntent.
 func (f *Fake) Approve(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	err := f.approve(key)
-	evts := slices.Clone(f.evts[before:])
-	f.mu.Unlock()
-	f.deliver(evts)
-	return err
+	return f.act(func() error { return f.approve(key) })
 }
 
 func (f *Fake) approve(key string) error {
@@ -765,13 +759,7 @@ func (f *Fake) succeed(pi map[string]any) {
 // Session stays open (the payer may try another card); its PaymentIntent
 // records the failure.
 func (f *Fake) Decline(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	err := f.decline(key)
-	evts := slices.Clone(f.evts[before:])
-	f.mu.Unlock()
-	f.deliver(evts)
-	return err
+	return f.act(func() error { return f.decline(key) })
 }
 
 func (f *Fake) decline(key string) error {
@@ -795,19 +783,25 @@ func (f *Fake) decline(key string) error {
 
 // SettleRefund makes the pending refund under key succeed (refund.updated).
 func (f *Fake) SettleRefund(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	o := byKey(f.res, key)
-	var err error
-	switch {
-	case o == nil:
-		err = ErrNotFound
-	case o.m["status"] != "pending":
-		err = fmt.Errorf("stripefake: refund %s is %s", o.m["id"], o.m["status"])
-	default:
+	return f.act(func() error {
+		o := byKey(f.res, key)
+		switch {
+		case o == nil:
+			return ErrNotFound
+		case o.m["status"] != "pending":
+			return fmt.Errorf("stripefake: refund %s is %s", o.m["id"], o.m["status"])
+		}
 		o.m["status"] = "succeeded"
 		f.emit("refund.updated", o.m)
-	}
+		return nil
+	})
+}
+
+// act runs fn under the lock, then delivers the events fn emitted.
+func (f *Fake) act(fn func() error) error {
+	f.mu.Lock()
+	before := len(f.evts)
+	err := fn()
 	evts := slices.Clone(f.evts[before:])
 	f.mu.Unlock()
 	f.deliver(evts)
