@@ -264,13 +264,6 @@ func (r reply) createErrorResult() paykit.Result {
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: r.errorDetail()}
 }
 
-// decode reads r's body into v (numbers as json.Number).
-func (r reply) decode(v any) error {
-	d := json.NewDecoder(bytes.NewReader(r.body))
-	d.UseNumber()
-	return d.Decode(v)
-}
-
 // withTimeout bounds one adapter call.
 func (p *Provider) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, p.timeout)
@@ -295,7 +288,7 @@ func (p *Provider) search(ctx context.Context, scope, key string) ([]json.RawMes
 		return nil, &res
 	}
 	var s searchResult
-	if err := r.decode(&s); err != nil || s.Object != "search" {
+	if err := decodeJSON(r.body, &s); err != nil || s.Object != "search" {
 		res := paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: search answer is not a search object"}
 		return nil, &res
 	}

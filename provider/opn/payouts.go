@@ -80,7 +80,7 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 		Object string `json:"object"`
 		ID     string `json:"id"`
 	}
-	if err := r.decode(&rc); err != nil || rc.Object != "recipient" || rc.ID == "" {
+	if err := decodeJSON(r.body, &rc); err != nil || rc.Object != "recipient" || rc.ID == "" {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: recipient answer is not a recipient object"}
 	}
 	return p.createTransfer(ctx, req.Key, rc.ID, req.Amount)
