@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	spec, ok := sources[req.Method]
-	if !ok || !p.serves(req.Method) {
+	if !ok || !slices.Contains(p.methods, req.Method) {
 		return paykit.Result{Outcome: paykit.OutcomeRefused, Detail: fmt.Sprintf("opn: method %s is not served", req.Method)}
 	}
 	if found := p.existing(ctx, "charge", req.Key); found != nil {
@@ -162,15 +163,6 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 		return r.createErrorResult()
 	}
 	return p.chargeResult(ctx, r.body)
-}
-
-func (p *Provider) serves(method string) bool {
-	for _, m := range p.methods {
-		if m == method {
-			return true
-		}
-	}
-	return false
 }
 
 // InquirePayment reads the charge: by id (GET /charges/{id}) with a
