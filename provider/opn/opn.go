@@ -304,6 +304,34 @@ func (p *Provider) search(ctx context.Context, scope, key string) ([]json.RawMes
 	return out, nil
 }
 
+// first returns the newest object of scope under key, or the Result the
+// call ends with: a fault, or missingByKey when the search finds none.
+func (p *Provider) first(ctx context.Context, scope, key string) (json.RawMessage, *paykit.Result) {
+	found, fault := p.search(ctx, scope, key)
+	switch {
+	case fault != nil:
+		return nil, fault
+	case len(found) == 0:
+		res := missingByKey(scope, key)
+		return nil, &res
+	}
+	return found[0], nil
+}
+
+// get reads the object at path (GET), or returns the Result the call
+// ends with: a fault, or Opn's error object as errorResult classifies it.
+func (p *Provider) get(ctx context.Context, path string) ([]byte, *paykit.Result) {
+	r := p.call(ctx, http.MethodGet, path, nil, "")
+	switch {
+	case r.fault != nil:
+		return nil, r.fault
+	case r.err != nil:
+		res := r.errorResult()
+		return nil, &res
+	}
+	return r.body, nil
+}
+
 // missingByKey is the answer when a search finds nothing under key: Opn's
 // search may not show an object just made, so this is not its word that
 // nothing exists (OutcomeNotFound comes only from a 404 on an id). paykit

@@ -171,23 +171,17 @@ func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) pa
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	if ref.Reference == "" {
-		found, fault := p.search(ctx, "charge", ref.Key)
-		switch {
-		case fault != nil:
-			return *fault
-		case len(found) == 0:
-			return missingByKey("charge", ref.Key)
+		found, end := p.first(ctx, "charge", ref.Key)
+		if end != nil {
+			return *end
 		}
-		return p.chargeResult(ctx, found[0])
+		return p.chargeResult(ctx, found)
 	}
-	r := p.call(ctx, http.MethodGet, "/charges/"+url.PathEscape(ref.Reference), nil, "")
-	switch {
-	case r.fault != nil:
-		return *r.fault
-	case r.err != nil:
-		return r.errorResult()
+	body, end := p.get(ctx, "/charges/"+url.PathEscape(ref.Reference))
+	if end != nil {
+		return *end
 	}
-	return p.chargeResult(ctx, r.body)
+	return p.chargeResult(ctx, body)
 }
 
 // CancelPayment expires a pending charge (POST /charges/{id}/expire) and
@@ -197,19 +191,16 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 	defer cancel()
 	id := ref.Reference
 	if id == "" {
-		found, fault := p.search(ctx, "charge", ref.Key)
-		switch {
-		case fault != nil:
-			return *fault
-		case len(found) == 0:
-			return missingByKey("charge", ref.Key)
+		found, end := p.first(ctx, "charge", ref.Key)
+		if end != nil {
+			return *end
 		}
 		var c charge
-		if err := decodeJSON(found[0], &c); err != nil || c.ID == "" {
+		if err := decodeJSON(found, &c); err != nil || c.ID == "" {
 			return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: search gave an unreadable charge"}
 		}
 		if c.Status != "pending" {
-			return p.chargeResult(ctx, found[0])
+			return p.chargeResult(ctx, found)
 		}
 		id = c.ID
 	}

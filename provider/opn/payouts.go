@@ -151,14 +151,11 @@ func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef, fin
 		}
 		return transferResult(found[0])
 	}
-	r := p.call(ctx, http.MethodGet, "/transfers/"+url.PathEscape(ref.Reference), nil, "")
-	switch {
-	case r.fault != nil:
-		return *r.fault
-	case r.err != nil:
-		return r.errorResult()
+	body, end := p.get(ctx, "/transfers/"+url.PathEscape(ref.Reference))
+	if end != nil {
+		return *end
 	}
-	return transferResult(r.body)
+	return transferResult(body)
 }
 
 // CancelPayout destroys a transfer not yet sent (DELETE /transfers/{id});
