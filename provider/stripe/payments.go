@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ var stripeType = map[string]string{
 // CreatePayment creates and confirms a PaymentIntent (a Checkout Session
 // for CARD) under the Key's Idempotency-Key.
 func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
-	if !containsMethod(p.methods, req.Method) {
+	if !slices.Contains(p.methods, req.Method) {
 		return refused("method %s is not configured for this account", req.Method)
 	}
 	if req.Amount <= 0 || req.Currency == "" || req.Key == "" {
@@ -562,13 +563,4 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 		return p.getPI(ctx, id)
 	}
 	return readError(a)
-}
-
-func containsMethod(ms []string, m string) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
