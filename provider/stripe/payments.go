@@ -431,13 +431,13 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 	if json.Unmarshal(a.body, &found) != nil || found.Object != "search_result" {
 		return nil, unknown("the search answer is not a search_result")
 	}
-	pi := keyed(found.Data, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+	pi := keyed(found.Data, key, piMeta)
 	if pi == nil {
 		pis, r := listNewest[paymentIntent](ctx, p, "/v1/payment_intents")
 		if r.Outcome != "" {
 			return nil, r
 		}
-		pi = keyed(pis, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+		pi = keyed(pis, key, piMeta)
 	}
 	if pi != nil {
 		if pi.Metadata[checkoutMetadata] == "" {
@@ -461,6 +461,11 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 	// in no list yet. paykit recovers by sending the create again under
 	// the key, which Stripe's Idempotency-Key makes the same attempt.
 	return nil, unknown("nothing found under the key by search (eventually consistent) nor among the newest %d PaymentIntents and Checkout Sessions", listScan)
+}
+
+// piMeta is keyed's view of a PaymentIntent.
+func piMeta(pi *paymentIntent) (bool, map[string]string) {
+	return pi.Object == "payment_intent", pi.Metadata
 }
 
 // keyed returns the element of objs of the right object type whose
