@@ -532,9 +532,5 @@ func (b *builder) adapter(p ProviderEntry) (paykit.Provider, error) {
 		}
 		a.Secrets[s.Role] = v
 	}
-	prov, err := kind.New(a)
-	if err != nil {
-		return nil, err
-	}
-	return prov, nil
+	return kind.New(a)
 }
