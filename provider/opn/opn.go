@@ -264,13 +264,6 @@ func (r reply) createErrorResult() paykit.Result {
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: r.errorDetail()}
 }
 
-// decode reads r's body into v (numbers as json.Number).
-func (r reply) decode(v any) error {
-	d := json.NewDecoder(bytes.NewReader(r.body))
-	d.UseNumber()
-	return d.Decode(v)
-}
-
 // withTimeout bounds one adapter call.
 func (p *Provider) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, p.timeout)
@@ -295,7 +288,7 @@ func (p *Provider) search(ctx context.Context, scope, key string) ([]json.RawMes
 		return nil, &res
 	}
 	var s searchResult
-	if err := r.decode(&s); err != nil || s.Object != "search" {
+	if err := decodeJSON(r.body, &s); err != nil || s.Object != "search" {
 		res := paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: search answer is not a search object"}
 		return nil, &res
 	}
@@ -309,6 +302,34 @@ func (p *Provider) search(ctx context.Context, scope, key string) ([]json.RawMes
 		}
 	}
 	return out, nil
+}
+
+// first returns the newest object of scope under key, or the Result the
+// call ends with: a fault, or missingByKey when the search finds none.
+func (p *Provider) first(ctx context.Context, scope, key string) (json.RawMessage, *paykit.Result) {
+	found, fault := p.search(ctx, scope, key)
+	switch {
+	case fault != nil:
+		return nil, fault
+	case len(found) == 0:
+		res := missingByKey(scope, key)
+		return nil, &res
+	}
+	return found[0], nil
+}
+
+// get reads the object at path (GET), or returns the Result the call
+// ends with: a fault, or Opn's error object as errorResult classifies it.
+func (p *Provider) get(ctx context.Context, path string) ([]byte, *paykit.Result) {
+	r := p.call(ctx, http.MethodGet, path, nil, "")
+	switch {
+	case r.fault != nil:
+		return nil, r.fault
+	case r.err != nil:
+		res := r.errorResult()
+		return nil, &res
+	}
+	return r.body, nil
 }
 
 // missingByKey is the answer when a search finds nothing under key: Opn's

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	spec, ok := sources[req.Method]
-	if !ok || !p.serves(req.Method) {
+	if !ok || !slices.Contains(p.methods, req.Method) {
 		return paykit.Result{Outcome: paykit.OutcomeRefused, Detail: fmt.Sprintf("opn: method %s is not served", req.Method)}
 	}
 	if found := p.existing(ctx, "charge", req.Key); found != nil {
@@ -164,38 +165,23 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	return p.chargeResult(ctx, r.body)
 }
 
-func (p *Provider) serves(method string) bool {
-	for _, m := range p.methods {
-		if m == method {
-			return true
-		}
-	}
-	return false
-}
-
 // InquirePayment reads the charge: by id (GET /charges/{id}) with a
 // Reference, otherwise by a search on metadata paykit_key.
 func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	if ref.Reference == "" {
-		found, fault := p.search(ctx, "charge", ref.Key)
-		switch {
-		case fault != nil:
-			return *fault
-		case len(found) == 0:
-			return missingByKey("charge", ref.Key)
+		found, end := p.first(ctx, "charge", ref.Key)
+		if end != nil {
+			return *end
 		}
-		return p.chargeResult(ctx, found[0])
+		return p.chargeResult(ctx, found)
 	}
-	r := p.call(ctx, http.MethodGet, "/charges/"+url.PathEscape(ref.Reference), nil, "")
-	switch {
-	case r.fault != nil:
-		return *r.fault
-	case r.err != nil:
-		return r.errorResult()
+	body, end := p.get(ctx, "/charges/"+url.PathEscape(ref.Reference))
+	if end != nil {
+		return *end
 	}
-	return p.chargeResult(ctx, r.body)
+	return p.chargeResult(ctx, body)
 }
 
 // CancelPayment expires a pending charge (POST /charges/{id}/expire) and
@@ -205,19 +191,16 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 	defer cancel()
 	id := ref.Reference
 	if id == "" {
-		found, fault := p.search(ctx, "charge", ref.Key)
-		switch {
-		case fault != nil:
-			return *fault
-		case len(found) == 0:
-			return missingByKey("charge", ref.Key)
+		found, end := p.first(ctx, "charge", ref.Key)
+		if end != nil {
+			return *end
 		}
 		var c charge
-		if err := decodeJSON(found[0], &c); err != nil || c.ID == "" {
+		if err := decodeJSON(found, &c); err != nil || c.ID == "" {
 			return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: search gave an unreadable charge"}
 		}
 		if c.Status != "pending" {
-			return p.chargeResult(ctx, found[0])
+			return p.chargeResult(ctx, found)
 		}
 		id = c.ID
 	}

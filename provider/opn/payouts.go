@@ -80,7 +80,7 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 		Object string `json:"object"`
 		ID     string `json:"id"`
 	}
-	if err := r.decode(&rc); err != nil || rc.Object != "recipient" || rc.ID == "" {
+	if err := decodeJSON(r.body, &rc); err != nil || rc.Object != "recipient" || rc.ID == "" {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "opn: recipient answer is not a recipient object"}
 	}
 	return p.createTransfer(ctx, req.Key, rc.ID, req.Amount)
@@ -151,14 +151,11 @@ func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef, fin
 		}
 		return transferResult(found[0])
 	}
-	r := p.call(ctx, http.MethodGet, "/transfers/"+url.PathEscape(ref.Reference), nil, "")
-	switch {
-	case r.fault != nil:
-		return *r.fault
-	case r.err != nil:
-		return r.errorResult()
+	body, end := p.get(ctx, "/transfers/"+url.PathEscape(ref.Reference))
+	if end != nil {
+		return *end
 	}
-	return transferResult(r.body)
+	return transferResult(body)
 }
 
 // CancelPayout destroys a transfer not yet sent (DELETE /transfers/{id});

@@ -1,6 +1,7 @@
 package opn
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"image"
@@ -18,23 +19,18 @@ func rasterSVG(data []byte) (image.Image, error) {
 	var (
 		rects         []rect
 		width, height float64
-		dec           = xml.NewDecoder(strings.NewReader(string(data)))
-		attr          = func(e xml.StartElement, name string) (float64, bool) {
-			for _, a := range e.Attr {
-				if a.Name.Local == name {
-					v, err := strconv.ParseFloat(strings.TrimSuffix(a.Value, "px"), 64)
-					return v, err == nil
-				}
-			}
-			return 0, false
-		}
-		str = func(e xml.StartElement, name string) string {
+		dec           = xml.NewDecoder(bytes.NewReader(data))
+		str           = func(e xml.StartElement, name string) string {
 			for _, a := range e.Attr {
 				if a.Name.Local == name {
 					return a.Value
 				}
 			}
 			return ""
+		}
+		attr = func(e xml.StartElement, name string) (float64, bool) {
+			v, err := strconv.ParseFloat(strings.TrimSuffix(str(e, name), "px"), 64)
+			return v, err == nil
 		}
 	)
 	for {

@@ -73,23 +73,17 @@ func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) pay
 	defer cancel()
 	chargeID, refundID, ok := strings.Cut(ref.Reference, "/")
 	if !ok || chargeID == "" || refundID == "" {
-		found, fault := p.search(ctx, "refund", ref.Key)
-		switch {
-		case fault != nil:
-			return *fault
-		case len(found) == 0:
-			return missingByKey("refund", ref.Key)
+		found, end := p.first(ctx, "refund", ref.Key)
+		if end != nil {
+			return *end
 		}
-		return refundResult(found[0])
+		return refundResult(found)
 	}
-	r := p.call(ctx, http.MethodGet, "/charges/"+url.PathEscape(chargeID)+"/refunds/"+url.PathEscape(refundID), nil, "")
-	switch {
-	case r.fault != nil:
-		return *r.fault
-	case r.err != nil:
-		return r.errorResult()
+	body, end := p.get(ctx, "/charges/"+url.PathEscape(chargeID)+"/refunds/"+url.PathEscape(refundID))
+	if end != nil {
+		return *end
 	}
-	return refundResult(r.body)
+	return refundResult(body)
 }
 
 // refundResult maps a refund object.

@@ -122,10 +122,11 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 // verified reports whether one of the comma-separated signatures is that
 // of one of the secrets.
 func (p *Provider) verified(ts string, body []byte, header string) bool {
+	sigs := strings.Split(header, ",")
 	for _, key := range p.secrets {
-		want := sign(key, ts, body)
-		for _, s := range strings.Split(header, ",") {
-			if hmac.Equal([]byte(strings.TrimSpace(s)), []byte(want)) {
+		want := []byte(sign(key, ts, body))
+		for _, s := range sigs {
+			if hmac.Equal([]byte(strings.TrimSpace(s)), want) {
 				return true
 			}
 		}

@@ -38,6 +38,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
@@ -300,7 +301,7 @@ func (b *builder) checkProvider(i int) error {
 	b.byName[p.Name] = i
 	kind, ok := b.opts.Kinds[p.Kind]
 	if !ok {
-		return fail("kind %q is not one of %s", p.Kind, strings.Join(sortedKeys(b.opts.Kinds), ", "))
+		return fail("kind %q is not one of %s", p.Kind, strings.Join(slices.Sorted(maps.Keys(b.opts.Kinds)), ", "))
 	}
 	env := paykit.Environment(p.Environment)
 	if env != paykit.Test && env != paykit.Live {
@@ -334,7 +335,7 @@ func (b *builder) checkProvider(i int) error {
 	for _, s := range kind.Secrets {
 		roles = append(roles, s.Role)
 	}
-	for _, role := range sortedKeys(p.Secrets) {
+	for _, role := range slices.Sorted(maps.Keys(p.Secrets)) {
 		if !slices.Contains(roles, role) {
 			return fail("secrets.%s is not a secret of a %s Provider (%s)", role, p.Kind, strings.Join(roles, ", "))
 		}
@@ -433,7 +434,7 @@ func (b *builder) route(e RouteEntry) (paykit.PaymentRoute, error) {
 			return paykit.PaymentRoute{}, fmt.Errorf("banks: %s takes no bank choice", e.Method)
 		}
 		var banks []paykit.Bank
-		for _, code := range sortedKeys(e.Banks) {
+		for _, code := range slices.Sorted(maps.Keys(e.Banks)) {
 			bank, ok := r.Bank(code)
 			if !ok {
 				return paykit.PaymentRoute{}, fmt.Errorf("banks: %q is not a bank of %s at a %s Provider", code, e.Method, p.Kind)
@@ -473,7 +474,7 @@ func (b *builder) payoutRoute(e PayoutRouteEntry) (paykit.PayoutRoute, error) {
 	r.Banks = banks
 	if e.Banks != nil {
 		r.Banks = nil
-		for _, code := range sortedKeys(e.Banks) {
+		for _, code := range slices.Sorted(maps.Keys(e.Banks)) {
 			i := slices.IndexFunc(banks, func(b paykit.PayoutBank) bool { return b.Code == code })
 			if i < 0 {
 				return paykit.PayoutRoute{}, fmt.Errorf("banks: %q is not a bank a %s Provider pays out to in %s", code, p.Kind, e.Country)
@@ -531,18 +532,5 @@ func (b *builder) adapter(p ProviderEntry) (paykit.Provider, error) {
 		}
 		a.Secrets[s.Role] = v
 	}
-	prov, err := kind.New(a)
-	if err != nil {
-		return nil, err
-	}
-	return prov, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return kind.New(a)
 }

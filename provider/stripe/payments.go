@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ var stripeType = map[string]string{
 // CreatePayment creates and confirms a PaymentIntent (a Checkout Session
 // for CARD) under the Key's Idempotency-Key.
 func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest) paykit.Result {
-	if !containsMethod(p.methods, req.Method) {
+	if !slices.Contains(p.methods, req.Method) {
 		return refused("method %s is not configured for this account", req.Method)
 	}
 	if req.Amount <= 0 || req.Currency == "" || req.Key == "" {
@@ -430,13 +431,13 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 	if json.Unmarshal(a.body, &found) != nil || found.Object != "search_result" {
 		return nil, unknown("the search answer is not a search_result")
 	}
-	pi := keyed(found.Data, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+	pi := keyed(found.Data, key, piMeta)
 	if pi == nil {
 		pis, r := listNewest[paymentIntent](ctx, p, "/v1/payment_intents")
 		if r.Outcome != "" {
 			return nil, r
 		}
-		pi = keyed(pis, key, func(pi *paymentIntent) (bool, map[string]string) { return pi.Object == "payment_intent", pi.Metadata })
+		pi = keyed(pis, key, piMeta)
 	}
 	if pi != nil {
 		if pi.Metadata[checkoutMetadata] == "" {
@@ -460,6 +461,11 @@ func (p *Provider) lookup(ctx context.Context, key string) (*attempt, paykit.Res
 	// in no list yet. paykit recovers by sending the create again under
 	// the key, which Stripe's Idempotency-Key makes the same attempt.
 	return nil, unknown("nothing found under the key by search (eventually consistent) nor among the newest %d PaymentIntents and Checkout Sessions", listScan)
+}
+
+// piMeta is keyed's view of a PaymentIntent.
+func piMeta(pi *paymentIntent) (bool, map[string]string) {
+	return pi.Object == "payment_intent", pi.Metadata
 }
 
 // keyed returns the element of objs of the right object type whose
@@ -562,13 +568,4 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 		return p.getPI(ctx, id)
 	}
 	return readError(a)
-}
-
-func containsMethod(ms []string, m string) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }

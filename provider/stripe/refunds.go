@@ -68,9 +68,7 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 			r.Outcome = paykit.OutcomeUnacknowledged
 			return r
 		}
-		if piID = at.paymentIntentID(); piID == "" {
-			return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: "stripe: the Checkout Session has no PaymentIntent to refund"}
-		}
+		piID = at.paymentIntentID()
 	case strings.HasPrefix(piID, "cs_"):
 		s, r := p.session(ctx, piID)
 		if s == nil {
@@ -79,9 +77,10 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 			}
 			return r
 		}
-		if piID = s.paymentIntentID(); piID == "" {
-			return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: "stripe: the Checkout Session has no PaymentIntent to refund"}
-		}
+		piID = s.paymentIntentID()
+	}
+	if piID == "" { // a Checkout Session without one yet
+		return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: "stripe: the Checkout Session has no PaymentIntent to refund"}
 	}
 	f := url.Values{}
 	f.Set("payment_intent", piID)

@@ -31,11 +31,16 @@ var ErrSignature = errors.New("stripe: webhook signature does not verify")
 // "t.payload". Fakes and tests use it.
 func Sign(payload []byte, secret string, t time.Time) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, payload))
+}
+
+// mac is the HMAC-SHA256 of "ts.payload" under secret.
+func mac(secret, ts string, payload []byte) []byte {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(ts))
 	m.Write([]byte("."))
 	m.Write(payload)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+	return m.Sum(nil)
 }
 
 // verify checks header against payload: the timestamp must be within the
@@ -71,11 +76,7 @@ func (p *Provider) verify(payload []byte, header string) error {
 		return fmt.Errorf("%w: timestamp %s outside the tolerance", ErrSignature, ts)
 	}
 	for _, secret := range p.cfg.WebhookSecrets {
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte(ts))
-		m.Write([]byte("."))
-		m.Write(payload)
-		want := m.Sum(nil)
+		want := mac(secret, ts, payload)
 		for _, s := range sigs {
 			if hmac.Equal(s, want) {
 				return nil

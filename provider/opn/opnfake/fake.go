@@ -327,11 +327,12 @@ func clone(obj map[string]any) map[string]any {
 func (f *Fake) get(w http.ResponseWriter, kind, id string) {
 	f.mu.Lock()
 	obj, ok := f.objects[id]
-	if ok && obj["object"] == kind {
+	ok = ok && obj["object"] == kind
+	if ok {
 		obj = clone(obj)
 	}
 	f.mu.Unlock()
-	if !ok || obj["object"] != kind {
+	if !ok {
 		writeError(w, http.StatusNotFound, "not_found", kind+" "+id+" was not found")
 		return
 	}

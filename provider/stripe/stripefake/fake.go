@@ -18,8 +18,6 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +30,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/emvco"
+	"github.com/paykit/paykit/provider/stripe"
 )
 
 // Options configure a Fake.
@@ -676,13 +675,9 @@ func (f *Fake) signed(e map[string]any) (*http.Request, error) {
 }
 
 // Sign is a Stripe-Signature value for payload: t and v1, the hex
-// HMAC-SHA256 of "t.payload" under secret.
+// HMAC-SHA256 of "t.payload" under secret, as stripe.Sign makes it.
 func Sign(payload []byte, secret string, t time.Time) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts + "."))
-	m.Write(payload)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+	return stripe.Sign(payload, secret, t)
 }
 
 // Events returns the types of the events emitted so far, oldest first.
@@ -704,13 +699,7 @@ var ErrNotFound = errors.New("stripefake: nothing under that key")
 // (payment_intent.succeeded); an open Checkout Session completes paid
 // (checkout.session.completed) with a succeeded PaymentIntent.
 func (f *Fake) Approve(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	err := f.approve(key)
-	evts := slices.Clone(f.evts[before:])
-	f.mu.Unlock()
-	f.deliver(evts)
-	return err
+	return f.act(func() error { return f.approve(key) })
 }
 
 func (f *Fake) approve(key string) error {
@@ -770,13 +759,7 @@ func (f *Fake) succeed(pi map[string]any) {
 // Session stays open (the payer may try another card); its PaymentIntent
 // records the failure.
 func (f *Fake) Decline(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	err := f.decline(key)
-	evts := slices.Clone(f.evts[before:])
-	f.mu.Unlock()
-	f.deliver(evts)
-	return err
+	return f.act(func() error { return f.decline(key) })
 }
 
 func (f *Fake) decline(key string) error {
@@ -800,19 +783,25 @@ func (f *Fake) decline(key string) error {
 
 // SettleRefund makes the pending refund under key succeed (refund.updated).
 func (f *Fake) SettleRefund(key string) error {
-	f.mu.Lock()
-	before := len(f.evts)
-	o := byKey(f.res, key)
-	var err error
-	switch {
-	case o == nil:
-		err = ErrNotFound
-	case o.m["status"] != "pending":
-		err = fmt.Errorf("stripefake: refund %s is %s", o.m["id"], o.m["status"])
-	default:
+	return f.act(func() error {
+		o := byKey(f.res, key)
+		switch {
+		case o == nil:
+			return ErrNotFound
+		case o.m["status"] != "pending":
+			return fmt.Errorf("stripefake: refund %s is %s", o.m["id"], o.m["status"])
+		}
 		o.m["status"] = "succeeded"
 		f.emit("refund.updated", o.m)
-	}
+		return nil
+	})
+}
+
+// act runs fn under the lock, then delivers the events fn emitted.
+func (f *Fake) act(fn func() error) error {
+	f.mu.Lock()
+	before := len(f.evts)
+	err := fn()
 	evts := slices.Clone(f.evts[before:])
 	f.mu.Unlock()
 	f.deliver(evts)
