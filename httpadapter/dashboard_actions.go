@@ -115,10 +115,10 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 		id, heading, to string
 		statuses        []string
 	}{
-		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", names(paykit.PaymentStatuses)},
-		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", names(paykit.CheckoutStatuses)},
-		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", names(paykit.PayoutStatuses)},
-		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", names(paykit.RefundStatuses)},
+		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", strs(paykit.PaymentStatuses)},
+		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", strs(paykit.CheckoutStatuses)},
+		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", strs(paykit.PayoutStatuses)},
+		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", strs(paykit.RefundStatuses)},
 	}
 	var out []section
 	for i, k := range kinds {
@@ -136,15 +136,6 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 		out = append(out, sec)
 	}
 	return out, nil
-}
-
-// names are the statuses as strings.
-func names[S ~string](statuses []S) []string {
-	out := make([]string, len(statuses))
-	for i, s := range statuses {
-		out[i] = string(s)
-	}
-	return out
 }
 
 // Actions: each POST goes to the page it acts on, with the form field

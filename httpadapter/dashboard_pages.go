@@ -151,6 +151,7 @@ func pager(r *http.Request, t *table, cursor, next string) {
 	}
 }
 
+// strs are the statuses as strings.
 func strs[S ~string](v []S) []string {
 	out := make([]string, len(v))
 	for i, s := range v {
@@ -235,8 +236,7 @@ func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *session) error {
-	statuses := []string{string(paykit.RefundPending), string(paykit.RefundSucceeded), string(paykit.RefundFailed)}
-	return d.listPage(w, r, s, "/refunds", "Refunds", statuses,
+	return d.listPage(w, r, s, "/refunds", "Refunds", strs(paykit.RefundStatuses),
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListRefunds(ctx, sc.principal(), paykit.RefundListParams{ListParams: listParams[paykit.RefundStatus](lq)})
 			if err != nil {
