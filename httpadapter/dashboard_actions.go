@@ -19,7 +19,7 @@ const overviewMerchants = 10
 // MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	sc, err := d.pickScope(r)
+	sc, merchants, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
@@ -40,13 +40,10 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return paykit.Internal(err)
 	}
-	ms, err := d.svc.ListMerchants(ctx, paykit.PageParams{Limit: overviewMerchants})
-	if err != nil {
-		return err
-	}
 	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Reserved"}, Empty: "No balances yet."}
 	ft := &table{Head: []string{"Endpoint", "Merchant", "URL", "Status"}, Empty: "No webhook endpoint is disabled."}
-	for _, m := range ms.Data {
+	// The newest merchants are the first the picker offers.
+	for _, m := range merchants[:min(len(merchants), overviewMerchants)] {
 		for _, env := range []paykit.Environment{paykit.Test, paykit.Live} {
 			bals, err := d.svc.ListBalances(ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: env}})
 			if err != nil {

@@ -78,23 +78,32 @@ func (s scoped) params() []string {
 	return []string{"merchant", s.MerchantID, "env", string(s.Environment)}
 }
 
-// pickScope reads the picker (the newest 100 merchants are offered; any
-// merchant id is accepted).
-func (d *dashboard) pickScope(r *http.Request) (scoped, error) {
+// scopeOf reads the merchant and environment of the query; with no
+// merchant named, the newest of ms.
+func scopeOf(r *http.Request, ms []paykit.Merchant) scoped {
 	q := r.URL.Query()
-	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: paykit.MaxPageLimit})
-	if err != nil {
-		return scoped{}, err
-	}
-	sc := scoped{view: &scopeView{}}
+	var sc scoped
 	sc.MerchantID = q.Get("merchant")
-	if sc.MerchantID == "" && len(ms.Data) > 0 {
-		sc.MerchantID = ms.Data[0].ID
+	if sc.MerchantID == "" && len(ms) > 0 {
+		sc.MerchantID = ms[0].ID
 	}
 	sc.Environment = paykit.Test
 	if q.Get("env") == string(paykit.Live) {
 		sc.Environment = paykit.Live
 	}
+	return sc
+}
+
+// pickScope reads the picker (the newest 100 merchants are offered; any
+// merchant id is accepted). It returns the merchants offered, newest
+// first.
+func (d *dashboard) pickScope(r *http.Request) (scoped, []paykit.Merchant, error) {
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: paykit.MaxPageLimit})
+	if err != nil {
+		return scoped{}, nil, err
+	}
+	sc := scopeOf(r, ms.Data)
+	sc.view = &scopeView{}
 	listed := false
 	for _, m := range ms.Data {
 		sc.view.Merchants = append(sc.view.Merchants, option{Value: m.ID, Label: m.Name + " (" + m.ID + ")", Selected: m.ID == sc.MerchantID})
@@ -104,7 +113,20 @@ func (d *dashboard) pickScope(r *http.Request) (scoped, error) {
 		sc.view.Merchants = append(sc.view.Merchants, option{Value: sc.MerchantID, Label: sc.MerchantID, Selected: true})
 	}
 	sc.view.Envs = options(string(sc.Environment), string(paykit.Test), string(paykit.Live))
-	return sc, nil
+	return sc, ms.Data, nil
+}
+
+// detailScope is the scope of a detail page, which shows no picker: the
+// merchants are read only when the query names none.
+func (d *dashboard) detailScope(r *http.Request) (scoped, error) {
+	if r.URL.Query().Get("merchant") != "" {
+		return scopeOf(r, nil), nil
+	}
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: 1})
+	if err != nil {
+		return scoped{}, err
+	}
+	return scopeOf(r, ms.Data), nil
 }
 
 // listQuery reads the filters shared by the lists: status, currency,
@@ -164,7 +186,7 @@ func strs[S ~string](v []S) []string {
 // the next cursor.
 func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session, path, title string, statuses []string,
 	fetch func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error)) error {
-	sc, err := d.pickScope(r)
+	sc, _, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
@@ -304,7 +326,7 @@ func merchantCell(r *http.Request, id string) cell {
 }
 
 func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -360,7 +382,7 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 }
 
 func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -390,7 +412,7 @@ func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *se
 }
 
 func (d *dashboard) refundDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -428,7 +450,7 @@ func (d *dashboard) payoutDetail(w http.ResponseWriter, r *http.Request, s *sess
 // showPayout renders a payout's page; ?confirm=approve or reject shows
 // the confirmation form of a pending approval.
 func (d *dashboard) showPayout(w http.ResponseWriter, r *http.Request, s *session, status int, n *notice) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
