@@ -292,11 +292,7 @@ func (d *dashboard) timelineSection(ctx context.Context, sc scoped, kind, id str
 			continue
 		}
 		a := e.Audit
-		det := ""
-		for _, k := range sortedKeys(a.Details) {
-			det += k + ": " + a.Details[k] + " "
-		}
-		t.Rows = append(t.Rows, []cell{text(when(e.At)), mono(a.Action), text(""), mono(a.Actor), text(det)})
+		t.Rows = append(t.Rows, []cell{text(when(e.At)), mono(a.Action), text(""), mono(a.Actor), text(auditDetails(a))})
 	}
 	sec.Table = t
 	if tl.Incomplete {
@@ -532,16 +528,14 @@ func (d *dashboard) showApprovals(w http.ResponseWriter, r *http.Request, s *ses
 	if err != nil {
 		return err
 	}
-	t := &table{Head: []string{"Payout intent", "Merchant", "Env", "Amount", "Recipient", "Hold ends", "Decide"}, Empty: "No payouts wait for approval."}
+	t := &table{Head: []string{"Payout intent", "Merchant", "Env", "Amount", "Recipient", "Hold ends", "Decide", ""}, Empty: "No payouts wait for approval."}
 	for _, po := range page.Data {
 		self := link(r, "/payouts/"+pathID(po.ID), "merchant", po.MerchantID, "env", string(po.Environment))
 		t.Rows = append(t.Rows, []cell{linked(po.ID, self), merchantCell(r, po.MerchantID), text(string(po.Environment)),
 			money(po.Amount, po.Currency), text(po.HolderName + " · " + po.BankCode + " ····" + po.AccountLast4),
 			text(whenPtr(po.ApprovalExpiresAt)),
-			{Text: "Approve…", Href: self + "&confirm=approve"}})
-		t.Rows[len(t.Rows)-1] = append(t.Rows[len(t.Rows)-1], cell{Text: "Reject…", Href: self + "&confirm=reject"})
+			{Text: "Approve…", Href: self + "&confirm=approve"}, {Text: "Reject…", Href: self + "&confirm=reject"}})
 	}
-	t.Head = append(t.Head, "")
 	pager(r, t, cursor, page.NextCursor)
 	d.show(w, r, s, status, "/approvals", n, &dashPageView{Title: "Approval queue", Sections: []section{{ID: "list", Table: t}}})
 	return nil
@@ -633,11 +627,7 @@ func (d *dashboard) showMerchant(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	et := &table{Head: []string{"Endpoint", "Environment", "URL", "Status", "Created"}, Empty: "No webhook endpoints."}
 	for _, e := range eps.Data {
-		st := statusCell(e.Status)
-		if e.DisabledReason != "" {
-			st.Text += " (" + e.DisabledReason + ")"
-		}
-		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL), st, text(when(e.CreatedAt))})
+		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL), endpointStatus(&e), text(when(e.CreatedAt))})
 	}
 	createEP := &form{ID: "create-endpoint", Action: self, Submit: "Add endpoint", ButtonID: "create-endpoint-submit", Hidden: []hidden{{"action", "create_endpoint"}},
 		Fields: []formField{{Name: "environment", Label: "Environment", Options: options("test", "test", "live")},
@@ -659,10 +649,6 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		return err
 	}
 	self := base(r) + "/webhook_endpoints/" + pathID(e.ID)
-	st := statusCell(e.Status)
-	if e.DisabledReason != "" {
-		st.Text += " (" + e.DisabledReason + ")"
-	}
 	toggle := &form{ID: "toggle", Action: self, Submit: "Disable", Class: "danger", ButtonID: "disable", Hidden: []hidden{{"action", "disable"}}}
 	if e.Status != paykit.WebhookEnabled {
 		toggle = &form{ID: "toggle", Action: self, Submit: "Enable", ButtonID: "enable", Hidden: []hidden{{"action", "enable"}}}
@@ -677,7 +663,7 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		secrets += "; "
 	}
 	p := &dashPageView{Title: "Webhook endpoint " + e.ID, Secret: secret, Sections: []section{{ID: "details", Heading: "Endpoint", Fields: []field{
-		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: st},
+		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: endpointStatus(e)},
 		{Label: "Merchant", Value: merchantCell(r, e.MerchantID)}, {Label: "Environment", Value: text(string(e.Environment))},
 		{Label: "Secrets", Value: text(secrets)}, {Label: "Created", Value: text(when(e.CreatedAt))},
 	}, Forms: []*form{toggle, rotate}}}}
@@ -752,11 +738,7 @@ func (d *dashboard) audit(w http.ResponseWriter, r *http.Request, s *session) er
 		status, n = failed(err)
 	} else {
 		for _, a := range page.Data {
-			det := ""
-			for _, k := range sortedKeys(a.Details) {
-				det += k + ": " + a.Details[k] + " "
-			}
-			t.Rows = append(t.Rows, []cell{text(when(a.CreatedAt)), mono(a.Actor), mono(a.Action), targetCell(r, &a), merchantCell(r, a.MerchantID), text(det)})
+			t.Rows = append(t.Rows, []cell{text(when(a.CreatedAt)), mono(a.Actor), mono(a.Action), targetCell(r, &a), merchantCell(r, a.MerchantID), text(auditDetails(&a))})
 		}
 		pager(r, t, cursor, page.NextCursor)
 	}
@@ -780,4 +762,21 @@ func targetCell(r *http.Request, a *paykit.AuditEvent) cell {
 	return mono(a.TargetType + " " + a.TargetID)
 }
 
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+// auditDetails is an audit event's details as text, by key.
+func auditDetails(a *paykit.AuditEvent) string {
+	det := ""
+	for _, k := range slices.Sorted(maps.Keys(a.Details)) {
+		det += k + ": " + a.Details[k] + " "
+	}
+	return det
+}
+
+// endpointStatus is a webhook endpoint's status with the reason it was
+// disabled.
+func endpointStatus(e *paykit.WebhookEndpoint) cell {
+	st := statusCell(e.Status)
+	if e.DisabledReason != "" {
+		st.Text += " (" + e.DisabledReason + ")"
+	}
+	return st
+}
