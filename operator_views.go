@@ -118,60 +118,65 @@ func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timel
 	}
 	tl := &Timeline{}
 	from, to := q.CreatedAt, q.UpdatedAt.Add(timelineSlack)
-	var after *Position
-	for read := 0; ; {
-		rows, err := s.store.ListEvents(ctx, EventQuery{Scope: q.Scope, Types: types, CreatedAfter: &from, CreatedBefore: &to,
+	incomplete, err := scanLog(func(after *Position) ([]Event, error) {
+		return s.store.ListEvents(ctx, EventQuery{Scope: q.Scope, Types: types, CreatedAfter: &from, CreatedBefore: &to,
 			After: after, Limit: MaxPageLimit})
-		if err != nil {
-			return nil, Internal(err)
-		}
+	}, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }, func(rows []Event) bool {
 		for i := range rows {
 			if rows[i].ObjectID == q.ObjectID {
 				tl.Events = append(tl.Events, rows[i])
 			}
 		}
-		read += len(rows)
-		if len(rows) < MaxPageLimit {
-			break
-		}
-		if read >= timelineScan {
-			tl.Incomplete = true
-			break
-		}
-		last := rows[len(rows)-1]
-		after = &Position{last.CreatedAt, last.ID}
+		return false
+	})
+	if err != nil {
+		return nil, Internal(err)
 	}
+	tl.Incomplete = incomplete
 	slices.Reverse(tl.Events)
 	for i := range tl.Events {
 		tl.Entries = append(tl.Entries, TimelineEntry{At: tl.Events[i].CreatedAt, Event: &tl.Events[i]})
 	}
-	after = nil
-	for read := 0; ; {
-		rows, err := s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: q.Scope.MerchantID, After: after, Limit: MaxPageLimit})
-		if err != nil {
-			return nil, Internal(err)
-		}
-		done := false
+	incomplete, err = scanLog(func(after *Position) ([]AuditEvent, error) {
+		return s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: q.Scope.MerchantID, After: after, Limit: MaxPageLimit})
+	}, func(a *AuditEvent) Position { return Position{a.CreatedAt, a.ID} }, func(rows []AuditEvent) bool {
 		for i := range rows {
 			if rows[i].CreatedAt.Before(q.CreatedAt) {
-				done = true
-				break
+				return true
 			}
 			if rows[i].TargetID == q.ObjectID {
 				tl.Entries = append(tl.Entries, TimelineEntry{At: rows[i].CreatedAt, Audit: &rows[i]})
 			}
 		}
-		read += len(rows)
-		if done || len(rows) < MaxPageLimit {
-			break
-		}
-		if read >= timelineScan {
-			tl.Incomplete = true
-			break
-		}
-		last := rows[len(rows)-1]
-		after = &Position{last.CreatedAt, last.ID}
+		return false
+	})
+	if err != nil {
+		return nil, Internal(err)
 	}
+	tl.Incomplete = tl.Incomplete || incomplete
 	slices.SortStableFunc(tl.Entries, func(a, b TimelineEntry) int { return a.At.Compare(b.At) })
 	return tl, nil
+}
+
+// scanLog reads a log newest first, MaxPageLimit rows a page (list reads
+// the page after a position), and hands each page to visit, until visit
+// reports it is done, a page comes short, or timelineScan rows are read:
+// then incomplete is true.
+func scanLog[T any](list func(after *Position) ([]T, error), pos func(*T) Position, visit func([]T) (done bool)) (incomplete bool, err error) {
+	var after *Position
+	for read := 0; ; {
+		rows, err := list(after)
+		if err != nil {
+			return false, err
+		}
+		read += len(rows)
+		if visit(rows) || len(rows) < MaxPageLimit {
+			return false, nil
+		}
+		if read >= timelineScan {
+			return true, nil
+		}
+		p := pos(&rows[len(rows)-1])
+		after = &p
+	}
 }

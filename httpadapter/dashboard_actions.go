@@ -19,7 +19,7 @@ const overviewMerchants = 10
 // MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	sc, err := d.pickScope(r)
+	sc, merchants, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
@@ -40,13 +40,10 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return paykit.Internal(err)
 	}
-	ms, err := d.svc.ListMerchants(ctx, paykit.PageParams{Limit: overviewMerchants})
-	if err != nil {
-		return err
-	}
 	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Reserved"}, Empty: "No balances yet."}
 	ft := &table{Head: []string{"Endpoint", "Merchant", "URL", "Status"}, Empty: "No webhook endpoint is disabled."}
-	for _, m := range ms.Data {
+	// The newest merchants are the first the picker offers.
+	for _, m := range merchants[:min(len(merchants), overviewMerchants)] {
 		for _, env := range []paykit.Environment{paykit.Test, paykit.Live} {
 			bals, err := d.svc.ListBalances(ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: env}})
 			if err != nil {
@@ -115,10 +112,10 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 		id, heading, to string
 		statuses        []string
 	}{
-		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", names(paykit.PaymentStatuses)},
-		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", names(paykit.CheckoutStatuses)},
-		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", names(paykit.PayoutStatuses)},
-		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", names(paykit.RefundStatuses)},
+		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", strs(paykit.PaymentStatuses)},
+		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", strs(paykit.CheckoutStatuses)},
+		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", strs(paykit.PayoutStatuses)},
+		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", strs(paykit.RefundStatuses)},
 	}
 	var out []section
 	for i, k := range kinds {
@@ -136,15 +133,6 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 		out = append(out, sec)
 	}
 	return out, nil
-}
-
-// names are the statuses as strings.
-func names[S ~string](statuses []S) []string {
-	out := make([]string, len(statuses))
-	for i, s := range statuses {
-		out[i] = string(s)
-	}
-	return out
 }
 
 // Actions: each POST goes to the page it acts on, with the form field

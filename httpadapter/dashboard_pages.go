@@ -78,23 +78,32 @@ func (s scoped) params() []string {
 	return []string{"merchant", s.MerchantID, "env", string(s.Environment)}
 }
 
-// pickScope reads the picker (the newest 100 merchants are offered; any
-// merchant id is accepted).
-func (d *dashboard) pickScope(r *http.Request) (scoped, error) {
+// scopeOf reads the merchant and environment of the query; with no
+// merchant named, the newest of ms.
+func scopeOf(r *http.Request, ms []paykit.Merchant) scoped {
 	q := r.URL.Query()
-	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: paykit.MaxPageLimit})
-	if err != nil {
-		return scoped{}, err
-	}
-	sc := scoped{view: &scopeView{}}
+	var sc scoped
 	sc.MerchantID = q.Get("merchant")
-	if sc.MerchantID == "" && len(ms.Data) > 0 {
-		sc.MerchantID = ms.Data[0].ID
+	if sc.MerchantID == "" && len(ms) > 0 {
+		sc.MerchantID = ms[0].ID
 	}
 	sc.Environment = paykit.Test
 	if q.Get("env") == string(paykit.Live) {
 		sc.Environment = paykit.Live
 	}
+	return sc
+}
+
+// pickScope reads the picker (the newest 100 merchants are offered; any
+// merchant id is accepted). It returns the merchants offered, newest
+// first.
+func (d *dashboard) pickScope(r *http.Request) (scoped, []paykit.Merchant, error) {
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: paykit.MaxPageLimit})
+	if err != nil {
+		return scoped{}, nil, err
+	}
+	sc := scopeOf(r, ms.Data)
+	sc.view = &scopeView{}
 	listed := false
 	for _, m := range ms.Data {
 		sc.view.Merchants = append(sc.view.Merchants, option{Value: m.ID, Label: m.Name + " (" + m.ID + ")", Selected: m.ID == sc.MerchantID})
@@ -104,7 +113,20 @@ func (d *dashboard) pickScope(r *http.Request) (scoped, error) {
 		sc.view.Merchants = append(sc.view.Merchants, option{Value: sc.MerchantID, Label: sc.MerchantID, Selected: true})
 	}
 	sc.view.Envs = options(string(sc.Environment), string(paykit.Test), string(paykit.Live))
-	return sc, nil
+	return sc, ms.Data, nil
+}
+
+// detailScope is the scope of a detail page, which shows no picker: the
+// merchants are read only when the query names none.
+func (d *dashboard) detailScope(r *http.Request) (scoped, error) {
+	if r.URL.Query().Get("merchant") != "" {
+		return scopeOf(r, nil), nil
+	}
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: 1})
+	if err != nil {
+		return scoped{}, err
+	}
+	return scopeOf(r, ms.Data), nil
 }
 
 // listQuery reads the filters shared by the lists: status, currency,
@@ -151,6 +173,7 @@ func pager(r *http.Request, t *table, cursor, next string) {
 	}
 }
 
+// strs are the statuses as strings.
 func strs[S ~string](v []S) []string {
 	out := make([]string, len(v))
 	for i, s := range v {
@@ -163,7 +186,7 @@ func strs[S ~string](v []S) []string {
 // the next cursor.
 func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session, path, title string, statuses []string,
 	fetch func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error)) error {
-	sc, err := d.pickScope(r)
+	sc, _, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
@@ -235,8 +258,7 @@ func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *session) error {
-	statuses := []string{string(paykit.RefundPending), string(paykit.RefundSucceeded), string(paykit.RefundFailed)}
-	return d.listPage(w, r, s, "/refunds", "Refunds", statuses,
+	return d.listPage(w, r, s, "/refunds", "Refunds", strs(paykit.RefundStatuses),
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListRefunds(ctx, sc.principal(), paykit.RefundListParams{ListParams: listParams[paykit.RefundStatus](lq)})
 			if err != nil {
@@ -270,11 +292,7 @@ func (d *dashboard) timelineSection(ctx context.Context, sc scoped, kind, id str
 			continue
 		}
 		a := e.Audit
-		det := ""
-		for _, k := range sortedKeys(a.Details) {
-			det += k + ": " + a.Details[k] + " "
-		}
-		t.Rows = append(t.Rows, []cell{text(when(e.At)), mono(a.Action), text(""), mono(a.Actor), text(det)})
+		t.Rows = append(t.Rows, []cell{text(when(e.At)), mono(a.Action), text(""), mono(a.Actor), text(auditDetails(a))})
 	}
 	sec.Table = t
 	if tl.Incomplete {
@@ -304,7 +322,7 @@ func merchantCell(r *http.Request, id string) cell {
 }
 
 func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -360,7 +378,7 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 }
 
 func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -390,7 +408,7 @@ func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *se
 }
 
 func (d *dashboard) refundDetail(w http.ResponseWriter, r *http.Request, s *session) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -428,7 +446,7 @@ func (d *dashboard) payoutDetail(w http.ResponseWriter, r *http.Request, s *sess
 // showPayout renders a payout's page; ?confirm=approve or reject shows
 // the confirmation form of a pending approval.
 func (d *dashboard) showPayout(w http.ResponseWriter, r *http.Request, s *session, status int, n *notice) error {
-	sc, err := d.pickScope(r)
+	sc, err := d.detailScope(r)
 	if err != nil {
 		return err
 	}
@@ -510,16 +528,14 @@ func (d *dashboard) showApprovals(w http.ResponseWriter, r *http.Request, s *ses
 	if err != nil {
 		return err
 	}
-	t := &table{Head: []string{"Payout intent", "Merchant", "Env", "Amount", "Recipient", "Hold ends", "Decide"}, Empty: "No payouts wait for approval."}
+	t := &table{Head: []string{"Payout intent", "Merchant", "Env", "Amount", "Recipient", "Hold ends", "Decide", ""}, Empty: "No payouts wait for approval."}
 	for _, po := range page.Data {
 		self := link(r, "/payouts/"+pathID(po.ID), "merchant", po.MerchantID, "env", string(po.Environment))
 		t.Rows = append(t.Rows, []cell{linked(po.ID, self), merchantCell(r, po.MerchantID), text(string(po.Environment)),
 			money(po.Amount, po.Currency), text(po.HolderName + " · " + po.BankCode + " ····" + po.AccountLast4),
 			text(whenPtr(po.ApprovalExpiresAt)),
-			{Text: "Approve…", Href: self + "&confirm=approve"}})
-		t.Rows[len(t.Rows)-1] = append(t.Rows[len(t.Rows)-1], cell{Text: "Reject…", Href: self + "&confirm=reject"})
+			{Text: "Approve…", Href: self + "&confirm=approve"}, {Text: "Reject…", Href: self + "&confirm=reject"}})
 	}
-	t.Head = append(t.Head, "")
 	pager(r, t, cursor, page.NextCursor)
 	d.show(w, r, s, status, "/approvals", n, &dashPageView{Title: "Approval queue", Sections: []section{{ID: "list", Table: t}}})
 	return nil
@@ -611,11 +627,7 @@ func (d *dashboard) showMerchant(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	et := &table{Head: []string{"Endpoint", "Environment", "URL", "Status", "Created"}, Empty: "No webhook endpoints."}
 	for _, e := range eps.Data {
-		st := statusCell(e.Status)
-		if e.DisabledReason != "" {
-			st.Text += " (" + e.DisabledReason + ")"
-		}
-		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL), st, text(when(e.CreatedAt))})
+		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL), endpointStatus(&e), text(when(e.CreatedAt))})
 	}
 	createEP := &form{ID: "create-endpoint", Action: self, Submit: "Add endpoint", ButtonID: "create-endpoint-submit", Hidden: []hidden{{"action", "create_endpoint"}},
 		Fields: []formField{{Name: "environment", Label: "Environment", Options: options("test", "test", "live")},
@@ -637,10 +649,6 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		return err
 	}
 	self := base(r) + "/webhook_endpoints/" + pathID(e.ID)
-	st := statusCell(e.Status)
-	if e.DisabledReason != "" {
-		st.Text += " (" + e.DisabledReason + ")"
-	}
 	toggle := &form{ID: "toggle", Action: self, Submit: "Disable", Class: "danger", ButtonID: "disable", Hidden: []hidden{{"action", "disable"}}}
 	if e.Status != paykit.WebhookEnabled {
 		toggle = &form{ID: "toggle", Action: self, Submit: "Enable", ButtonID: "enable", Hidden: []hidden{{"action", "enable"}}}
@@ -655,7 +663,7 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		secrets += "; "
 	}
 	p := &dashPageView{Title: "Webhook endpoint " + e.ID, Secret: secret, Sections: []section{{ID: "details", Heading: "Endpoint", Fields: []field{
-		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: st},
+		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: endpointStatus(e)},
 		{Label: "Merchant", Value: merchantCell(r, e.MerchantID)}, {Label: "Environment", Value: text(string(e.Environment))},
 		{Label: "Secrets", Value: text(secrets)}, {Label: "Created", Value: text(when(e.CreatedAt))},
 	}, Forms: []*form{toggle, rotate}}}}
@@ -730,11 +738,7 @@ func (d *dashboard) audit(w http.ResponseWriter, r *http.Request, s *session) er
 		status, n = failed(err)
 	} else {
 		for _, a := range page.Data {
-			det := ""
-			for _, k := range sortedKeys(a.Details) {
-				det += k + ": " + a.Details[k] + " "
-			}
-			t.Rows = append(t.Rows, []cell{text(when(a.CreatedAt)), mono(a.Actor), mono(a.Action), targetCell(r, &a), merchantCell(r, a.MerchantID), text(det)})
+			t.Rows = append(t.Rows, []cell{text(when(a.CreatedAt)), mono(a.Actor), mono(a.Action), targetCell(r, &a), merchantCell(r, a.MerchantID), text(auditDetails(&a))})
 		}
 		pager(r, t, cursor, page.NextCursor)
 	}
@@ -758,4 +762,21 @@ func targetCell(r *http.Request, a *paykit.AuditEvent) cell {
 	return mono(a.TargetType + " " + a.TargetID)
 }
 
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+// auditDetails is an audit event's details as text, by key.
+func auditDetails(a *paykit.AuditEvent) string {
+	det := ""
+	for _, k := range slices.Sorted(maps.Keys(a.Details)) {
+		det += k + ": " + a.Details[k] + " "
+	}
+	return det
+}
+
+// endpointStatus is a webhook endpoint's status with the reason it was
+// disabled.
+func endpointStatus(e *paykit.WebhookEndpoint) cell {
+	st := statusCell(e.Status)
+	if e.DisabledReason != "" {
+		st.Text += " (" + e.DisabledReason + ")"
+	}
+	return st
+}

@@ -10,33 +10,29 @@ import (
 
 // CountStatuses implements paykit.MonitorStore.
 func (t *txn) CountStatuses(_ context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
-	out := map[string]int{}
-	count := func(s paykit.Scope, status string, created time.Time) {
-		if s == scope && !created.Before(since) {
-			out[status]++
-		}
-	}
 	switch kind {
 	case paykit.KindPaymentIntent:
-		for _, v := range t.d.payments.rows {
-			count(v.Scope(), string(v.Status), v.CreatedAt)
-		}
+		return countStatuses(&t.d.payments, func(v *paykit.PaymentIntent) string { return string(v.Status) }, scope, since), nil
 	case paykit.KindPayoutIntent:
-		for _, v := range t.d.payouts.rows {
-			count(v.Scope(), string(v.Status), v.CreatedAt)
-		}
+		return countStatuses(&t.d.payouts, func(v *paykit.PayoutIntent) string { return string(v.Status) }, scope, since), nil
 	case paykit.KindCheckout:
-		for _, v := range t.d.checkouts.rows {
-			count(v.Scope(), string(v.Status), v.CreatedAt)
-		}
+		return countStatuses(&t.d.checkouts, func(v *paykit.Checkout) string { return string(v.Status) }, scope, since), nil
 	case paykit.KindRefund:
-		for _, v := range t.d.refunds.rows {
-			count(v.Scope(), string(v.Status), v.CreatedAt)
-		}
-	default:
-		return nil, fmt.Errorf("memory: count statuses of %q", kind)
+		return countStatuses(&t.d.refunds, func(v *paykit.Refund) string { return string(v.Status) }, scope, since), nil
 	}
-	return out, nil
+	return nil, fmt.Errorf("memory: count statuses of %q", kind)
+}
+
+// countStatuses counts the rows of scope created at or after since, by
+// status.
+func countStatuses[T any](in *intents[T], status func(*T) string, scope paykit.Scope, since time.Time) map[string]int {
+	out := map[string]int{}
+	for _, v := range in.rows {
+		if k := in.key(&v); k.scope == scope && !k.createdAt.Before(since) {
+			out[status(&v)]++
+		}
+	}
+	return out
 }
 
 // CountStatuses implements paykit.Tx in its own transaction.
