@@ -3,6 +3,7 @@ package httpadapter
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -194,12 +195,14 @@ func (d *dashboard) merchantAction(w http.ResponseWriter, r *http.Request, s *se
 			done = "API key " + k.ID + " created."
 		}
 	case "revoke_key":
-		var k *paykit.APIKey
-		if k, err = d.svc.RevokeAPIKey(ctx, s.actor(), f("key")); err == nil {
-			if k.MerchantID != id {
+		// Only a key of this merchant: checked before anything is revoked.
+		var keys []paykit.APIKey
+		if keys, err = d.svc.ListAPIKeys(ctx, id); err == nil {
+			if !slices.ContainsFunc(keys, func(k paykit.APIKey) bool { return k.ID == f("key") }) {
 				err = paykit.Errorf(paykit.CodeNotFound, "", "No such API key.")
+			} else if _, err = d.svc.RevokeAPIKey(ctx, s.actor(), f("key")); err == nil {
+				done = "API key " + f("key") + " revoked."
 			}
-			done = "API key " + k.ID + " revoked."
 		}
 	case "adjust_balance":
 		currency := strings.ToUpper(strings.TrimSpace(f("currency")))

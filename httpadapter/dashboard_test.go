@@ -326,3 +326,30 @@ func TestDashboardOverviewCountsExactly(t *testing.T) {
 	is.True(stat != nil)
 	is.Equal(string(stat[1]), strconv.Itoa(n)) // exact, not "100+"
 }
+
+// TestDashboardRevokesOnlyTheMerchantsKeys: revoking a key from another
+// merchant's page is refused and leaves the key working; from its own
+// merchant's page it is revoked.
+func TestDashboardRevokesOnlyTheMerchantsKeys(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
+	is.NoErr(err)
+	b, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
+	is.NoErr(err)
+	key, err := e.svc.CreateAPIKey(e.ctx, "test", b.ID, paykit.Test)
+	is.NoErr(err)
+	csrf := e.csrf()
+	revoke := func(merchantID string) response {
+		return e.post("/merchants/"+merchantID, url.Values{"csrf": {csrf}, "action": {"revoke_key"}, "key": {key.ID}})
+	}
+	r := revoke(a.ID)
+	is.True(strings.Contains(string(r.body), "No such API key."))
+	_, err = e.svc.Authenticate(e.ctx, key.PublicKey, key.SecretKey)
+	is.NoErr(err) // still works
+	r = revoke(b.ID)
+	is.True(strings.Contains(string(r.body), "API key "+key.ID+" revoked."))
+	_, err = e.svc.Authenticate(e.ctx, key.PublicKey, key.SecretKey)
+	is.True(err != nil)
+}
