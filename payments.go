@@ -229,10 +229,17 @@ type CancelPaymentIntentRequest struct {
 
 // Job kinds of payment intents.
 const (
-	jobPaymentResume  = "payment.resume"  // finish a create whose request stopped midway
-	jobPaymentInquire = "payment.inquire" // resolve an unknown or pending attempt
-	jobPaymentCancel  = "payment.cancel"  // cancel the attempt at the Provider
-	jobPaymentExpire  = "payment.expire"  // expire an intent the payer abandoned
+	// jobPaymentInquire is the one job that watches an intent's attempt
+	// from the transaction that persists it until it is final: it finishes
+	// a create whose request stopped midway (or a host transaction's
+	// create), asks the Provider about an unknown, pending or waiting
+	// attempt, and expires an attempt the payer abandoned.
+	jobPaymentInquire = "payment.inquire"
+	jobPaymentCancel  = "payment.cancel" // cancel the attempt at the Provider
+	// Kinds earlier versions stored, still run: jobPaymentInquire does
+	// both now.
+	jobPaymentResume = "payment.resume" // finish a create whose request stopped midway
+	jobPaymentExpire = "payment.expire" // expire an intent the payer abandoned
 )
 
 func (s *Service) registerPaymentJobs() {
@@ -397,8 +404,9 @@ func (s *Service) currentPayment(r Tx, scope Scope, id string) func(context.Cont
 }
 
 // startAttempt records, in the transaction that persisted pi with its
-// attempt creating, the recovery point and the job that finishes the
-// attempt if this request stops before it does.
+// attempt creating, the recovery point and the intent's inquiry job, which
+// finishes the attempt if this request stops before it does and then
+// watches it until it is final.
 func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time, deferred bool) error {
 	payload, _ := json.Marshal(resumePayload{IdempotencyKey: rec.Key})
 	runAt := now.Add(idempotencyLock)
@@ -410,10 +418,9 @@ func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, re
 			return err
 		}
 	}
-	return s.enqueue(ctx, tx, &Job{
-		Kind: jobPaymentResume, Scope: pi.Scope(), TargetID: pi.ID, Payload: payload,
-		RunAt: runAt, DedupKey: jobPaymentResume + ":" + pi.ID,
-	})
+	j := s.inquiryJob(pi, runAt)
+	j.Payload = payload
+	return s.enqueue(ctx, tx, j)
 }
 
 // runAttempt makes the Provider call of an intent whose attempt is
@@ -609,9 +616,13 @@ func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentInten
 		if r.Action.Type == NextActionRedirectToURL {
 			pi.ProviderURL = r.Action.URL
 		}
-		// Poll as a fallback for callbacks and payers who never come back.
-		if err := s.enqueueAll(ctx, tx, s.expiryJob(pi), s.inquiryJob(pi, now.Add(payerPollMin))); err != nil {
-			return err
+		// The inquiry job startAttempt scheduled polls as a fallback for
+		// callbacks, and expires the attempt of a payer who never comes
+		// back; only an intent that expires before its first poll moves it.
+		if pi.ExpiresAt.Before(now.Add(payerPollMin)) {
+			if err := s.scheduleInquiry(ctx, tx, pi, pi.ExpiresAt); err != nil {
+				return err
+			}
 		}
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
 		pi.Attempt = AttemptOpen
@@ -695,53 +706,88 @@ func (s *Service) payURL(kind, token string) string {
 	return s.publicURL + "/pay/" + kind + "/" + token
 }
 
+// scheduleInquiry makes pi's inquiry job run no later than at.
 func (s *Service) scheduleInquiry(ctx context.Context, tx Tx, pi *PaymentIntent, at time.Time) error {
-	return s.enqueue(ctx, tx, s.inquiryJob(pi, at))
+	return s.enqueueSoon(ctx, tx, s.inquiryJob(pi, at))
 }
 
 func (s *Service) inquiryJob(pi *PaymentIntent, at time.Time) *Job {
 	return &Job{Kind: jobPaymentInquire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: at, DedupKey: jobPaymentInquire + ":" + pi.ID}
 }
 
-func (s *Service) expiryJob(pi *PaymentIntent) *Job {
-	return &Job{Kind: jobPaymentExpire, Scope: pi.Scope(), TargetID: pi.ID, RunAt: pi.ExpiresAt, DedupKey: jobPaymentExpire + ":" + pi.ID}
-}
-
 // errNotYet asks the worker to retry a job later with backoff.
 var errNotYet = errors.New("provider outcome not final yet")
 
-// resumePaymentJob finishes a create whose request stopped after persisting.
+// resumePaymentJob finishes a create whose request stopped after
+// persisting, for a job an earlier version stored; that version scheduled
+// the inquiry job when the create answered, so it is scheduled here.
 func (s *Service) resumePaymentJob(ctx context.Context, j *Job) error {
 	var p resumePayload
 	if err := json.Unmarshal(j.Payload, &p); err != nil {
 		return err
 	}
-	rec, err := s.store.GetIdempotencyRecord(ctx, j.Scope, p.IdempotencyKey)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	pi, err := s.resumeCreate(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
+	if err != nil || pi == nil || pi.Status.Terminal() {
 		return err
 	}
-	if rec.State == IdempotencyComplete {
-		return nil
-	}
-	if rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
-		return errNotYet // the request still owns it
-	}
-	_, _, err = s.runAttempt(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
-	return err
+	return s.inTx(ctx, func(tx Tx) error { return s.enqueue(ctx, tx, s.inquiryJob(pi, s.Now())) })
 }
 
-// inquirePaymentJob asks the Provider about an unknown or pending attempt
-// and applies a final answer; otherwise it retries with backoff.
+// resumeCreate finishes the create of intent id, whose attempt is
+// creating, and completes its idempotency record under key, once the
+// request that owns the record no longer holds it (until then it answers
+// notYetAt the lock's end). It returns the intent as the create left it,
+// or nil when the record is gone or complete: nothing is left to finish.
+func (s *Service) resumeCreate(ctx context.Context, scope Scope, id, key string) (*PaymentIntent, error) {
+	rec, err := s.store.GetIdempotencyRecord(ctx, scope, key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.State == IdempotencyComplete {
+		return nil, nil
+	}
+	if rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()) {
+		return nil, notYetAt{*rec.LockedUntil} // the request still owns it
+	}
+	pi, _, err := s.runAttempt(ctx, scope, id, key)
+	return pi, err
+}
+
+// inquirePaymentJob is the job that watches an intent's attempt from the
+// transaction that persisted it: it finishes a create whose request
+// stopped midway (or a create in a host's transaction), asks the Provider
+// about an unknown, pending or waiting attempt and applies a final answer,
+// and expires an attempt whose payer did not finish in time. Until the
+// intent is final it runs again (notYet).
 func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	pi, err := s.store.GetPaymentIntent(ctx, j.Scope, j.TargetID)
 	if err != nil {
 		return err
 	}
+	if pi.Attempt == AttemptCreating {
+		var p resumePayload
+		if len(j.Payload) > 0 {
+			if err := json.Unmarshal(j.Payload, &p); err != nil {
+				return err
+			}
+		}
+		resumed, err := s.resumeCreate(ctx, j.Scope, pi.ID, p.IdempotencyKey)
+		if err != nil {
+			return err
+		}
+		if resumed == nil {
+			return nil // no record to finish: a create of an earlier version, with a resume job of its own
+		}
+		return s.notYet(resumed) // just answered: ask again on the schedule
+	}
 	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
 		return nil
+	}
+	if pi.Status == PaymentRequiresAction && pi.Attempt == AttemptOpen && !s.Now().Before(pi.ExpiresAt) {
+		return s.expireAttempt(ctx, pi)
 	}
 	prov, err := s.provider(pi.Provider, CapPayments)
 	if err != nil {
@@ -788,11 +834,18 @@ func changesOpenAttempt(o Outcome) bool {
 // callback lost on the way; an attempt pending at the Provider is retried
 // on the backoff schedule.
 func (s *Service) notYet(pi *PaymentIntent) error {
+	if pi.Status.Terminal() || pi.Attempt == AttemptClosed {
+		return nil
+	}
 	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
 		return errNotYet
 	}
 	now := s.Now()
-	return notYetAt{now.Add(min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax))}
+	at := now.Add(min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax))
+	if pi.ExpiresAt.Before(at) { // expire it on time
+		at = pi.ExpiresAt
+	}
+	return notYetAt{at}
 }
 
 // The bounds of the interval between inquiries about a payment waiting for
@@ -939,6 +992,14 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating || pi.Status == PaymentProcessing {
 		return nil // the attempt's own jobs resolve it; expiry never fails money in flight
 	}
+	return s.expireAttempt(ctx, pi)
+}
+
+// expireAttempt cancels, at its Provider, the open attempt of pi, past its
+// expires_at, and applies the answer: cancelled (or not found) expires
+// the intent, succeeded if the payer paid meanwhile, anything else is
+// asked again later.
+func (s *Service) expireAttempt(ctx context.Context, pi *PaymentIntent) error {
 	prov, err := s.provider(pi.Provider, CapCancel)
 	if err != nil {
 		return err
@@ -948,10 +1009,10 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 	if r.Outcome == OutcomeNotFound {
 		// Past expires_at the Provider confirms it holds no attempt (it
 		// lost or forgot it): none can succeed there any more.
-		return s.expirePayment(ctx, j.Scope, pi.ID)
+		return s.expirePayment(ctx, pi.Scope(), pi.ID)
 	}
 	// A cancelled answer becomes expired (no merchant asked to cancel).
-	return s.applyInquiry(ctx, j.Scope, pi.ID, r)
+	return s.applyInquiry(ctx, pi.Scope(), pi.ID, r)
 }
 
 // expirePayment ends the intent as expired (cancelled, when the merchant

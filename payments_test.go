@@ -182,7 +182,7 @@ func newFlowEnv(t *testing.T) *flowEnv { t.Helper(); return newFlowEnvOn(t, memo
 
 // newFlowEnvOn is newFlowEnv on store, with the keys a persistent Store
 // needs.
-func newFlowEnvOn(t *testing.T, store paykit.Store) *flowEnv {
+func newFlowEnvOn(t *testing.T, store paykit.Store, configure ...func(*paykit.Config)) *flowEnv {
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	prov := newFakeProvider()
@@ -190,11 +190,15 @@ func newFlowEnvOn(t *testing.T, store paykit.Store) *flowEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := paykit.New(paykit.Config{
+	cfg := paykit.Config{
 		Store: store, Now: clock.Now, Routing: fakeRouting,
 		Providers: map[string]paykit.Provider{"fake": prov}, PublicURL: "https://pay.example/",
 		SigningKey: []byte("flow-test-signing-key-32-bytes!!"), AccountKeys: keys,
-	})
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	svc, err := paykit.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
