@@ -14,8 +14,8 @@ import (
 
 // TestPaymentCreateStatements counts what a payment create answered
 // requires_action sends to PostgreSQL: two transactions, at most 11
-// statements, and one job, the inquiry that finishes the create if the
-// request stops and then watches the attempt.
+// statements in 4 round trips, and one job, the inquiry that finishes the
+// create if the request stops and then watches the attempt.
 func TestPaymentCreateStatements(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
@@ -30,6 +30,7 @@ func TestPaymentCreateStatements(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(pi.Status, paykit.PaymentRequiresAction)
 	checkTwoTransactions(t, "payment create", stmts, 11, "")
+	is.True(log.trips <= 4) // the first transaction in one, the second in three
 	inserts := 0
 	for _, q := range stmts {
 		if verb, table := statementTable(q); verb == "INSERT" && table == "jobs" {

@@ -14,11 +14,15 @@ import (
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
-// statementLog records the statements bun sends while on.
+// statementLog records the statements bun sends while on. One query may
+// carry several statements, joined by ";\n" (sqlstore's batched
+// transactions on PostgreSQL): each is recorded, and the query counts as
+// one round trip.
 type statementLog struct {
 	mu    sync.Mutex
 	on    bool
 	stmts []string
+	trips int
 }
 
 func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
@@ -29,14 +33,15 @@ func (l *statementLog) AfterQuery(_ context.Context, ev *bun.QueryEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.on {
-		l.stmts = append(l.stmts, ev.Query)
+		l.stmts = append(l.stmts, strings.Split(ev.Query, ";\n")...)
+		l.trips++
 	}
 }
 
 // record runs fn and returns the statements it sent.
 func (l *statementLog) record(fn func()) []string {
 	l.mu.Lock()
-	l.on, l.stmts = true, nil
+	l.on, l.stmts, l.trips = true, nil, 0
 	l.mu.Unlock()
 	fn()
 	l.mu.Lock()
@@ -118,6 +123,9 @@ func checkTwoTransactions(t *testing.T, name string, stmts []string, max int, in
 func statementTable(q string) (verb, table string) {
 	f := strings.Fields(q)
 	verb = strings.ToUpper(f[0])
+	if verb == "WITH" && strings.Contains(q, " AS (UPDATE ") { // a batched versioned update
+		verb = "UPDATE"
+	}
 	for i, w := range f[:len(f)-1] {
 		if w := strings.ToUpper(w); w == "FROM" || w == "INTO" || w == "UPDATE" {
 			return verb, strings.Trim(f[i+1], `"`)

@@ -62,7 +62,10 @@ type Store interface {
 	// InTx runs fn in one atomic transaction: all of fn's writes commit
 	// together when fn returns nil, none when it returns an error (which InTx
 	// returns unchanged). fn may be retried by the caller on
-	// ErrVersionConflict; InTx itself does not retry. fn must not call InTx.
+	// ErrVersionConflict, and InTx may itself run fn again in a new
+	// transaction when the first failed before committing (sqlstore does
+	// on PostgreSQL, see its doc): fn must act only through tx, and keep
+	// no state from a run that failed. fn must not call InTx.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 	// Heartbeat records that instance was alive at now: a tiny write that
 	// proves the backend accepts writes (a read-only database fails it).

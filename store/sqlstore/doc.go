@@ -85,6 +85,17 @@
 // that would cut off a long migration. A host may still pass New a bun.DB
 // on pgdriver; its errors are recognized too.
 //
+// # Batched transactions
+//
+// On PostgreSQL, InTx sends a transaction's inserts and versioned updates
+// together with the next statement that needs an answer, or with COMMIT,
+// and BEGIN with the first of them: a payment create's first transaction
+// is one round trip, its second three. A held write that fails (a
+// collision, a stale version) fails its batch on the server; the
+// transaction is then rolled back and fn runs once more with every
+// statement sent on its own, which reports the failure at the call as
+// always. batch.go has the details.
+//
 // # Migrations
 //
 // The schema lives in migrations/sqlite and migrations/postgres, embedded

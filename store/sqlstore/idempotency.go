@@ -88,7 +88,13 @@ func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRe
 		return err
 	}
 	row.Version++
-	res, err := scoped(t.db.NewUpdate().Model(row), r.Scope, r.Key).Where("version = ?", r.Version).Exec(ctx)
+	q := scoped(t.db.NewUpdate().Model(row), r.Scope, r.Key).Where("version = ?", r.Version)
+	if t.b != nil {
+		t.b.hold(heldUpdate(q))
+		r.Version = row.Version
+		return nil
+	}
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return mapError("update idempotency record", err)
 	}

@@ -26,6 +26,10 @@ type uniqueKey struct {
 // leaves a PostgreSQL transaction usable, so a caller may treat the conflict
 // as an answer (an already-enqueued job) and go on.
 func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey) error {
+	if t.b != nil { // a collision fails the batch: the unbatched run reports it
+		t.b.hold(t.db.NewInsert().Model(row).String())
+		return nil
+	}
 	for range 3 {
 		res, err := t.db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
 		if err != nil {
@@ -121,7 +125,12 @@ func ofScope[Q interface {
 // intent id of scope under the Version rule: only while the stored version
 // is still version.
 func (t tx) updateIntent(ctx context.Context, op, table string, row any, id string, scope paykit.Scope, version int64) error {
-	res, err := ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version).Exec(ctx)
+	q := ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version)
+	if t.b != nil {
+		t.b.hold(heldUpdate(q))
+		return nil
+	}
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return mapError(op, err)
 	}

@@ -37,6 +37,7 @@ type tx struct {
 	db    bun.IDB
 	pg    bool   // PostgreSQL; otherwise SQLite
 	store *Store // outside a transaction; nil inside one
+	b     *batch // in a batched transaction: where writes are held
 }
 
 var (
@@ -98,6 +99,10 @@ func (o Options) withDefaults() Options {
 // pingIdle is how long a PostgreSQL connection may sit idle in the pool
 // and still be reused without a ping.
 const pingIdle = 30 * time.Second
+
+// rollbackTimeout bounds the ROLLBACK that ends a failed batched
+// transaction.
+const rollbackTimeout = 5 * time.Second
 
 // sqliteParams are the connection settings of every SQLite connection but
 // the busy timeout and synchronous: WAL lets readers run beside the writer,
@@ -236,11 +241,12 @@ func (s *Store) DB() *bun.DB { return s.db }
 // error (unchanged) or the panic is passed on. It waits at most ConnWait for
 // a connection, then fails with paykit.ErrUnavailable.
 func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
-	return s.runTx(ctx, func(t tx) error { return fn(t) })
+	return s.runTx(ctx, s.pg, func(t tx) error { return fn(t) })
 }
 
 // runTx runs fn in a new transaction on a connection of the pool; see InTx.
-func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
+// batched (PostgreSQL only) runs it batched first (see batch).
+func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) error {
 	// On SQLite every transaction begins IMMEDIATE, taking the write
 	// lock: it waits its turn in the process first, then for a slot.
 	if err := s.pool.acquireWriter(ctx); err != nil {
@@ -251,6 +257,11 @@ func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
 		return err
 	}
 	defer s.pool.release()
+	if batched {
+		if rerun, err := s.runBatched(ctx, fn); !rerun {
+			return err
+		}
+	}
 	btx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return mapError("begin", err)
@@ -275,7 +286,7 @@ func (s *Store) runTx(ctx context.Context, fn func(t tx) error) error {
 // new one, for the methods that need more than one statement.
 func (t tx) atomic(ctx context.Context, fn func(t tx) error) error {
 	if t.store != nil {
-		return t.store.runTx(ctx, fn)
+		return t.store.runTx(ctx, false, fn)
 	}
 	return fn(t)
 }

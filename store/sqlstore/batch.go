@@ -1,0 +1,194 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+)
+
+// On PostgreSQL a transaction of InTx is first run batched: its inserts
+// and versioned updates, whose only answer is success or failure, are held
+// back and sent together with the next statement that needs an answer, or
+// with COMMIT, as one multi-statement query; BEGIN goes with the first of
+// them. A create's first transaction is then one round trip instead of
+// five. A held statement fails on the server, not in Go: an insert that
+// collides raises a unique violation, and a versioned update that changes
+// no row divides by zero (heldUpdate). When fn fails, what it holds is
+// sent before the rollback, since fn may have failed for want of a held
+// write's answer. When anything sent in a batch fails on the server, the
+// transaction is rolled back and fn runs again, in a
+// transaction whose statements are sent one by one, which reports the
+// failure as the Store's methods always do (ErrAlreadyExists with its key,
+// ErrVersionConflict, ErrNotFound). A batch that fails on the way (the
+// connection, the context) is not run again: whether its COMMIT took
+// effect is unknown, as for any commit.
+
+// batch is the state of one batched transaction.
+type batch struct {
+	conn    bun.Conn // the transaction's connection; its ExecContext is hooked
+	held    []string // statements not sent yet, BEGIN first until sent
+	begun   bool     // BEGIN was sent
+	serverR bool     // a batch failed on the server: run fn again, unbatched
+}
+
+// hold queues query, to be sent with the next statement or COMMIT.
+func (b *batch) hold(query string) { b.held = append(b.held, query) }
+
+// flush sends the held statements, if any, as one query.
+func (b *batch) flush(ctx context.Context) error {
+	if len(b.held) == 0 {
+		return nil
+	}
+	query := strings.Join(b.held, ";\n")
+	if b.held[0] == "BEGIN" {
+		b.begun = true
+	}
+	b.held = b.held[:0]
+	if _, err := b.conn.ExecContext(ctx, query); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			b.serverR = true
+		}
+		// Not wrapped: no caller may read a held statement's failure as
+		// its own statement's (the unbatched run reports it).
+		return fmt.Errorf("sqlstore: batched statements failed: %v", err)
+	}
+	return nil
+}
+
+// heldUpdate is the statement that holds back q, a versioned UPDATE: it
+// fails, with division_by_zero, when q changes no row.
+func heldUpdate(q *bun.UpdateQuery) string {
+	return "WITH u AS (" + q.Returning("1").String() + ") SELECT 1 / count(*) FROM u"
+}
+
+// runBatched runs fn in a batched transaction on a connection of its own.
+// rerun reports that it failed on the server: fn is to run again
+// unbatched; err is then only what the batch met.
+func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool, err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, mapError("begin", err)
+	}
+	b := &batch{conn: conn, held: []string{"BEGIN"}}
+	defer func() { s.endBatch(conn, b) }()
+	if err := fn(tx{db: batchDB{db: s.db, conn: batchConn{b: b}}, pg: true, b: b}); err != nil {
+		// fn may have failed for want of an answer a held write would
+		// have given it: send them, then roll back. If one fails, the
+		// unbatched run tells; if none does, fn met what it would have.
+		if !b.serverR && len(b.held) > 0 && (len(b.held) > 1 || b.held[0] != "BEGIN") {
+			_ = b.flush(ctx)
+		}
+		return b.serverR, err
+	}
+	if len(b.held) == 1 && !b.begun { // fn sent nothing
+		b.held = b.held[:0]
+		return false, nil
+	}
+	b.hold("COMMIT")
+	if err := b.flush(ctx); err != nil {
+		return b.serverR, err
+	}
+	b.begun = false // committed
+	return false, nil
+}
+
+// endBatch rolls back what a batched transaction left open and returns its
+// connection to the pool, or closes it when it cannot be made idle.
+func (s *Store) endBatch(conn bun.Conn, b *batch) {
+	if b.begun {
+		// Its own context: the caller's may be what ended the transaction.
+		ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+		defer cancel()
+		if _, err := conn.Conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard it
+		}
+	}
+	_ = conn.Close()
+}
+
+// batchDB is the bun.IDB of a batched transaction: the Store's own query
+// builders, run on batchConn.
+type batchDB struct {
+	db   *bun.DB
+	conn batchConn
+}
+
+var _ bun.IDB = batchDB{}
+
+func (d batchDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.conn.ExecContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d batchDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.conn.QueryContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d batchDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.conn.QueryRowContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d batchDB) Dialect() schema.Dialect { return d.db.Dialect() }
+
+func (d batchDB) NewValues(model any) *bun.ValuesQuery { return d.db.NewValues(model).Conn(d.conn) }
+func (d batchDB) NewSelect() *bun.SelectQuery          { return d.db.NewSelect().Conn(d.conn) }
+func (d batchDB) NewInsert() *bun.InsertQuery          { return d.db.NewInsert().Conn(d.conn) }
+func (d batchDB) NewUpdate() *bun.UpdateQuery          { return d.db.NewUpdate().Conn(d.conn) }
+func (d batchDB) NewDelete() *bun.DeleteQuery          { return d.db.NewDelete().Conn(d.conn) }
+func (d batchDB) NewMerge() *bun.MergeQuery            { return d.db.NewMerge().Conn(d.conn) }
+func (d batchDB) NewRaw(query string, args ...any) *bun.RawQuery {
+	return d.db.NewRaw(query, args...).Conn(d.conn)
+}
+func (d batchDB) NewCreateTable() *bun.CreateTableQuery { return d.db.NewCreateTable().Conn(d.conn) }
+func (d batchDB) NewDropTable() *bun.DropTableQuery     { return d.db.NewDropTable().Conn(d.conn) }
+func (d batchDB) NewCreateIndex() *bun.CreateIndexQuery { return d.db.NewCreateIndex().Conn(d.conn) }
+func (d batchDB) NewDropIndex() *bun.DropIndexQuery     { return d.db.NewDropIndex().Conn(d.conn) }
+func (d batchDB) NewTruncateTable() *bun.TruncateTableQuery {
+	return d.db.NewTruncateTable().Conn(d.conn)
+}
+func (d batchDB) NewAddColumn() *bun.AddColumnQuery   { return d.db.NewAddColumn().Conn(d.conn) }
+func (d batchDB) NewDropColumn() *bun.DropColumnQuery { return d.db.NewDropColumn().Conn(d.conn) }
+
+func (d batchDB) BeginTx(context.Context, *sql.TxOptions) (bun.Tx, error) {
+	return bun.Tx{}, errNested
+}
+
+func (d batchDB) RunInTx(context.Context, *sql.TxOptions, func(context.Context, bun.Tx) error) error {
+	return errNested
+}
+
+// batchConn is the connection of a batched transaction as bun's builders
+// see it: every statement that needs an answer first sends what is held.
+type batchConn struct{ b *batch }
+
+var _ bun.IConn = batchConn{}
+
+func (c batchConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := c.b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return c.b.conn.Conn.ExecContext(ctx, query, args...)
+}
+
+func (c batchConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := c.b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return c.b.conn.Conn.QueryContext(ctx, query, args...)
+}
+
+func (c batchConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := c.b.flush(ctx); err != nil {
+		// A *sql.Row cannot be made with an error: the aborted
+		// transaction fails this statement too.
+		return c.b.conn.Conn.QueryRowContext(ctx, "SELECT 1 / 0")
+	}
+	return c.b.conn.Conn.QueryRowContext(ctx, query, args...)
+}
