@@ -451,8 +451,9 @@ func okAnswer(body any) answer { return answer{status: http.StatusOK, body: body
 // create serves a create operation: the idempotency key is required, the
 // body decoded and recorded, and the request counted. It is counted once
 // its record is kept (or a fault broke it first), so that a count never
-// runs ahead of the record it led to.
-func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(key string) answer) {
+// runs ahead of the record it led to: by the state's insert of the record,
+// in the same statement, where the state can (pendingCount), else after.
+func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(ctx context.Context, key string) answer) {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" || len(key) > 255 {
 		writeError(w, http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
@@ -461,16 +462,37 @@ func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any
 	count := func() error { return p.st.countCreate(r.Context(), key) }
 	p.serveOp(w, r, op, func() { _ = count() }, func() answer {
 		var a answer
+		pc := &pendingCount{key: key}
 		if err := decode(r, body); err != nil {
 			a = errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
 		} else {
-			a = record(key)
+			a = record(context.WithValue(r.Context(), pendingCount{}, pc), key)
+		}
+		if pc.done {
+			return a
 		}
 		if err := count(); err != nil {
 			return stateError(err)
 		}
 		return a
 	})
+}
+
+// pendingCount, in a create's context, is its count while not yet made:
+// a state that inserts the create's record under key may count it in the
+// same statement, and says so in done.
+type pendingCount struct {
+	key  string
+	done bool
+}
+
+// countWith returns the create count in ctx under key still to be made.
+func countWith(ctx context.Context, key string) *pendingCount {
+	pc, _ := ctx.Value(pendingCount{}).(*pendingCount)
+	if pc == nil || pc.done || pc.key != key {
+		return nil
+	}
+	return pc
 }
 
 // applyFault breaks the request as an injected fault of kind does: it is

@@ -68,8 +68,8 @@ func (pm *payment) view(baseURL string) paymentView {
 
 func (p *PSP) createPayment(w http.ResponseWriter, r *http.Request) {
 	var in paymentCreate
-	p.create(w, r, OpCreatePayment, &in, func(key string) answer {
-		return p.recordPayment(r.Context(), key, in)
+	p.create(w, r, OpCreatePayment, &in, func(ctx context.Context, key string) answer {
+		return p.recordPayment(ctx, key, in)
 	})
 }
 

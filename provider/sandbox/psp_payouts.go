@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -30,10 +31,10 @@ func (t *transfer) view() transferView {
 
 func (p *PSP) createPayout(w http.ResponseWriter, r *http.Request) {
 	var in payoutCreate
-	p.create(w, r, OpCreatePayout, &in, func(key string) answer {
+	p.create(w, r, OpCreatePayout, &in, func(ctx context.Context, key string) answer {
 		fp := fingerprint(in)
 		view := func(t *transfer) any { return t.view() }
-		return recordNew(r.Context(), p, p.st.transfers(), key, fp, view, func(now time.Time) (*transfer, answer, bool) {
+		return recordNew(ctx, p, p.st.transfers(), key, fp, view, func(now time.Time) (*transfer, answer, bool) {
 			return p.newTransfer(key, fp, in, now)
 		})
 	})

@@ -37,8 +37,8 @@ func (rf *refund) view() refundView {
 // one of its refund codes, and record nothing.
 func (p *PSP) createRefund(w http.ResponseWriter, r *http.Request) {
 	var in refundCreate
-	p.create(w, r, OpCreateRefund, &in, func(key string) answer {
-		return p.recordRefund(r.Context(), key, in)
+	p.create(w, r, OpCreateRefund, &in, func(ctx context.Context, key string) answer {
+		return p.recordRefund(ctx, key, in)
 	})
 }
 

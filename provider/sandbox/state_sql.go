@@ -146,8 +146,7 @@ func (s *sqlState) transfers() table[*transfer] { return s.trfs }
 func (s *sqlState) refunds() table[*refund]     { return s.rfds }
 
 func (s *sqlState) countCreate(ctx context.Context, key string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)
-		ON CONFLICT (idem_key) DO UPDATE SET calls = sandbox_create_calls.calls + 1`, key)
+	_, err := s.db.ExecContext(ctx, countCreate, key)
 	return err
 }
 
@@ -187,14 +186,45 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	}
 	// A conflict means another create under the key (on any PSP sharing
 	// the database) won: the caller answers with that record.
-	res, err := t.db.ExecContext(ctx, "INSERT INTO "+t.name+" (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-		key, id, state, dueAt, data)
+	insert := "INSERT INTO " + t.name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	pc := countWith(ctx, key)
+	if pc == nil {
+		res, err := t.db.ExecContext(ctx, insert, key, id, state, dueAt, data)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n == 1, err
+	}
+	// The create's count with the record: they commit together, in one
+	// statement on PostgreSQL (one round trip), one transaction on SQLite.
+	var n int64
+	if t.pg {
+		err = t.db.QueryRowContext(ctx, "WITH counted AS ("+countCreate+"), inserted AS ("+insert+" RETURNING 1) SELECT count(*) FROM inserted",
+			key, key, id, state, dueAt, data).Scan(&n)
+	} else {
+		err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			res, err := tx.ExecContext(ctx, insert, key, id, state, dueAt, data)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, countCreate, key)
+			return err
+		})
+	}
 	if err != nil {
 		return false, err
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	pc.done = true
+	return n == 1, nil
 }
+
+// countCreate counts one create request under a key.
+const countCreate = `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)
+		ON CONFLICT (idem_key) DO UPDATE SET calls = sandbox_create_calls.calls + 1`
 
 func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, error) {
 	if !paykit.ValidText(l.value) {
