@@ -29,6 +29,7 @@ type Store struct {
 	db         *bun.DB
 	pool       *pool
 	persistent bool
+	writes     writeQueue // SQLite's write transactions
 }
 
 // tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself, a
@@ -248,11 +249,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 // batched (PostgreSQL only) runs it batched first (see batch).
 func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) error {
 	// On SQLite every transaction begins IMMEDIATE, taking the write
-	// lock: it waits its turn in the process first, then for a slot.
-	if err := s.pool.acquireWriter(ctx); err != nil {
-		return err
+	// lock: it waits its turn in the process, in a group (see writeQueue).
+	if s.pool.writer != nil {
+		return s.runQueued(ctx, fn)
 	}
-	defer s.pool.releaseWriter()
 	if err := s.pool.acquire(ctx); err != nil {
 		return err
 	}

@@ -1,0 +1,322 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/paykit/paykit"
+)
+
+// On SQLite the process's write transactions queue for the one writer, and
+// whoever's turn it is runs every transaction queued by then (up to
+// maxGroup) as one group: one database transaction, each of them in a
+// savepoint of its own, and one commit, so one write of the log and one
+// sync for the group instead of one per transaction. A transaction that
+// fails is rolled back to its savepoint, and the others commit without it;
+// each learns its own outcome only once the group's commit is done. A
+// failed commit fails the group. The turn then passes to the next
+// transaction queued, whose caller runs the next group, so nobody leads
+// for longer than its own group. A transaction alone in its group runs
+// without a savepoint.
+
+// maxGroup bounds the transactions of one group.
+const maxGroup = 64
+
+// groupSavepoint is the savepoint of each transaction in a group.
+const groupSavepoint = "paykit_group"
+
+// writeQueue is the queue of write transactions on SQLite.
+type writeQueue struct {
+	mu      sync.Mutex
+	queue   []*writeReq
+	leading bool // some caller runs groups now
+	groups  int  // groups run, for tests
+}
+
+// writeReq is one queued transaction.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(t tx) error
+	wake chan struct{} // signalled when done, or when its caller is to lead
+
+	// Guarded by writeQueue.mu.
+	taken bool // in a group; it will be done
+	done  bool
+	leads bool
+	err   error
+}
+
+// runQueued runs fn as a write transaction on SQLite; see writeQueue.
+func (s *Store) runQueued(ctx context.Context, fn func(t tx) error) error {
+	q := &s.writes
+	r := &writeReq{ctx: ctx, fn: fn, wake: make(chan struct{}, 1)}
+	q.mu.Lock()
+	q.queue = append(q.queue, r)
+	if !q.leading {
+		q.leading, r.leads = true, true
+	}
+	q.mu.Unlock()
+	var timeout <-chan time.Time
+	for {
+		q.mu.Lock()
+		done, leads := r.done, r.leads
+		q.mu.Unlock()
+		if done {
+			return r.outcome()
+		}
+		if leads {
+			s.lead()
+			continue
+		}
+		if timeout == nil {
+			t := time.NewTimer(s.pool.writerWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-r.wake:
+		case <-ctx.Done():
+			if q.abandon(r) {
+				if ctx.Err() == context.DeadlineExceeded {
+					return fmt.Errorf("%w: the database's write lock was not free before the deadline", paykit.ErrUnavailable)
+				}
+				return ctx.Err()
+			}
+			ctx = context.WithoutCancel(ctx) // taken: wait for its outcome
+		case <-timeout:
+			if q.abandon(r) {
+				return fmt.Errorf("%w: the database's write lock was not free within %s", paykit.ErrUnavailable, s.pool.writerWait)
+			}
+		}
+	}
+}
+
+// abandon takes r out of the queue unless it is in a group or leads.
+func (q *writeQueue) abandon(r *writeReq) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r.taken || r.leads || r.done {
+		return false
+	}
+	for i, x := range q.queue {
+		if x == r {
+			q.queue = append(q.queue[:i], q.queue[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// lead runs one group of the queued transactions, then passes the turn to
+// the next queued one, if any.
+func (s *Store) lead() {
+	q := &s.writes
+	q.mu.Lock()
+	n := min(len(q.queue), maxGroup)
+	group := make([]*writeReq, n)
+	copy(group, q.queue[:n])
+	q.queue = append(q.queue[:0], q.queue[n:]...)
+	for _, r := range group {
+		r.taken, r.leads = true, false
+	}
+	q.groups++
+	q.mu.Unlock()
+
+	errs := s.runGroup(group)
+
+	q.mu.Lock()
+	for i, r := range group {
+		r.done, r.err = true, errs[i]
+	}
+	if len(q.queue) > 0 {
+		q.queue[0].leads = true
+		wake(q.queue[0])
+	} else {
+		q.leading = false
+	}
+	q.mu.Unlock()
+	for _, r := range group {
+		wake(r)
+	}
+}
+
+func wake(r *writeReq) {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runGroup runs group's transactions as one and returns the outcome of
+// each.
+func (s *Store) runGroup(group []*writeReq) []error {
+	errs := make([]error, len(group))
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	// The group is everyone's: no caller's context ends it.
+	ctx := context.Background()
+	if err := s.pool.acquireWriter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.pool.releaseWriter()
+	if err := s.pool.acquire(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.pool.release()
+	if len(group) == 1 {
+		errs[0] = s.runOne(group[0].ctx, group[0].fn)
+		return errs
+	}
+	btx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(mapError("begin", err))
+	}
+	t := tx{db: groupDB{db: s.db, conn: groupConn{btx}}}
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err // its caller has gone: it does not run
+			continue
+		}
+		if _, err := btx.ExecContext(ctx, "SAVEPOINT "+groupSavepoint); err != nil {
+			_ = btx.Rollback()
+			return fail(mapError("savepoint", err))
+		}
+		errs[i] = callFn(r.fn, t)
+		if errs[i] != nil {
+			if _, err := btx.ExecContext(ctx, "ROLLBACK TO "+groupSavepoint); err != nil {
+				// SQLite rolled the whole transaction back (an I/O error,
+				// a full disk): the group's work is lost.
+				_ = btx.Rollback()
+				return fail(mapError("rollback to savepoint", err))
+			}
+		}
+		if _, err := btx.ExecContext(ctx, "RELEASE "+groupSavepoint); err != nil {
+			_ = btx.Rollback()
+			return fail(mapError("release savepoint", err))
+		}
+	}
+	if err := btx.Commit(); err != nil {
+		return fail(mapError("commit", err))
+	}
+	return errs
+}
+
+// runOne runs fn alone in a transaction.
+func (s *Store) runOne(ctx context.Context, fn func(t tx) error) (err error) {
+	btx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return mapError("begin", err)
+	}
+	if err := callFn(fn, tx{db: btx}); err != nil {
+		_ = btx.Rollback()
+		return err
+	}
+	if err := btx.Commit(); err != nil {
+		return mapError("commit", err)
+	}
+	return nil
+}
+
+// callFn runs fn, turning a panic into a *fnPanic error: fn may run on
+// another caller's goroutine, and its own caller panics with the value.
+func callFn(fn func(t tx) error, t tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &fnPanic{p}
+		}
+	}()
+	return fn(t)
+}
+
+// fnPanic carries the value a transaction's fn panicked with.
+type fnPanic struct{ v any }
+
+func (p *fnPanic) Error() string { return fmt.Sprintf("sqlstore: transaction panicked: %v", p.v) }
+
+// outcome is r's result for its caller: a panic of its fn panics again.
+func (r *writeReq) outcome() error {
+	if p, ok := r.err.(*fnPanic); ok {
+		panic(p.v)
+	}
+	return r.err
+}
+
+// groupDB is the bun.IDB of a transaction in a group: the Store's query
+// builders, run on groupConn.
+type groupDB struct {
+	db   *bun.DB
+	conn groupConn
+}
+
+var _ bun.IDB = groupDB{}
+
+func (d groupDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return d.conn.ExecContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d groupDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return d.conn.QueryContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d groupDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return d.conn.QueryRowContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
+}
+
+func (d groupDB) Dialect() schema.Dialect { return d.db.Dialect() }
+
+func (d groupDB) NewValues(model any) *bun.ValuesQuery { return d.db.NewValues(model).Conn(d.conn) }
+func (d groupDB) NewSelect() *bun.SelectQuery          { return d.db.NewSelect().Conn(d.conn) }
+func (d groupDB) NewInsert() *bun.InsertQuery          { return d.db.NewInsert().Conn(d.conn) }
+func (d groupDB) NewUpdate() *bun.UpdateQuery          { return d.db.NewUpdate().Conn(d.conn) }
+func (d groupDB) NewDelete() *bun.DeleteQuery          { return d.db.NewDelete().Conn(d.conn) }
+func (d groupDB) NewMerge() *bun.MergeQuery            { return d.db.NewMerge().Conn(d.conn) }
+func (d groupDB) NewRaw(query string, args ...any) *bun.RawQuery {
+	return d.db.NewRaw(query, args...).Conn(d.conn)
+}
+func (d groupDB) NewCreateTable() *bun.CreateTableQuery { return d.db.NewCreateTable().Conn(d.conn) }
+func (d groupDB) NewDropTable() *bun.DropTableQuery     { return d.db.NewDropTable().Conn(d.conn) }
+func (d groupDB) NewCreateIndex() *bun.CreateIndexQuery { return d.db.NewCreateIndex().Conn(d.conn) }
+func (d groupDB) NewDropIndex() *bun.DropIndexQuery     { return d.db.NewDropIndex().Conn(d.conn) }
+func (d groupDB) NewTruncateTable() *bun.TruncateTableQuery {
+	return d.db.NewTruncateTable().Conn(d.conn)
+}
+func (d groupDB) NewAddColumn() *bun.AddColumnQuery   { return d.db.NewAddColumn().Conn(d.conn) }
+func (d groupDB) NewDropColumn() *bun.DropColumnQuery { return d.db.NewDropColumn().Conn(d.conn) }
+
+func (d groupDB) BeginTx(context.Context, *sql.TxOptions) (bun.Tx, error) {
+	return bun.Tx{}, errNested
+}
+
+func (d groupDB) RunInTx(context.Context, *sql.TxOptions, func(context.Context, bun.Tx) error) error {
+	return errNested
+}
+
+// groupConn runs a grouped transaction's statements on the group's
+// transaction, never cancelled by the caller's context: SQLite answers an
+// interrupted write inside a transaction by rolling the whole transaction
+// back, which would lose the others' work. Statements are local and short.
+type groupConn struct{ tx bun.Tx }
+
+var _ bun.IConn = groupConn{}
+
+func (c groupConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return c.tx.Tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (c groupConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return c.tx.Tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+func (c groupConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return c.tx.Tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
+}

@@ -1,0 +1,111 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+)
+
+// TestWriteGroups: on SQLite the write transactions queued while one runs
+// commit together as the next group; one that fails or panics is rolled
+// back alone, and its caller alone learns it.
+func TestWriteGroups(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "groups.db"))
+	is.NoErr(err)
+	t.Cleanup(func() { s.Close() })
+	is.NoErr(s.Migrate(ctx))
+	scope := paykit.Scope{MerchantID: "mch_g", Environment: paykit.Test}
+	now := time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+	create := func(tx paykit.Tx, key string) error {
+		return tx.CreateIdempotencyRecord(ctx, &paykit.IdempotencyRecord{Scope: scope, Key: key, Fingerprint: "fp",
+			State: paykit.IdempotencyInProgress, RecoveryPoint: "started", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)})
+	}
+
+	// The first transaction holds the writer until the others queue.
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.InTx(ctx, func(tx paykit.Tx) error {
+			<-release
+			return create(tx, "k-first")
+		})
+	}()
+	waitFor := func(cond func() bool) {
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal("condition not met in 5 s")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	queued := func() int {
+		s.writes.mu.Lock()
+		defer s.writes.mu.Unlock()
+		return len(s.writes.queue)
+	}
+	waitFor(func() bool { s.writes.mu.Lock(); defer s.writes.mu.Unlock(); return s.writes.groups == 1 })
+
+	const n = 9
+	errs := make([]error, n)
+	panics := make([]any, n)
+	var wg sync.WaitGroup
+	boom := errors.New("boom")
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			errs[i] = s.InTx(ctx, func(tx paykit.Tx) error {
+				if err := create(tx, fmt.Sprintf("k-%d", i)); err != nil {
+					return err
+				}
+				switch i % 3 {
+				case 1:
+					return boom // after its write: rolled back alone
+				case 2:
+					if i == 8 {
+						panic("kaboom")
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	waitFor(func() bool { return queued() == n })
+	close(release)
+	wg.Wait()
+	is.NoErr(<-first)
+
+	s.writes.mu.Lock()
+	groups := s.writes.groups
+	s.writes.mu.Unlock()
+	is.Equal(groups, 2) // the first alone, then the nine queued behind it as one
+	for i := range n {
+		_, err := s.GetIdempotencyRecord(ctx, scope, fmt.Sprintf("k-%d", i))
+		switch {
+		case i == 8:
+			is.Equal(panics[i], "kaboom") // the panic reaches its own caller
+			is.True(errors.Is(err, paykit.ErrNotFound))
+		case i%3 == 1:
+			is.Equal(errs[i], boom)
+			is.True(errors.Is(err, paykit.ErrNotFound))
+		default:
+			is.NoErr(errs[i])
+			is.Equal(panics[i], nil)
+			is.NoErr(err) // committed with the group
+		}
+	}
+	_, err = s.GetIdempotencyRecord(ctx, scope, "k-first")
+	is.NoErr(err)
+}
