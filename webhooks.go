@@ -297,9 +297,31 @@ type webhookJob struct {
 	EndpointID string `json:"endpoint_id"`
 }
 
+// DeliveryScheduler is implemented by a Tx that can schedule an event's
+// webhook deliveries in one write, without reading the endpoints first
+// (sqlstore does). It is optional: the Service reads the endpoints and
+// enqueues each delivery through a Tx without it.
+type DeliveryScheduler interface {
+	// ScheduleDeliveries enqueues, in the transaction, for every enabled
+	// webhook endpoint of e's scope, the job of kind that delivers e to it:
+	// Scope e's, TargetID e.ID, Payload {"endpoint_id":"<id>"}, DedupKey
+	// kind:<endpoint id>:<event id>, RunAt e.CreatedAt, CreatedAt now,
+	// status available. Its ids are baseID, a fresh id, followed by "."
+	// and 1, 2, ... in the order of the endpoints' ids. A job whose dedup
+	// key is pending already is not enqueued again.
+	ScheduleDeliveries(ctx context.Context, e *Event, kind, baseID string, now time.Time) error
+}
+
 // fanOut schedules the delivery of e to every enabled endpoint of its
 // scope, in tx.
 func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
+	inner := tx
+	if et, ok := tx.(*eventTx); ok {
+		inner = et.Tx
+	}
+	if d, ok := inner.(DeliveryScheduler); ok {
+		return d.ScheduleDeliveries(ctx, e, jobWebhookDeliver, s.newID("job"), s.Now())
+	}
 	eps, err := tx.ListWebhookEndpoints(ctx, e.MerchantID)
 	if err != nil {
 		return err

@@ -54,6 +54,32 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 	return t.insert(ctx, "events", row, uniqueKey{"id", "id = ?", []any{e.ID}})
 }
 
+// ScheduleDeliveries implements paykit.DeliveryScheduler: one INSERT ...
+// SELECT from the scope's enabled endpoints, held back like any write in
+// a batched transaction.
+func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseID string, now time.Time) error {
+	payload := `convert_to('{"endpoint_id":"' || id || '"}', 'UTF8')`
+	if !t.pg {
+		payload = `CAST('{"endpoint_id":"' || id || '"}' AS BLOB)`
+	}
+	q := t.db.NewRaw(`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
+		attempts, lease_owner, last_error, created_at, version, state)
+		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?, `+payload+`,
+		? || ':' || id || ':' || ?, ?, 0, '', '', ?, 0, ?
+		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
+		ON CONFLICT DO NOTHING`,
+		baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
+		e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+	if t.b != nil {
+		t.b.hold(q.String())
+		return nil
+	}
+	if _, err := q.Exec(ctx); err != nil {
+		return mapError("schedule deliveries", err)
+	}
+	return nil
+}
+
 // GetEvent implements paykit.EventStore.
 func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {
 	var row eventRow

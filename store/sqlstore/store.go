@@ -42,9 +42,10 @@ type tx struct {
 }
 
 var (
-	_ paykit.Store      = (*Store)(nil)
-	_ paykit.Tx         = tx{}
-	_ paykit.JobBatcher = tx{}
+	_ paykit.Store             = (*Store)(nil)
+	_ paykit.Tx                = tx{}
+	_ paykit.JobBatcher        = tx{}
+	_ paykit.DeliveryScheduler = tx{}
 )
 
 // Options bound the Store's use of the database. The zero value gives the
