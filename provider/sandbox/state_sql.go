@@ -188,7 +188,10 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	// the database) won: the caller answers with that record.
 	insert := "INSERT INTO " + t.name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	pc := countWith(ctx, key)
-	if pc == nil {
+	if pc == nil || !t.pg {
+		// On SQLite, statements outside a transaction queue for the
+		// process's writer (sqlstore's pool) instead of polling the file's
+		// lock as a transaction of their own would: the count follows.
 		res, err := t.db.ExecContext(ctx, insert, key, id, state, dueAt, data)
 		if err != nil {
 			return false, err
@@ -196,25 +199,11 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 		n, err := res.RowsAffected()
 		return n == 1, err
 	}
-	// The create's count with the record: they commit together, in one
-	// statement on PostgreSQL (one round trip), one transaction on SQLite.
-	var n int64
-	if t.pg {
-		err = t.db.QueryRowContext(ctx, "WITH counted AS ("+countCreate+"), inserted AS ("+insert+" RETURNING 1) SELECT count(*) FROM inserted",
-			key, key, id, state, dueAt, data).Scan(&n)
-	} else {
-		err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			res, err := tx.ExecContext(ctx, insert, key, id, state, dueAt, data)
-			if err != nil {
-				return err
-			}
-			if n, err = res.RowsAffected(); err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, countCreate, key)
-			return err
-		})
-	}
+	// On PostgreSQL the create's count goes in the same statement: one
+	// round trip, and the count and the record commit together.
+	var n int
+	err = t.db.QueryRowContext(ctx, "WITH counted AS ("+countCreate+"), inserted AS ("+insert+" RETURNING 1) SELECT count(*) FROM inserted",
+		key, key, id, state, dueAt, data).Scan(&n)
 	if err != nil {
 		return false, err
 	}
