@@ -1,10 +1,12 @@
-#!/usr/bin/env python3
-"""pg-templatize.py IN OUT: turns the statements of one create, as PostgreSQL
-logged them (one per line), into a pgbench script that replays them with
-fresh ids and times: every random id becomes a per-transaction value, every
-timestamp literal now() plus its offset from the create's first one, and the
-sandbox PSP's autocommits run in one transaction without waiting for the
-disk, as the example server's PSP sessions do (synchronous_commit off)."""
+"""pg-templatize.py IN OUT KEY: turns the queries of one create, as
+pg-log-queries.py extracts them from PostgreSQL's log (one query per line,
+its statements separated by " \x1f "), into a pgbench script that replays
+them with fresh ids and times, each query in one round trip as paykit sent
+it (pgbench's "\;" joins a query's statements): every random id becomes a
+per-transaction value, every timestamp literal now() plus its offset from
+the create's first one, and the sandbox PSP's queries commit without
+waiting for the disk, as the example server's PSP sessions do
+(synchronous_commit off)."""
 import re, sys
 from datetime import datetime
 
@@ -33,19 +35,15 @@ def literal(m):
 
 
 out = ["\\set a random(1, 9000000000000000000)"]
-psp = [i for i, l in enumerate(lines) if l.startswith("INSERT INTO sandbox_")]
-for i, l in enumerate(lines):
-    if l.lower() in ("begin", "commit"):
-        out.append(l.upper() + ";")
-        continue
-    if psp and i == psp[0]:
-        out += ["BEGIN;", "SET LOCAL synchronous_commit = off;"]
-    l = ts.sub(when, l)
-    l = re.sub(r"'(?:[^']|'')*'", literal, l)
-    out.append(l + ";")
-    if psp and i == psp[-1]:
-        out.append("COMMIT;")
-# The idempotency key and merchant reference: a value of the request.
+for q in lines:
+    stmts = []
+    for l in q.split(" \x1f "):
+        l = ts.sub(when, l)
+        l = re.sub(r"'(?:[^']|'')*'", literal, l)
+        stmts.append(l)
+    if any("sandbox_" in l for l in stmts) and stmts[0].upper() != "BEGIN":
+        stmts = ["BEGIN", "SET LOCAL synchronous_commit = off"] + stmts + ["COMMIT"]
+    out.append(" \\;\n".join(stmts) + ";")
 text = "\n".join(out) + "\n"
 text = re.sub(r"'" + re.escape(sys.argv[3]) + r"'", "'k_:a'", text)
 open(dst, "w").write(text)

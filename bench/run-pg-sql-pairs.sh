@@ -48,10 +48,10 @@ from=$(wc -l <"$PGLOG")
 sleep 0.5
 stop_pid "$PK_PID"
 psql -qX -d postgres -c "ALTER DATABASE $TPL RESET log_statement"
-tail -n +"$((from + 1))" "$PGLOG" | grep "@$TPL " | grep -o 'statement: .*' | sed 's/^statement: //' \
+tail -n +"$((from + 1))" "$PGLOG" | python3 "$BENCH_DIR/pg-log-queries.py" "$TPL" \
   | grep -v -e '^-- ping' -e 'perf_' >"$OUT/create.sql"
 python3 "$BENCH_DIR/pg-templatize.py" "$OUT/create.sql" "$OUT/create-replay.pgb" "$key"
-echo "captured $(wc -l <"$OUT/create.sql") statements of one create: $OUT/create.sql"
+echo "captured $(wc -l <"$OUT/create.sql") queries (round trips) of one create: $OUT/create.sql"
 
 pg_fresh "$PGBDB"
 psql -qX -d "$PGBDB" -f "$BENCH_DIR/pgbench-schema.sql" 2>/dev/null

@@ -22,16 +22,19 @@
 //     in it, one at a time (reads outside transactions do not queue), so
 //     none polls the lock under busy_timeout; a writer waits up to 5 s for
 //     its turn, and up to 5 s more for the lock should another process hold
-//     it; SQLITE_BUSY and SQLITE_LOCKED become ErrVersionConflict.
+//     it; SQLITE_BUSY and SQLITE_LOCKED become ErrVersionConflict. The
+//     transactions that queue while one runs commit together as the next
+//     group, each in a savepoint of its own (group.go).
 //   - PostgreSQL: READ COMMITTED. Versioned updates and unique indexes catch
 //     the races that isolation level allows; serialization failures and
 //     deadlocks (40001, 40P01) become ErrVersionConflict. ClaimJobs locks
 //     the rows it picks with FOR UPDATE SKIP LOCKED.
 //
-// Inserts use ON CONFLICT DO NOTHING and then look up which unique key was
-// taken to build the *paykit.ConflictError. Unlike a failed INSERT this
-// leaves a PostgreSQL transaction usable, which the Service relies on when
-// it treats an already-enqueued job (same dedup key) as success. ErrNotFound
+// Outside a batched transaction (see below), inserts use ON CONFLICT DO
+// NOTHING and then look up which unique key was taken to build the
+// *paykit.ConflictError. Unlike a failed INSERT this leaves a PostgreSQL
+// transaction usable, which the Service relies on when it treats an
+// already-enqueued job (same dedup key) as success. ErrNotFound
 // and ErrVersionConflict from Get and Update are answers, not failed
 // statements, and leave the transaction usable too; any other error aborts a
 // PostgreSQL transaction, and fn must return it. fn must use the Tx it is
