@@ -10,7 +10,7 @@
 #     "timeout" magic amount (…902: the create answers 201 processing after
 #     the adapter's 3 s timeout) for LOAD_SECONDS at CONC connections. The
 #     server is stopped once every job of theirs is due (a create's
-#     payment.resume job is due 30 s after it).
+#     payment.inquire job is due 30 s after it).
 #  2. drain: a server on the same database with -worker-interval
 #     WORKER_INTERVAL; T0 is when it is started (its start-up time is
 #     printed and counted in the rates). Its worker inquires

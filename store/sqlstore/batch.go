@@ -52,8 +52,7 @@ func (b *batch) flush(ctx context.Context) error {
 	}
 	b.held = b.held[:0]
 	if _, err := b.conn.ExecContext(ctx, query); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
+		if serverError(err) {
 			b.serverR = true
 		}
 		// Not wrapped: no caller may read a held statement's failure as
@@ -61,6 +60,15 @@ func (b *batch) flush(ctx context.Context) error {
 		return fmt.Errorf("sqlstore: batched statements failed: %v", err)
 	}
 	return nil
+}
+
+// serverError reports whether err is the server's answer to a statement
+// (pgx's, or pgdriver's for a host's bun.DB on it): the server ended the
+// transaction's batch, and no COMMIT of it took effect.
+func serverError(err error) bool {
+	var pgxErr *pgconn.PgError
+	var drvErr pgError
+	return errors.As(err, &pgxErr) || errors.As(err, &drvErr)
 }
 
 // heldUpdate is the statement that holds back q, a versioned UPDATE: it
