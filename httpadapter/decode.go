@@ -104,11 +104,22 @@ func errNotObject() error {
 	return paykit.InvalidRequest("", "The request body must be a JSON object.")
 }
 
-// decodeJSON decodes body into dst in two passes: a generic one that finds
+// decodeJSON decodes body into dst (a pointer to a struct). A body that
+// decodeQuick takes is decoded once; any other goes through
+// decodeJSONChecked, which finds and names what is wrong.
+func decodeJSON(body []byte, dst any) error {
+	if decodeQuick(body, dst) {
+		return nil
+	}
+	reflect.ValueOf(dst).Elem().SetZero() // what decodeQuick may have filled in
+	return decodeJSONChecked(body, dst)
+}
+
+// decodeJSONChecked decodes body into dst in two passes: a generic one that finds
 // syntax errors, unknown members and wrong types with their full path
 // (encoding/json names neither array indexes nor map keys), then the typed
 // one.
-func decodeJSON(body []byte, dst any) error {
+func decodeJSONChecked(body []byte, dst any) error {
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
