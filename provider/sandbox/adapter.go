@@ -249,7 +249,7 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 	var payload []byte
 	if body != nil {
 		var err error
-		if payload, err = json.Marshal(body); err != nil {
+		if payload, err = marshal(body); err != nil {
 			return failed(paykit.OutcomeUnacknowledged, "not sent: encode: "+err.Error())
 		}
 	}

@@ -531,7 +531,7 @@ func decode(r *http.Request, v any) error {
 // fingerprint identifies a request body for the idempotency check. It is
 // a hash, so a transfer's fingerprint does not keep the account number.
 func fingerprint(v any) string {
-	b, _ := json.Marshal(v)
+	b, _ := marshal(v)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

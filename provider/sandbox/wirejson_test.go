@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestMarshalPaymentCreateAsEncodingJSON: the hand-written encoding of
+// paymentCreate is json.Marshal's, byte for byte, so fingerprints the PSP
+// stored before it still match.
+func TestMarshalPaymentCreateAsEncodingJSON(t *testing.T) {
+	strs := []string{"", "MYR", "fpx", "a b", `q"uote`, `back\slash`, "<tag>", "a&b", "tab\t", "nl\n", "\x00", "\x7f",
+		"é", "\u2028", "bad\xff", "https://shop.example/return?a=1&b=2"}
+	times := []*time.Time{nil}
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 24, 23, 0, 0, 123456789, time.UTC),
+		time.Date(2026, 11, 24, 23, 0, 0, 120000000, time.UTC),
+		time.Date(2026, 11, 24, 23, 0, 0, 0, time.FixedZone("x", 7*3600)),
+		time.Date(2026, 11, 24, 23, 0, 0, 0, time.FixedZone("y", 7*3600+30)),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		{},
+	} {
+		times = append(times, &tm)
+	}
+	var cases []paymentCreate
+	for _, s := range strs {
+		cases = append(cases,
+			paymentCreate{AmountMinor: 15000, Ccy: s, Country: "MY", Channel: "fpx"},
+			paymentCreate{AmountMinor: -1, Ccy: "MYR", Country: s, Channel: s, Bank: s, ReturnURL: s},
+			paymentCreate{Payer: map[string]string{s: s}},
+			paymentCreate{Payer: map[string]string{"name": s, "email": "a@example.com", "zz": "1", "a": "2", "m": "3"}},
+		)
+	}
+	cases = append(cases, paymentCreate{Payer: map[string]string{}})
+	for _, tm := range times {
+		cases = append(cases, paymentCreate{AmountMinor: 1 << 62, Ccy: "THB", ExpiresAt: tm})
+	}
+	for _, in := range cases {
+		want, wantErr := json.Marshal(in)
+		got, err := marshal(in)
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("%+v:\nmarshal      %s %v\njson.Marshal %s %v", in, got, err, want, wantErr)
+		}
+	}
+}
