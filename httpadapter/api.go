@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -277,12 +278,25 @@ func requestPath(r *http.Request) string {
 
 // writeJSON writes v's projection as a JSON response with status.
 func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(project(v))
-	if err != nil {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	// What json.Marshal makes of v, and the newline writeBody ends with.
+	if err := json.NewEncoder(buf).Encode(project(v)); err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
 	}
-	writeBody(w, status, body)
+	writeBody(w, status, buf.Bytes())
+}
+
+// bodyBuffers holds the buffers responses are encoded into.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putBodyBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return // a large list's: let it go
+	}
+	buf.Reset()
+	bodyBuffers.Put(buf)
 }
 
 // answerStatus is the HTTP status of each kind of answer.
@@ -321,9 +335,15 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
+	if cap(body) > len(body) && body[:len(body)+1][len(body)] == '\n' {
+		_, _ = w.Write(body[:len(body)+1]) // the newline trimmed off: one write
+		return
+	}
 	_, _ = w.Write(body)
-	_, _ = w.Write([]byte{'\n'})
+	_, _ = w.Write(newline)
 }
+
+var newline = []byte{'\n'}
 
 // errorBody is the contract's error shape.
 type errorBody struct {
