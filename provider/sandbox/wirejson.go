@@ -12,7 +12,7 @@ import (
 // fingerprint) written without reflection.
 func marshal(v any) ([]byte, error) {
 	if in, ok := v.(paymentCreate); ok {
-		if b, ok := in.appendJSON(make([]byte, 0, 256)); ok {
+		if b, ok := in.appendJSON(make([]byte, 0, 512)); ok {
 			return b, nil
 		}
 	}
