@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/readall"
 )
 
 // MaxBodyBytes is the largest request body accepted (64 KiB); a larger one
@@ -89,7 +90,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
 		return nil, errTooLarge()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readall.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength, MaxBodyBytes)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, errTooLarge()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/readall"
 )
 
 // Name is the Provider name the sandbox's routes use.
@@ -283,7 +284,7 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 			}
 			return transportFailure(ctx, err, wrote.Load(), p.timeout)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		b, err := readall.ReadAll(io.LimitReader(resp.Body, maxAnswer), resp.ContentLength, maxAnswer)
 		resp.Body.Close()
 		if err != nil {
 			if resp.StatusCode >= 500 {

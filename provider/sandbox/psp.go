@@ -531,8 +531,16 @@ func decode(r *http.Request, v any) error {
 // fingerprint identifies a request body for the idempotency check. It is
 // a hash, so a transfer's fingerprint does not keep the account number.
 func fingerprint(v any) string {
-	b, _ := marshal(v)
-	sum := sha256.Sum256(b)
+	var sum [sha256.Size]byte
+	buf := wireBuffers.Get().(*[]byte)
+	if b, ok := appendPaymentCreate((*buf)[:0], v); ok {
+		*buf = b
+		sum = sha256.Sum256(b)
+	} else {
+		b, _ := json.Marshal(v)
+		sum = sha256.Sum256(b)
+	}
+	wireBuffers.Put(buf)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -11,12 +12,26 @@ import (
 // every payment create, encoded by the adapter and again for the PSP's
 // fingerprint) written without reflection.
 func marshal(v any) ([]byte, error) {
-	if in, ok := v.(paymentCreate); ok {
-		if b, ok := in.appendJSON(make([]byte, 0, 512)); ok {
-			return b, nil
-		}
+	buf := wireBuffers.Get().(*[]byte)
+	defer wireBuffers.Put(buf)
+	if b, ok := appendPaymentCreate((*buf)[:0], v); ok {
+		*buf = b
+		return slices.Clone(b), nil
 	}
 	return json.Marshal(v)
+}
+
+// wireBuffers holds the buffers marshal and fingerprint encode into.
+var wireBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// appendPaymentCreate appends json.Marshal(v) when v is a paymentCreate
+// that appendJSON encodes.
+func appendPaymentCreate(b []byte, v any) ([]byte, bool) {
+	in, ok := v.(paymentCreate)
+	if !ok {
+		return nil, false
+	}
+	return in.appendJSON(b)
 }
 
 // appendJSON appends what json.Marshal makes of in; false when it is not

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 	"time"
@@ -45,6 +47,9 @@ func TestMarshalPaymentCreateAsEncodingJSON(t *testing.T) {
 		got, err := marshal(in)
 		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
 			t.Errorf("%+v:\nmarshal      %s %v\njson.Marshal %s %v", in, got, err, want, wantErr)
+		}
+		if sum := sha256.Sum256(want); fingerprint(in) != hex.EncodeToString(sum[:]) {
+			t.Errorf("%+v: fingerprint is not the hash of json.Marshal's encoding", in)
 		}
 	}
 }
