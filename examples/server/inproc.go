@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -20,6 +22,9 @@ import (
 // are refused as a stopped server's would be.
 type inProcess struct {
 	h http.Handler
+	// prefix, when set, is stripped from the path as http.StripPrefix
+	// would before h (without its copy of the request).
+	prefix string
 
 	mu     sync.RWMutex
 	closed bool
@@ -69,7 +74,11 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 	w := &recorder{header: http.Header{}, body: bodyBuffers.Get().(*bytes.Buffer)}
-	if aborted := serve(t.h, w, srvReq); aborted {
+	h := t.h
+	if t.prefix != "" && !stripPrefix(t.prefix, srvReq.URL) {
+		h = http.NotFoundHandler()
+	}
+	if aborted := serve(h, w, srvReq); aborted {
 		putBodyBuffer(w.body)
 		return nil, syscall.ECONNRESET
 	}
@@ -128,6 +137,18 @@ func (b *answerBody) Close() error {
 		b.buf = nil
 	}
 	return nil
+}
+
+// stripPrefix strips prefix from u's path as http.StripPrefix does, and
+// reports whether u had it.
+func stripPrefix(prefix string, u *url.URL) bool {
+	p := strings.TrimPrefix(u.Path, prefix)
+	rp := strings.TrimPrefix(u.RawPath, prefix)
+	if len(p) < len(u.Path) && (u.RawPath == "" || len(rp) < len(u.RawPath)) {
+		u.Path, u.RawPath = p, rp
+		return true
+	}
+	return false
 }
 
 // serve runs h and reports whether it aborted the connection: it panicked,

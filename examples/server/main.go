@@ -414,14 +414,14 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		return nil, nil, err
 	}
 	closers = append(closers, func() { store.Close() })
-	pspConn := &inProcess{}
+	pspConn := &inProcess{prefix: "/sandbox"} // the PSP's mount below
 	closers = append(closers, pspConn.close)
 	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closePSP)
-	pspConn.h = http.StripPrefix("/sandbox", psp)
+	pspConn.h = psp
 	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return nil, nil, err
