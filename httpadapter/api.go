@@ -185,9 +185,13 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 // recovery, access log and metrics.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	info := &requestInfo{id: paykit.RandomID("req")}
+	// One allocation for both: they live as long as the request.
+	env := &struct {
+		info requestInfo
+		sw   statusWriter
+	}{requestInfo{id: paykit.RandomID("req")}, statusWriter{ResponseWriter: w}}
+	info, sw := &env.info, &env.sw
 	w.Header().Set("Request-Id", info.id)
-	sw := &statusWriter{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 	defer func() { a.observe(r, sw.code(), info, time.Since(start)) }()
 	defer a.recoverPanic(sw, r)
@@ -234,7 +238,7 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 	if a.metrics != nil {
 		a.metrics.observe(a.name, route, status, d)
 	}
-	attrs := []slog.Attr{
+	attrs := append(make([]slog.Attr, 0, 13), // room for all: on the stack
 		slog.String("api", a.name),
 		slog.String("method", r.Method),
 		slog.String("path", path),
@@ -242,7 +246,7 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 		slog.Int("status", status),
 		slog.Duration("duration", d),
 		slog.String("request_id", info.id),
-	}
+	)
 	if p := info.principal; p != nil {
 		attrs = append(attrs, slog.String("merchant_id", p.MerchantID), slog.String("key_id", p.KeyID),
 			slog.String("environment", string(p.Environment)))
