@@ -44,6 +44,7 @@ type Config struct {
 type Provider struct {
 	baseURL string
 	apiKey  string
+	auth    string // the Authorization header: "Bearer " + apiKey, or none
 	client  *http.Client
 	timeout time.Duration
 }
@@ -63,6 +64,9 @@ func New(cfg Config) *Provider {
 		apiKey:  cfg.APIKey,
 		client:  cfg.Client,
 		timeout: cfg.Timeout,
+	}
+	if p.apiKey != "" {
+		p.auth = "Bearer " + p.apiKey
 	}
 	if p.client == nil {
 		p.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -271,8 +275,8 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Accept", "application/json")
-		if p.apiKey != "" {
-			req.Header.Set("Authorization", "Bearer "+p.apiKey)
+		if p.auth != "" {
+			req.Header.Set("Authorization", p.auth)
 		}
 		if idemKey != "" {
 			req.Header.Set("Idempotency-Key", idemKey)
