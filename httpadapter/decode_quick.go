@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paykit/paykit/internal/jsonnames"
+	"github.com/paykit/paykit/internal/quickjson"
 )
 
 // decodeQuick decodes body into dst (a pointer to a struct) in one typed
@@ -24,6 +25,10 @@ func decodeQuick(body []byte, dst any) bool {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return false
 	}
+	if quickjson.Decode(body, dst) {
+		return true // what json.Unmarshal gives, without its reflection
+	}
+	reflect.ValueOf(dst).Elem().SetZero()
 	// An object (json.Unmarshal takes null too), and a single valid JSON
 	// value (json.Unmarshal refuses anything else).
 	trimmed := bytes.TrimLeft(body, " \t\r\n")

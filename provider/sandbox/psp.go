@@ -20,6 +20,7 @@ import (
 
 	"github.com/paykit/paykit/internal/emvco"
 	"github.com/paykit/paykit/internal/jsonnames"
+	"github.com/paykit/paykit/internal/quickjson"
 	"github.com/paykit/paykit/internal/readall"
 	"github.com/uptrace/bun"
 )
@@ -523,6 +524,10 @@ func dropConnection(w http.ResponseWriter, r *http.Request) {
 func decode(r *http.Request, v any) error {
 	body, readErr := readall.ReadAll(io.LimitReader(r.Body, maxBody+1), r.ContentLength, maxBody+1)
 	if readErr == nil {
+		if quickjson.Decode(body, v) {
+			return nil // a plain object of v's names: as below, in less time
+		}
+		reflect.ValueOf(v).Elem().SetZero()
 		// The common body: one object whose member names are exactly v's
 		// (unknown fields are then impossible), decoded in one pass.
 		trimmed := bytes.TrimLeft(body, " \t\r\n")
