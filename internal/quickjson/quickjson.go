@@ -306,12 +306,13 @@ func (d *decoder) value(f field, fv reflect.Value) bool {
 		if t.UnmarshalJSON(d.b[start:d.i]) != nil {
 			return false
 		}
-		if f.kind == kTime {
-			fv.Set(reflect.ValueOf(t))
-		} else if fv.IsNil() {
+		switch {
+		case f.kind == kTime:
+			*fv.Addr().Interface().(*time.Time) = t // no boxing of t
+		case fv.IsNil():
 			fv.Set(reflect.ValueOf(&t))
-		} else {
-			fv.Elem().Set(reflect.ValueOf(t))
+		default:
+			*fv.Interface().(*time.Time) = t
 		}
 	case kMap:
 		return d.stringMap(fv)
