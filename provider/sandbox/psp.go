@@ -563,7 +563,7 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 func fingerprint(v any) string {
 	var sum [sha256.Size]byte
 	buf := wireBuffers.Get().(*[]byte)
-	if b, ok := appendPaymentCreate((*buf)[:0], v); ok {
+	if b, ok := appendWire((*buf)[:0], v); ok {
 		*buf = b
 		sum = sha256.Sum256(b)
 	} else {
@@ -577,6 +577,13 @@ func fingerprint(v any) string {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	buf := wireBuffers.Get().(*[]byte)
+	defer wireBuffers.Put(buf)
+	if b, ok := appendWire((*buf)[:0], v); ok {
+		*buf = append(b, '\n') // what json.Encoder writes: one Write
+		_, _ = w.Write(*buf)
+		return
+	}
 	_ = json.NewEncoder(w).Encode(v)
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -50,6 +51,44 @@ func TestMarshalPaymentCreateAsEncodingJSON(t *testing.T) {
 		}
 		if sum := sha256.Sum256(want); fingerprint(in) != hex.EncodeToString(sum[:]) {
 			t.Errorf("%+v: fingerprint is not the hash of json.Marshal's encoding", in)
+		}
+	}
+}
+
+// TestWritePaymentViewAsEncodingJSON: the PSP writes its payment answers
+// byte for byte as json.Encoder did.
+func TestWritePaymentViewAsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 24, 23, 0, 0, 123000000, time.UTC)
+	local := time.Date(2026, 11, 24, 23, 0, 0, 0, time.FixedZone("ICT", 7*3600))
+	odd := time.Date(2026, 11, 24, 23, 0, 0, 0, time.FixedZone("LMT", 6*3600+42*60+4))
+	far := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	base := paymentView{ID: "pay_1", Key: "k-1", State: statePayerAction, AmountMinor: 15000, Ccy: "MYR", Country: "MY",
+		Channel: "fpx", CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(time.Hour)}
+	var views []paymentView
+	for _, s := range []string{"", "x", `q"`, "<&>", "é", "bad\xff", "https://psp.example/pay/pay_1?a=1&b=2"} {
+		v := base
+		v.Bank, v.ErrorCode, v.ErrorMessage = s, s, s
+		views = append(views, v)
+		v = base
+		v.PayerAction = &payerActionView{Kind: s, URL: s}
+		views = append(views, v)
+		v.PayerAction = &payerActionView{Kind: "QR", QRString: s}
+		views = append(views, v)
+		v.PayerAction = &payerActionView{Kind: "VA", VA: &vaView{BankName: s, Number: "123", Holder: s, Reference: s}}
+		views = append(views, v)
+	}
+	for _, tm := range []time.Time{at, local, odd, far, {}, time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		v := base
+		v.CreatedAt, v.CancelRequestedAt = tm, &tm
+		views = append(views, v)
+	}
+	for _, v := range views {
+		var want bytes.Buffer
+		_ = json.NewEncoder(&want).Encode(v)
+		got := httptest.NewRecorder()
+		writeJSON(got, 200, v)
+		if !bytes.Equal(got.Body.Bytes(), want.Bytes()) {
+			t.Errorf("%+v:\nwriteJSON    %s\njson.Encoder %s", v, got.Body.Bytes(), want.Bytes())
 		}
 	}
 }
