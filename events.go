@@ -211,6 +211,20 @@ func paymentEventType(pi *PaymentIntent) string {
 	if pi == nil || pi.Status == PaymentRequiresPaymentMethod || pi.Attempt == AttemptCreating {
 		return ""
 	}
+	switch pi.Status { // the constants, without building the string
+	case PaymentRequiresAction:
+		return EventPaymentRequiresAction
+	case PaymentProcessing:
+		return EventPaymentProcessing
+	case PaymentSucceeded:
+		return EventPaymentSucceeded
+	case PaymentFailed:
+		return EventPaymentFailed
+	case PaymentCancelled:
+		return EventPaymentCancelled
+	case PaymentExpired:
+		return EventPaymentExpired
+	}
 	return "payment_intent." + string(pi.Status)
 }
 

@@ -3,7 +3,6 @@ package paykit
 import (
 	"errors"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,17 +12,34 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-var (
-	currencyPattern = regexp.MustCompile(`^[A-Z]{3,6}$`)
-	countryPattern  = regexp.MustCompile(`^[A-Z]{2}$`)
-	amountPattern   = regexp.MustCompile(`^[1-9][0-9]{0,17}$`)
-)
-
 // ValidCurrency reports whether s matches ^[A-Z]{3,6}$.
-func ValidCurrency(s string) bool { return currencyPattern.MatchString(s) }
+func ValidCurrency(s string) bool { return len(s) >= 3 && len(s) <= 6 && upperASCII(s) }
 
 // ValidCountry reports whether s matches ^[A-Z]{2}$.
-func ValidCountry(s string) bool { return countryPattern.MatchString(s) }
+func ValidCountry(s string) bool { return len(s) == 2 && upperASCII(s) }
+
+func upperASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// validAmountText reports whether s matches ^[1-9][0-9]{0,17}$: the API's
+// amounts, decimal strings of minor units.
+func validAmountText(s string) bool {
+	if len(s) < 1 || len(s) > 18 || s[0] < '1' || s[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidText reports whether s is text paykit accepts: valid UTF-8 without
 // a NUL character. Anything else is refused as invalid_request before it
@@ -70,7 +86,7 @@ func validatorInstance() *validator.Validate {
 				panic(err)
 			}
 		}
-		must("amount", amountPattern.MatchString)
+		must("amount", validAmountText)
 		if err := v.RegisterValidation("minor_units", func(fl validator.FieldLevel) bool { return ValidMinorUnits(fl.Field().Int()) }); err != nil {
 			panic(err)
 		}
@@ -100,6 +116,15 @@ var ruleMessages = map[string]string{
 // (customer.email, recipient.account_number). Every string in v (struct
 // fields, map keys and values, slice elements) must also be ValidText.
 func Validate(v any) error {
+	if quickValid(v) {
+		return nil
+	}
+	return validateSlow(v)
+}
+
+// validateSlow is Validate without the quick path: it finds and names the
+// first failure.
+func validateSlow(v any) error {
 	if err := checkText(reflect.ValueOf(v), ""); err != nil {
 		return err
 	}

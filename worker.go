@@ -18,32 +18,6 @@ func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 	return enqueued(j, tx.EnqueueJob(ctx, j))
 }
 
-// enqueueAll is enqueue of each job, in one statement where the Store can.
-func (s *Service) enqueueAll(ctx context.Context, tx Tx, jobs ...*Job) error {
-	inner := tx
-	if et, ok := tx.(*eventTx); ok {
-		inner = et.Tx
-	}
-	b, ok := inner.(JobBatcher)
-	if !ok || len(jobs) < 2 {
-		for _, j := range jobs {
-			if err := s.enqueue(ctx, tx, j); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, j := range jobs {
-		s.jobDefaults(j)
-	}
-	for i, err := range b.EnqueueJobs(ctx, jobs) {
-		if err := enqueued(jobs[i], err); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // enqueued is the answer of enqueue given the Store's: a deduplicated job
 // already pending is not an error.
 func enqueued(j *Job, err error) error {

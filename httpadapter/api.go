@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -184,9 +185,13 @@ func requestInfoFrom(ctx context.Context) *requestInfo {
 // recovery, access log and metrics.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	info := &requestInfo{id: paykit.RandomID("req")}
+	// One allocation for both: they live as long as the request.
+	env := &struct {
+		info requestInfo
+		sw   statusWriter
+	}{requestInfo{id: paykit.RandomID("req")}, statusWriter{ResponseWriter: w}}
+	info, sw := &env.info, &env.sw
 	w.Header().Set("Request-Id", info.id)
-	sw := &statusWriter{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 	defer func() { a.observe(r, sw.code(), info, time.Since(start)) }()
 	defer a.recoverPanic(sw, r)
@@ -233,7 +238,7 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 	if a.metrics != nil {
 		a.metrics.observe(a.name, route, status, d)
 	}
-	attrs := []slog.Attr{
+	attrs := append(make([]slog.Attr, 0, 13), // room for all: on the stack
 		slog.String("api", a.name),
 		slog.String("method", r.Method),
 		slog.String("path", path),
@@ -241,7 +246,7 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 		slog.Int("status", status),
 		slog.Duration("duration", d),
 		slog.String("request_id", info.id),
-	}
+	)
 	if p := info.principal; p != nil {
 		attrs = append(attrs, slog.String("merchant_id", p.MerchantID), slog.String("key_id", p.KeyID),
 			slog.String("environment", string(p.Environment)))
@@ -277,12 +282,25 @@ func requestPath(r *http.Request) string {
 
 // writeJSON writes v's projection as a JSON response with status.
 func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(project(v))
-	if err != nil {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	// What json.Marshal makes of v, and the newline writeBody ends with.
+	if err := json.NewEncoder(buf).Encode(project(v)); err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
 	}
-	writeBody(w, status, body)
+	writeBody(w, status, buf.Bytes())
+}
+
+// bodyBuffers holds the buffers responses are encoded into.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putBodyBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return // a large list's: let it go
+	}
+	buf.Reset()
+	bodyBuffers.Put(buf)
 }
 
 // answerStatus is the HTTP status of each kind of answer.
@@ -321,9 +339,15 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
+	if cap(body) > len(body) && body[:len(body)+1][len(body)] == '\n' {
+		_, _ = w.Write(body[:len(body)+1]) // the newline trimmed off: one write
+		return
+	}
 	_, _ = w.Write(body)
-	_, _ = w.Write([]byte{'\n'})
+	_, _ = w.Write(newline)
 }
+
+var newline = []byte{'\n'}
 
 // errorBody is the contract's error shape.
 type errorBody struct {

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/readall"
 )
 
 // MaxBodyBytes is the largest request body accepted (64 KiB); a larger one
@@ -89,7 +90,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
 		return nil, errTooLarge()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readall.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength, MaxBodyBytes)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, errTooLarge()
@@ -104,11 +105,22 @@ func errNotObject() error {
 	return paykit.InvalidRequest("", "The request body must be a JSON object.")
 }
 
-// decodeJSON decodes body into dst in two passes: a generic one that finds
+// decodeJSON decodes body into dst (a pointer to a struct). A body that
+// decodeQuick takes is decoded once; any other goes through
+// decodeJSONChecked, which finds and names what is wrong.
+func decodeJSON(body []byte, dst any) error {
+	if decodeQuick(body, dst) {
+		return nil
+	}
+	reflect.ValueOf(dst).Elem().SetZero() // what decodeQuick may have filled in
+	return decodeJSONChecked(body, dst)
+}
+
+// decodeJSONChecked decodes body into dst in two passes: a generic one that finds
 // syntax errors, unknown members and wrong types with their full path
 // (encoding/json names neither array indexes nor map keys), then the typed
 // one.
-func decodeJSON(body []byte, dst any) error {
+func decodeJSONChecked(body []byte, dst any) error {
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

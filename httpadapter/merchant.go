@@ -125,8 +125,10 @@ func serveCreate[B any, Req any, T any, PB interface {
 	createBody[Req]
 }](m *merchantAPI, create func(context.Context, paykit.Principal, string, Req) (*T, paykit.Answer, error)) func(http.ResponseWriter, *http.Request, paykit.Principal) error {
 	return func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error {
-		if err := allowQuery(r.URL.Query()); err != nil {
-			return err
+		if r.URL.RawQuery != "" { // no query: nothing to parse
+			if err := allowQuery(r.URL.Query()); err != nil {
+				return err
+			}
 		}
 		key, err := idempotencyKey(r)
 		if err != nil {

@@ -2,9 +2,10 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -21,6 +22,9 @@ import (
 // are refused as a stopped server's would be.
 type inProcess struct {
 	h http.Handler
+	// prefix, when set, is stripped from the path as http.StripPrefix
+	// would before h (without its copy of the request).
+	prefix string
 
 	mu     sync.RWMutex
 	closed bool
@@ -69,24 +73,82 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
-	w := &recorder{header: http.Header{}}
-	if aborted := serve(t.h, w, srvReq); aborted {
+	w := &recorder{header: http.Header{}, body: bodyBuffers.Get().(*bytes.Buffer)}
+	h := t.h
+	if t.prefix != "" && !stripPrefix(t.prefix, srvReq.URL) {
+		h = http.NotFoundHandler()
+	}
+	if aborted := serve(h, w, srvReq); aborted {
+		putBodyBuffer(w.body)
 		return nil, syscall.ECONNRESET
 	}
 	if err := req.Context().Err(); err != nil {
 		// The caller gave up while the handler ran: over TCP it would
 		// have had no answer by then either.
+		putBodyBuffer(w.body)
 		return nil, err
 	}
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
 	}
+	body := &answerBody{buf: w.body}
+	body.r.Reset(w.body.Bytes())
 	return &http.Response{
 		Status: http.StatusText(w.status), StatusCode: w.status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
+		Header: w.header, Body: body,
 		ContentLength: int64(w.body.Len()), Request: req,
 	}, nil
+}
+
+// bodyBuffers holds the buffers of answers: an answer's goes back when
+// its body is closed.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return
+	}
+	b.Reset()
+	bodyBuffers.Put(b)
+}
+
+// answerBody reads an answer's bytes; Close returns its buffer to
+// bodyBuffers, and reads after it find nothing more, as on a closed
+// connection.
+type answerBody struct {
+	mu  sync.Mutex
+	r   bytes.Reader
+	buf *bytes.Buffer
+}
+
+func (b *answerBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.r.Read(p)
+}
+
+func (b *answerBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf != nil {
+		b.r.Reset(nil)
+		putBodyBuffer(b.buf)
+		b.buf = nil
+	}
+	return nil
+}
+
+// stripPrefix strips prefix from u's path as http.StripPrefix does, and
+// reports whether u had it.
+func stripPrefix(prefix string, u *url.URL) bool {
+	p := strings.TrimPrefix(u.Path, prefix)
+	rp := strings.TrimPrefix(u.RawPath, prefix)
+	if len(p) < len(u.Path) && (u.RawPath == "" || len(rp) < len(u.RawPath)) {
+		u.Path, u.RawPath = p, rp
+		return true
+	}
+	return false
 }
 
 // serve runs h and reports whether it aborted the connection: it panicked,
@@ -107,7 +169,7 @@ type recorder struct {
 	header http.Header
 	status int
 	wrote  bool
-	body   bytes.Buffer
+	body   *bytes.Buffer
 }
 
 func (w *recorder) Header() http.Header { return w.header }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +50,25 @@ func TestInProcessFailuresReadAsOverTCP(t *testing.T) {
 			is.Equal(r.Outcome, c.want)
 			is.True(strings.HasPrefix(r.Detail, c.detail)) // the detail says how far the call got
 		})
+	}
+}
+
+// TestStripPrefixAsNetHTTP: the in-process transport strips its prefix
+// as http.StripPrefix does.
+func TestStripPrefixAsNetHTTP(t *testing.T) {
+	for _, raw := range []string{"/sandbox/api/payments", "/sandbox", "/sandbox/", "/sandboxes/x", "/other/api",
+		"/sandbox/api/payments/k%2Fey", "/sandbo%78/api", "/%73andbox/api", "/sandbox/api?x=1"} {
+		u, err := url.Parse("http://127.0.0.1" + raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want *url.URL
+		http.StripPrefix("/sandbox", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { want = r.URL })).
+			ServeHTTP(httptest.NewRecorder(), &http.Request{URL: u})
+		got := *u
+		ok := stripPrefix("/sandbox", &got)
+		if ok != (want != nil) || ok && (got.Path != want.Path || got.RawPath != want.RawPath) {
+			t.Errorf("%s: stripped %v to %q %q; http.StripPrefix: %+v", raw, ok, got.Path, got.RawPath, want)
+		}
 	}
 }

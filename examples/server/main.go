@@ -101,90 +101,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.PublicURL = baseURL
 	}
 
-	store, err := openStore(ctx, cfg.DB, sqlstore.Options{MaxConns: cfg.DBMaxConns})
+	a, closeApp, err := newApp(ctx, cfg, getenv, baseURL, logger)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	pspConn := &inProcess{}
-	defer pspConn.close()
-	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
-	if err != nil {
-		return err
-	}
-	defer closePSP()
-	pspConn.h = http.StripPrefix("/sandbox", psp)
-	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
-	if err != nil {
-		return err
-	}
-	providers, err := loadProviders(cfg, getenv, adapter)
-	if err != nil {
-		return err
-	}
-	svc, err := paykit.New(paykit.Config{
-		Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval,
-		SigningKey: signingKey, AccountKeys: accountKeys,
-		Routing: providers.Routing, Providers: providers.Providers, DisabledProviders: providers.Disabled,
-		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
-		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
-	})
-	if err != nil {
-		if cfg.Providers != "" {
-			return fmt.Errorf("providers file %s: %w", cfg.Providers, err)
-		}
-		return err
-	}
-	for _, name := range providers.Webhooks {
-		logger.Info("provider webhooks", "provider", name, "url", cfg.PublicURL+"/providers/"+name+"/webhooks")
-	}
-	// A store that answers reads but refuses writes would fail every
-	// request that changes anything: refuse to start on it.
-	if err := svc.Ping(ctx); err != nil {
-		return fmt.Errorf("the store does not accept writes: %w", err)
-	}
-
-	token := cfg.OperatorToken
-	if token == "" {
-		if token, err = randomToken(); err != nil {
-			return err
-		}
-	}
-	var demoKey *paykit.NewAPIKey
-	if cfg.Demo {
-		if demoKey, err = setUpDemo(ctx, svc); err != nil {
-			return fmt.Errorf("demo merchant: %w", err)
-		}
-	}
-
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{
-		Logger: logger, RateLimit: cfg.RateLimit, Registerer: registry,
-	})))
-	mux.Handle("/pay/", http.StripPrefix("/pay", httpadapter.NewPayHandler(svc, httpadapter.PayOptions{
-		Logger: logger, Registerer: registry,
-	})))
-	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
-	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(svc, httpadapter.CallbackOptions{
-		Logger: logger, Registerer: registry,
-	})))
-	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
-		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
-	})))
-	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", httpadapter.NewDashboard(svc, httpadapter.DashboardOptions{
-		Tokens: map[string]string{operatorName: token}, SessionKey: signingKey,
-		SecureCookie: strings.HasPrefix(cfg.PublicURL, "https://"), Logger: logger, Registerer: registry,
-	})))
-	mux.Handle("GET /healthz", healthz(svc, logger))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+	defer closeApp()
+	svc, psp, token, demoKey := a.svc, a.psp, a.token, a.demoKey
 
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -457,4 +382,113 @@ func randomToken() (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// app is the server's wiring: the Store, the sandbox PSP and its adapter,
+// the Service and the HTTP handler of every mount.
+type app struct {
+	svc     *paykit.Service
+	psp     *sandbox.PSP
+	handler *http.ServeMux
+	token   string            // the operator token
+	demoKey *paykit.NewAPIKey // nil without -demo
+}
+
+// newApp opens the Store and wires the server on it; baseURL is the
+// server's own address. closeAll releases the PSP's connection and database
+// and the Store, in that order, once nothing is served any more.
+func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL string, logger *slog.Logger) (a *app, closeAll func(), err error) {
+	var closers []func()
+	release := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	store, err := openStore(ctx, cfg.DB, sqlstore.Options{MaxConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { store.Close() })
+	pspConn := &inProcess{prefix: "/sandbox"} // the PSP's mount below
+	closers = append(closers, pspConn.close)
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, closePSP)
+	pspConn.h = psp
+	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	providers, err := loadProviders(cfg, getenv, adapter)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := paykit.New(paykit.Config{
+		Store: store, Logger: logger, WorkerInterval: cfg.WorkerInterval,
+		SigningKey: signingKey, AccountKeys: accountKeys,
+		Routing: providers.Routing, Providers: providers.Providers, DisabledProviders: providers.Disabled,
+		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
+		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
+	})
+	if err != nil {
+		if cfg.Providers != "" {
+			return nil, nil, fmt.Errorf("providers file %s: %w", cfg.Providers, err)
+		}
+		return nil, nil, err
+	}
+	for _, name := range providers.Webhooks {
+		logger.Info("provider webhooks", "provider", name, "url", cfg.PublicURL+"/providers/"+name+"/webhooks")
+	}
+	// A store that answers reads but refuses writes would fail every
+	// request that changes anything: refuse to start on it.
+	if err := svc.Ping(ctx); err != nil {
+		return nil, nil, fmt.Errorf("the store does not accept writes: %w", err)
+	}
+
+	token := cfg.OperatorToken
+	if token == "" {
+		if token, err = randomToken(); err != nil {
+			return nil, nil, err
+		}
+	}
+	var demoKey *paykit.NewAPIKey
+	if cfg.Demo {
+		if demoKey, err = setUpDemo(ctx, svc); err != nil {
+			return nil, nil, fmt.Errorf("demo merchant: %w", err)
+		}
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{
+		Logger: logger, RateLimit: cfg.RateLimit, Registerer: registry,
+	})))
+	mux.Handle("/pay/", http.StripPrefix("/pay", httpadapter.NewPayHandler(svc, httpadapter.PayOptions{
+		Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("/sandbox/", http.StripPrefix("/sandbox", psp))
+	mux.Handle("/providers/", http.StripPrefix("/providers", httpadapter.NewProviderCallbacks(svc, httpadapter.CallbackOptions{
+		Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("/operator/", http.StripPrefix("/operator", httpadapter.NewOperatorAPI(svc, httpadapter.OperatorOptions{
+		Tokens: map[string]string{operatorName: token}, Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("/dashboard/", http.StripPrefix("/dashboard", httpadapter.NewDashboard(svc, httpadapter.DashboardOptions{
+		Tokens: map[string]string{operatorName: token}, SessionKey: signingKey,
+		SecureCookie: strings.HasPrefix(cfg.PublicURL, "https://"), Logger: logger, Registerer: registry,
+	})))
+	mux.Handle("GET /healthz", healthz(svc, logger))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+	return &app{svc: svc, psp: psp, handler: mux, token: token, demoKey: demoKey}, release, nil
 }

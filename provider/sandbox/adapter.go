@@ -11,11 +11,14 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/quickjson"
+	"github.com/paykit/paykit/internal/readall"
 )
 
 // Name is the Provider name the sandbox's routes use.
@@ -43,6 +46,7 @@ type Config struct {
 type Provider struct {
 	baseURL string
 	apiKey  string
+	auth    string // the Authorization header: "Bearer " + apiKey, or none
 	client  *http.Client
 	timeout time.Duration
 }
@@ -62,6 +66,9 @@ func New(cfg Config) *Provider {
 		apiKey:  cfg.APIKey,
 		client:  cfg.Client,
 		timeout: cfg.Timeout,
+	}
+	if p.apiKey != "" {
+		p.auth = "Bearer " + p.apiKey
 	}
 	if p.client == nil {
 		p.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -249,7 +256,7 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 	var payload []byte
 	if body != nil {
 		var err error
-		if payload, err = json.Marshal(body); err != nil {
+		if payload, err = marshal(body); err != nil {
 			return failed(paykit.OutcomeUnacknowledged, "not sent: encode: "+err.Error())
 		}
 	}
@@ -270,8 +277,8 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Accept", "application/json")
-		if p.apiKey != "" {
-			req.Header.Set("Authorization", "Bearer "+p.apiKey)
+		if p.auth != "" {
+			req.Header.Set("Authorization", p.auth)
 		}
 		if idemKey != "" {
 			req.Header.Set("Idempotency-Key", idemKey)
@@ -283,7 +290,7 @@ func (p *Provider) send(ctx context.Context, method, path, idemKey string, body 
 			}
 			return transportFailure(ctx, err, wrote.Load(), p.timeout)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		b, err := readall.ReadAll(io.LimitReader(resp.Body, maxAnswer), resp.ContentLength, maxAnswer)
 		resp.Body.Close()
 		if err != nil {
 			if resp.StatusCode >= 500 {
@@ -359,6 +366,16 @@ func classify(rp reply, decode func([]byte) (paykit.Result, error)) paykit.Resul
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errorDetail(rp)}
 }
 
+// unmarshal is json.Unmarshal of an answer into v, a pointer to a zero
+// struct, quicker for the plain answers the PSP gives.
+func unmarshal(body []byte, v any) error {
+	if quickjson.Decode(body, v) {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
+	return json.Unmarshal(body, v)
+}
+
 func errorCode(body []byte) string {
 	var e errorView
 	_ = json.Unmarshal(body, &e)
@@ -386,7 +403,7 @@ func errorDetail(rp reply) string {
 // paymentResult maps the PSP's answer about a payment attempt.
 func paymentResult(body []byte) (paykit.Result, error) {
 	var v paymentView
-	if err := json.Unmarshal(body, &v); err != nil {
+	if err := unmarshal(body, &v); err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {
@@ -404,7 +421,7 @@ func paymentResult(body []byte) (paykit.Result, error) {
 // transferResult maps the PSP's answer about a transfer.
 func transferResult(body []byte) (paykit.Result, error) {
 	var v transferView
-	if err := json.Unmarshal(body, &v); err != nil {
+	if err := unmarshal(body, &v); err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {
@@ -424,7 +441,7 @@ func transferResult(body []byte) (paykit.Result, error) {
 // refundResult maps the PSP's answer about a refund.
 func refundResult(body []byte) (paykit.Result, error) {
 	var v refundView
-	if err := json.Unmarshal(body, &v); err != nil {
+	if err := unmarshal(body, &v); err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {

@@ -11,8 +11,13 @@ import (
 // --- events ---
 
 func copyEvent(e paykit.Event) paykit.Event {
+	return copyEventWith(e, copyPaymentPtr)
+}
+
+// copyEventWith is copyEvent with copyPI copying the payment intent.
+func copyEventWith(e paykit.Event, copyPI func(*paykit.PaymentIntent) *paykit.PaymentIntent) paykit.Event {
 	e.LegacyData = slices.Clone(e.LegacyData)
-	e.PaymentIntent, e.PayoutIntent, e.Checkout = copyPaymentPtr(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
+	e.PaymentIntent, e.PayoutIntent, e.Checkout = copyPI(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
 	return e
 }
 
@@ -21,7 +26,7 @@ func (t *txn) CreateEvent(_ context.Context, e *paykit.Event) error {
 	if _, ok := t.d.events[e.ID]; ok {
 		return conflict("event", "id")
 	}
-	put(t, t.d.events, e.ID, copyEvent(*e))
+	put(t, t.d.events, e.ID, copyEventWith(*e, t.storePayment))
 	return nil
 }
 

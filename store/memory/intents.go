@@ -15,6 +15,10 @@ type intents[T any] struct {
 	byRef  map[refKey]string
 	key    func(*T) intentKey
 	clone  func(T) T // a deep copy, so callers never share memory with the Store
+	// share, when set, is clone for a value going into the Store, given
+	// the version the Store holds (nil for a new row), whose maps it may
+	// reuse.
+	share func(v T, held *T) T
 }
 
 // intentKey is what the Store needs to know of an intent.
@@ -40,9 +44,17 @@ func (in *intents[T]) create(t *txn, v *T) error {
 	if _, ok := in.byRef[ref]; ok {
 		return conflict(in.entity, "merchant_reference")
 	}
-	put(t, in.rows, k.id, in.clone(*v))
+	put(t, in.rows, k.id, in.own(*v, nil))
 	put(t, in.byRef, ref, k.id)
 	return nil
+}
+
+// own copies v to store it in place of held (nil: none).
+func (in *intents[T]) own(v T, held *T) T {
+	if in.share != nil {
+		return in.share(v, held)
+	}
+	return in.clone(v)
 }
 
 // get returns a copy of the intent id of scope (any scope when scope is
@@ -79,7 +91,7 @@ func (in *intents[T]) update(t *txn, v *T) error {
 		put(t, in.byRef, ref, k.id)
 	}
 	*k.version++
-	put(t, in.rows, k.id, in.clone(*v))
+	put(t, in.rows, k.id, in.own(*v, &old))
 	return nil
 }
 

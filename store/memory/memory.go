@@ -52,7 +52,7 @@ type refKey struct {
 
 // New returns an empty Store.
 func New() *Store {
-	return &Store{d: data{
+	s := &Store{d: data{
 		merchants:   map[string]paykit.Merchant{},
 		apiKeys:     map[string]paykit.APIKey{},
 		keyByPublic: map[string]string{},
@@ -71,6 +71,8 @@ func New() *Store {
 		endpoints:   map[string]paykit.WebhookEndpoint{},
 		attempts:    map[string]paykit.WebhookAttempt{},
 	}}
+	s.d.payments.share = sharePayment
+	return s
 }
 
 // InTx runs fn atomically; see the package doc.
@@ -381,9 +383,24 @@ func (t *txn) ListPaymentIntents(_ context.Context, q paykit.PaymentIntentQuery)
 }
 
 func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
-	p.Customer = maps.Clone(p.Customer)
-	p.PaymentMethodOptions = maps.Clone(p.PaymentMethodOptions)
-	p.ProviderOptions = maps.Clone(p.ProviderOptions)
+	return sharePayment(p, nil)
+}
+
+// sharePayment is copyPayment for an intent going into the Store, held
+// being the intent as the Store holds it (or nil): a map equal to held's
+// is not copied but shared with it. The Store never changes a map it
+// holds and hands out copies only, so its rows, events and stored answers
+// can share one.
+func sharePayment(p paykit.PaymentIntent, held *paykit.PaymentIntent) paykit.PaymentIntent {
+	if held != nil {
+		p.Customer = shareMap(p.Customer, held.Customer)
+		p.PaymentMethodOptions = shareMap(p.PaymentMethodOptions, held.PaymentMethodOptions)
+		p.ProviderOptions = shareMap(p.ProviderOptions, held.ProviderOptions)
+	} else {
+		p.Customer = maps.Clone(p.Customer)
+		p.PaymentMethodOptions = maps.Clone(p.PaymentMethodOptions)
+		p.ProviderOptions = maps.Clone(p.ProviderOptions)
+	}
 	if p.NextAction != nil {
 		na := *p.NextAction
 		p.NextAction = &na
@@ -395,6 +412,30 @@ func copyPayment(p paykit.PaymentIntent) paykit.PaymentIntent {
 	p.CompletedAt = copyTime(p.CompletedAt)
 	p.CancelRequestedAt = copyTime(p.CancelRequestedAt)
 	return p
+}
+
+// shareMap is held when m has the same entries (both non-nil), else a
+// copy of m.
+func shareMap(m, held map[string]string) map[string]string {
+	if m != nil && held != nil && maps.Equal(m, held) {
+		return held
+	}
+	return maps.Clone(m)
+}
+
+// storePayment copies p, an event's or an answer's intent, into the
+// Store, sharing the maps of the intent the Store holds under its id.
+func (t *txn) storePayment(p *paykit.PaymentIntent) *paykit.PaymentIntent {
+	if p == nil {
+		return nil
+	}
+	var c paykit.PaymentIntent
+	if held, ok := t.d.payments.rows[p.ID]; ok {
+		c = sharePayment(*p, &held)
+	} else {
+		c = copyPayment(*p)
+	}
+	return &c
 }
 
 func copyTime(t *time.Time) *time.Time {
@@ -413,7 +454,7 @@ func (t *txn) CreateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRe
 	if _, ok := t.d.idempotency[k]; ok {
 		return conflict("idempotency_record", "key")
 	}
-	put(t, t.d.idempotency, k, copyIdempotency(*r))
+	put(t, t.d.idempotency, k, copyIdempotencyWith(*r, t.storePayment))
 	return nil
 }
 
@@ -438,7 +479,7 @@ func (t *txn) UpdateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRe
 		return paykit.ErrVersionConflict
 	}
 	r.Version++
-	put(t, t.d.idempotency, k, copyIdempotency(*r))
+	put(t, t.d.idempotency, k, copyIdempotencyWith(*r, t.storePayment))
 	return nil
 }
 
@@ -465,10 +506,16 @@ func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, er
 }
 
 func copyIdempotency(r paykit.IdempotencyRecord) paykit.IdempotencyRecord {
+	return copyIdempotencyWith(r, copyPaymentPtr)
+}
+
+// copyIdempotencyWith is copyIdempotency with copyPI copying the answer's
+// payment intent.
+func copyIdempotencyWith(r paykit.IdempotencyRecord, copyPI func(*paykit.PaymentIntent) *paykit.PaymentIntent) paykit.IdempotencyRecord {
 	r.LockedUntil = copyTime(r.LockedUntil)
 	if r.Answer != nil {
 		a := *r.Answer
-		a.PaymentIntent = copyPaymentPtr(a.PaymentIntent)
+		a.PaymentIntent = copyPI(a.PaymentIntent)
 		a.PayoutIntent, a.Checkout, a.Refund = deepCopy(a.PayoutIntent), deepCopy(a.Checkout), deepCopy(a.Refund)
 		a.LegacyBody = slices.Clone(a.LegacyBody)
 		r.Answer = &a
