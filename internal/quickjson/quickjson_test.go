@@ -97,3 +97,22 @@ func TestDecodeAsUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeAsUnmarshal: whatever Decode takes, json.Unmarshal decodes to
+// the same value without error (go test -fuzz FuzzDecodeAsUnmarshal
+// ./internal/quickjson searches beyond the seeds).
+func FuzzDecodeAsUnmarshal(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"id":"a","amount_minor":-5,"ok":true}`, `{"at":"2026-11-24T23:00:00Z","payer":{"a":"b"}}`,
+		`{"action":{"kind":"k","tags":{}},"nested":{"url":"u"}}`, `{"id":"a\"b"}`, `{"small":128}`, `null`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, want := new(sample), new(sample)
+		if !Decode(body, got) {
+			return
+		}
+		if err := json.Unmarshal(body, want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\nDecode    %+v\nUnmarshal %+v %v", body, got, want, err)
+		}
+	})
+}

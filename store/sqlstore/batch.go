@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 )
 
 // On PostgreSQL a transaction of InTx is first run batched: its inserts
@@ -87,7 +86,7 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 	}
 	b := &batch{conn: conn, held: []string{"BEGIN"}}
 	defer func() { s.endBatch(conn, b) }()
-	if err := fn(tx{db: batchDB{db: s.db, conn: batchConn{b: b}}, pg: true, b: b}); err != nil {
+	if err := fn(tx{db: connDB{db: s.db, conn: batchConn{b: b}}, pg: true, b: b}); err != nil {
 		// fn may have failed for want of an answer a held write would
 		// have given it: send them, then roll back. If one fails, the
 		// unbatched run tells; if none does, fn met what it would have.
@@ -120,56 +119,6 @@ func (s *Store) endBatch(conn bun.Conn, b *batch) {
 		}
 	}
 	_ = conn.Close()
-}
-
-// batchDB is the bun.IDB of a batched transaction: the Store's own query
-// builders, run on batchConn.
-type batchDB struct {
-	db   *bun.DB
-	conn batchConn
-}
-
-var _ bun.IDB = batchDB{}
-
-func (d batchDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return d.conn.ExecContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d batchDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return d.conn.QueryContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d batchDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return d.conn.QueryRowContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d batchDB) Dialect() schema.Dialect { return d.db.Dialect() }
-
-func (d batchDB) NewValues(model any) *bun.ValuesQuery { return d.db.NewValues(model).Conn(d.conn) }
-func (d batchDB) NewSelect() *bun.SelectQuery          { return d.db.NewSelect().Conn(d.conn) }
-func (d batchDB) NewInsert() *bun.InsertQuery          { return d.db.NewInsert().Conn(d.conn) }
-func (d batchDB) NewUpdate() *bun.UpdateQuery          { return d.db.NewUpdate().Conn(d.conn) }
-func (d batchDB) NewDelete() *bun.DeleteQuery          { return d.db.NewDelete().Conn(d.conn) }
-func (d batchDB) NewMerge() *bun.MergeQuery            { return d.db.NewMerge().Conn(d.conn) }
-func (d batchDB) NewRaw(query string, args ...any) *bun.RawQuery {
-	return d.db.NewRaw(query, args...).Conn(d.conn)
-}
-func (d batchDB) NewCreateTable() *bun.CreateTableQuery { return d.db.NewCreateTable().Conn(d.conn) }
-func (d batchDB) NewDropTable() *bun.DropTableQuery     { return d.db.NewDropTable().Conn(d.conn) }
-func (d batchDB) NewCreateIndex() *bun.CreateIndexQuery { return d.db.NewCreateIndex().Conn(d.conn) }
-func (d batchDB) NewDropIndex() *bun.DropIndexQuery     { return d.db.NewDropIndex().Conn(d.conn) }
-func (d batchDB) NewTruncateTable() *bun.TruncateTableQuery {
-	return d.db.NewTruncateTable().Conn(d.conn)
-}
-func (d batchDB) NewAddColumn() *bun.AddColumnQuery   { return d.db.NewAddColumn().Conn(d.conn) }
-func (d batchDB) NewDropColumn() *bun.DropColumnQuery { return d.db.NewDropColumn().Conn(d.conn) }
-
-func (d batchDB) BeginTx(context.Context, *sql.TxOptions) (bun.Tx, error) {
-	return bun.Tx{}, errNested
-}
-
-func (d batchDB) RunInTx(context.Context, *sql.TxOptions, func(context.Context, bun.Tx) error) error {
-	return errNested
 }
 
 // batchConn is the connection of a batched transaction as bun's builders

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/paykit/paykit"
 )
@@ -181,7 +180,7 @@ func (s *Store) runGroup(group []*writeReq) []error {
 	if err != nil {
 		return fail(mapError("begin", err))
 	}
-	t := tx{db: groupDB{db: s.db, conn: groupConn{btx}}}
+	t := tx{db: connDB{db: s.db, conn: groupConn{btx}}}
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err // its caller has gone: it does not run
@@ -249,56 +248,6 @@ func (r *writeReq) outcome() error {
 		panic(p.v)
 	}
 	return r.err
-}
-
-// groupDB is the bun.IDB of a transaction in a group: the Store's query
-// builders, run on groupConn.
-type groupDB struct {
-	db   *bun.DB
-	conn groupConn
-}
-
-var _ bun.IDB = groupDB{}
-
-func (d groupDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return d.conn.ExecContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d groupDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return d.conn.QueryContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d groupDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return d.conn.QueryRowContext(ctx, d.db.QueryGen().FormatQuery(query, args...))
-}
-
-func (d groupDB) Dialect() schema.Dialect { return d.db.Dialect() }
-
-func (d groupDB) NewValues(model any) *bun.ValuesQuery { return d.db.NewValues(model).Conn(d.conn) }
-func (d groupDB) NewSelect() *bun.SelectQuery          { return d.db.NewSelect().Conn(d.conn) }
-func (d groupDB) NewInsert() *bun.InsertQuery          { return d.db.NewInsert().Conn(d.conn) }
-func (d groupDB) NewUpdate() *bun.UpdateQuery          { return d.db.NewUpdate().Conn(d.conn) }
-func (d groupDB) NewDelete() *bun.DeleteQuery          { return d.db.NewDelete().Conn(d.conn) }
-func (d groupDB) NewMerge() *bun.MergeQuery            { return d.db.NewMerge().Conn(d.conn) }
-func (d groupDB) NewRaw(query string, args ...any) *bun.RawQuery {
-	return d.db.NewRaw(query, args...).Conn(d.conn)
-}
-func (d groupDB) NewCreateTable() *bun.CreateTableQuery { return d.db.NewCreateTable().Conn(d.conn) }
-func (d groupDB) NewDropTable() *bun.DropTableQuery     { return d.db.NewDropTable().Conn(d.conn) }
-func (d groupDB) NewCreateIndex() *bun.CreateIndexQuery { return d.db.NewCreateIndex().Conn(d.conn) }
-func (d groupDB) NewDropIndex() *bun.DropIndexQuery     { return d.db.NewDropIndex().Conn(d.conn) }
-func (d groupDB) NewTruncateTable() *bun.TruncateTableQuery {
-	return d.db.NewTruncateTable().Conn(d.conn)
-}
-func (d groupDB) NewAddColumn() *bun.AddColumnQuery   { return d.db.NewAddColumn().Conn(d.conn) }
-func (d groupDB) NewDropColumn() *bun.DropColumnQuery { return d.db.NewDropColumn().Conn(d.conn) }
-
-func (d groupDB) BeginTx(context.Context, *sql.TxOptions) (bun.Tx, error) {
-	return bun.Tx{}, errNested
-}
-
-func (d groupDB) RunInTx(context.Context, *sql.TxOptions, func(context.Context, bun.Tx) error) error {
-	return errNested
 }
 
 // groupConn runs a grouped transaction's statements on the group's
