@@ -31,10 +31,10 @@ import (
 
 // batch is the state of one batched transaction.
 type batch struct {
-	conn    bun.Conn // the transaction's connection; its ExecContext is hooked
-	held    []string // statements not sent yet, BEGIN first until sent
-	begun   bool     // BEGIN was sent
-	serverR bool     // a batch failed on the server: run fn again, unbatched
+	conn  bun.Conn // the transaction's connection; its ExecContext is hooked
+	held  []string // statements not sent yet, BEGIN first until sent
+	begun bool     // BEGIN was sent
+	rerun bool     // a batch failed on the server: run fn again, unbatched
 }
 
 // hold queues query, to be sent with the next statement or COMMIT.
@@ -52,7 +52,7 @@ func (b *batch) flush(ctx context.Context) error {
 	b.held = b.held[:0]
 	if _, err := b.conn.ExecContext(ctx, query); err != nil {
 		if serverError(err) {
-			b.serverR = true
+			b.rerun = true
 		}
 		// Not wrapped: no caller may read a held statement's failure as
 		// its own statement's (the unbatched run reports it).
@@ -90,10 +90,10 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 		// fn may have failed for want of an answer a held write would
 		// have given it: send them, then roll back. If one fails, the
 		// unbatched run tells; if none does, fn met what it would have.
-		if !b.serverR && len(b.held) > 0 && (len(b.held) > 1 || b.held[0] != "BEGIN") {
+		if !b.rerun && len(b.held) > 0 && (len(b.held) > 1 || b.held[0] != "BEGIN") {
 			_ = b.flush(ctx)
 		}
-		return b.serverR, err
+		return b.rerun, err
 	}
 	if len(b.held) == 1 && !b.begun { // fn sent nothing
 		b.held = b.held[:0]
@@ -101,7 +101,7 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 	}
 	b.hold("COMMIT")
 	if err := b.flush(ctx); err != nil {
-		return b.serverR, err
+		return b.rerun, err
 	}
 	b.begun = false // committed
 	return false, nil
