@@ -722,15 +722,25 @@ var errNotYet = errors.New("provider outcome not final yet")
 // persisting, for a job an earlier version stored; that version scheduled
 // the inquiry job when the create answered, so it is scheduled here.
 func (s *Service) resumePaymentJob(ctx context.Context, j *Job) error {
-	var p resumePayload
-	if err := json.Unmarshal(j.Payload, &p); err != nil {
+	key, err := resumeKey(j)
+	if err != nil {
 		return err
 	}
-	pi, err := s.resumeCreate(ctx, j.Scope, j.TargetID, p.IdempotencyKey)
+	pi, err := s.resumeCreate(ctx, j.Scope, j.TargetID, key)
 	if err != nil || pi == nil || pi.Status.Terminal() {
 		return err
 	}
 	return s.inTx(ctx, func(tx Tx) error { return s.enqueue(ctx, tx, s.inquiryJob(pi, s.Now())) })
+}
+
+// resumeKey is the idempotency key j's payload names ("" without one).
+func resumeKey(j *Job) (string, error) {
+	var p resumePayload
+	if len(j.Payload) == 0 {
+		return "", nil
+	}
+	err := json.Unmarshal(j.Payload, &p)
+	return p.IdempotencyKey, err
 }
 
 // resumeCreate finishes the create of intent id, whose attempt is
@@ -768,13 +778,11 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 		return err
 	}
 	if pi.Attempt == AttemptCreating {
-		var p resumePayload
-		if len(j.Payload) > 0 {
-			if err := json.Unmarshal(j.Payload, &p); err != nil {
-				return err
-			}
+		key, err := resumeKey(j)
+		if err != nil {
+			return err
 		}
-		resumed, err := s.resumeCreate(ctx, j.Scope, pi.ID, p.IdempotencyKey)
+		resumed, err := s.resumeCreate(ctx, j.Scope, pi.ID, key)
 		if err != nil {
 			return err
 		}

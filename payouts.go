@@ -688,15 +688,12 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 		return nil
 	}
 	s.logStalePayout(ctx, po)
-	var p resumePayload
-	if len(j.Payload) > 0 {
-		if err := json.Unmarshal(j.Payload, &p); err != nil {
-			return err
-		}
+	key, err := resumeKey(j)
+	if err != nil {
+		return err
 	}
 	// The record is completed with the answer, in its transaction, unless
 	// there is nothing left to complete.
-	key := p.IdempotencyKey
 	rec, err := s.openRecord(ctx, j.Scope, key)
 	if err != nil {
 		return err

@@ -460,13 +460,10 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	var p resumePayload
-	if len(j.Payload) > 0 {
-		if err := json.Unmarshal(j.Payload, &p); err != nil {
-			return err
-		}
+	key, err := resumeKey(j)
+	if err != nil {
+		return err
 	}
-	key := p.IdempotencyKey
 	rec, err := s.openRecord(ctx, j.Scope, key)
 	switch {
 	case err != nil:

@@ -213,13 +213,6 @@ type ClaimParams struct {
 	Limit      int
 }
 
-// JobBatcher is an optional method of a Tx that inserts several jobs in
-// one statement. Its answer has one error per job, each what EnqueueJob
-// would have returned for that job inserted alone after the ones before it.
-type JobBatcher interface {
-	EnqueueJobs(ctx context.Context, jobs []*Job) []error
-}
-
 // JobStore persists durable background work. Jobs are written in the same
 // transaction as the state change that needs them.
 type JobStore interface {

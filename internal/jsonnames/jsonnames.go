@@ -3,12 +3,39 @@
 package jsonnames
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/paykit/paykit/internal/quickjson"
 )
+
+// Decode decodes body into v, a pointer to a struct, and reports true when
+// it did so as a strict decoder (no unknown fields, one value) would: a
+// plain object through quickjson, else an object of exactly v's names
+// through json.Unmarshal. On false v is zero again, for the caller's
+// checked path.
+func Decode(body []byte, v any) bool {
+	if quickjson.Decode(body, v) {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	rv = rv.Elem()
+	rv.SetZero()
+	// An object (json.Unmarshal takes null too) of exactly v's names.
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '{' && Exact(body, rv.Type()) && json.Unmarshal(body, v) == nil {
+		return true
+	}
+	rv.SetZero() // what Unmarshal may have filled in
+	return false
+}
 
 // Exact reports whether body is one JSON value, which decodes into t,
 // whose every object decoded into a struct has, unescaped, exactly that

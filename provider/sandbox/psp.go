@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/paykit/paykit/internal/emvco"
 	"github.com/paykit/paykit/internal/jsonnames"
-	"github.com/paykit/paykit/internal/quickjson"
 	"github.com/paykit/paykit/internal/readall"
 	"github.com/uptrace/bun"
 )
@@ -471,7 +469,7 @@ func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any
 		if err := decode(r, body); err != nil {
 			a = errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
 		} else {
-			a = record(context.WithValue(r.Context(), pendingCount{}, pc), key)
+			a = record(context.WithValue(r.Context(), pendingCountKey{}, pc), key)
 		}
 		if pc.done {
 			return a
@@ -491,9 +489,13 @@ type pendingCount struct {
 	done bool
 }
 
-// countWith returns the create count in ctx under key still to be made.
+// pendingCountKey is the context key of a create's *pendingCount.
+type pendingCountKey struct{}
+
+// countWith returns the count, in ctx, of a create under key not made yet;
+// nil when there is none.
 func countWith(ctx context.Context, key string) *pendingCount {
-	pc, _ := ctx.Value(pendingCount{}).(*pendingCount)
+	pc, _ := ctx.Value(pendingCountKey{}).(*pendingCount)
 	if pc == nil || pc.done || pc.key != key {
 		return nil
 	}
@@ -546,17 +548,11 @@ func dropConnection(w http.ResponseWriter, r *http.Request) {
 func decode(r *http.Request, v any) error {
 	body, readErr := readall.ReadAll(io.LimitReader(r.Body, maxBody+1), r.ContentLength, maxBody+1)
 	if readErr == nil {
-		if quickjson.Decode(body, v) {
-			return nil // a plain object of v's names: as below, in less time
-		}
-		reflect.ValueOf(v).Elem().SetZero()
 		// The common body: one object whose member names are exactly v's
 		// (unknown fields are then impossible), decoded in one pass.
-		trimmed := bytes.TrimLeft(body, " \t\r\n")
-		if len(trimmed) > 0 && trimmed[0] == '{' && jsonnames.Exact(body, reflect.TypeOf(v)) && json.Unmarshal(body, v) == nil {
+		if jsonnames.Decode(body, v) {
 			return nil
 		}
-		reflect.ValueOf(v).Elem().SetZero() // what Unmarshal may have filled in
 	}
 	// Anything else as it always was: the same bytes, then the read's
 	// error, through a strict Decoder.

@@ -173,7 +173,8 @@ func (s *Store) runGroup(group []*writeReq) []error {
 	}
 	defer s.pool.release()
 	if len(group) == 1 {
-		errs[0] = s.runOne(group[0].ctx, group[0].fn)
+		r := group[0]
+		errs[0] = protect(func() error { return s.runOne(r.ctx, r.fn) })
 		return errs
 	}
 	btx, err := s.db.BeginTx(ctx, nil)
@@ -190,7 +191,7 @@ func (s *Store) runGroup(group []*writeReq) []error {
 			_ = btx.Rollback()
 			return fail(mapError("savepoint", err))
 		}
-		errs[i] = callFn(r.fn, t)
+		errs[i] = protect(func() error { return r.fn(t) })
 		if errs[i] != nil {
 			if _, err := btx.ExecContext(ctx, "ROLLBACK TO "+groupSavepoint); err != nil {
 				// SQLite rolled the whole transaction back (an I/O error,
@@ -210,31 +211,40 @@ func (s *Store) runGroup(group []*writeReq) []error {
 	return errs
 }
 
-// runOne runs fn alone in a transaction.
-func (s *Store) runOne(ctx context.Context, fn func(t tx) error) (err error) {
+// runOne runs fn alone in a transaction, each statement sent as it comes.
+// When fn fails or panics the transaction is rolled back, and the panic
+// goes on.
+func (s *Store) runOne(ctx context.Context, fn func(t tx) error) error {
 	btx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return mapError("begin", err)
 	}
-	if err := callFn(fn, tx{db: btx}); err != nil {
-		_ = btx.Rollback()
+	done := false
+	defer func() {
+		if !done { // fn failed or panicked
+			_ = btx.Rollback()
+		}
+	}()
+	if err := fn(tx{db: btx, pg: s.pg}); err != nil {
 		return err
 	}
+	done = true
 	if err := btx.Commit(); err != nil {
 		return mapError("commit", err)
 	}
 	return nil
 }
 
-// callFn runs fn, turning a panic into a *fnPanic error: fn may run on
-// another caller's goroutine, and its own caller panics with the value.
-func callFn(fn func(t tx) error, t tx) (err error) {
+// protect runs f, turning a panic into a *fnPanic error: a grouped
+// transaction runs on another caller's goroutine, and its own caller
+// panics with the value (writeReq.outcome).
+func protect(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &fnPanic{p}
 		}
 	}()
-	return fn(t)
+	return f()
 }
 
 // fnPanic carries the value a transaction's fn panicked with.

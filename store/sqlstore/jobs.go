@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"time"
 
@@ -64,38 +63,6 @@ func (t tx) insertJob(ctx context.Context, j *paykit.Job, row *jobRow) error {
 		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ? AND " + pendingJob, []any{j.DedupKey}})
 	}
 	return t.insert(ctx, "jobs", row, keys...)
-}
-
-// EnqueueJobs implements paykit.JobBatcher: one INSERT of every row,
-// returning the ids it inserted, and only when some collided, EnqueueJob
-// of each job not inserted, which reports its conflict.
-func (t tx) EnqueueJobs(ctx context.Context, jobs []*paykit.Job) []error {
-	errs := make([]error, len(jobs))
-	rows := make([]*jobRow, len(jobs))
-	ids := make([]string, len(jobs))
-	for i, j := range jobs {
-		rows[i], ids[i] = toJobRow(j), j.ID
-	}
-	fail := func(err error) []error {
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
-	}
-	var inserted []string
-	err := t.db.NewInsert().Model(&rows).On("CONFLICT DO NOTHING").Returning("id").Scan(ctx, &inserted)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fail(mapError("insert into jobs", err))
-	}
-	if len(inserted) == len(jobs) {
-		return errs
-	}
-	for i, j := range jobs {
-		if !slices.Contains(inserted, j.ID) {
-			errs[i] = t.insertJob(ctx, j, rows[i])
-		}
-	}
-	return errs
 }
 
 // toJobRow is the row of j.

@@ -32,8 +32,8 @@ type Store struct {
 	writes     writeQueue // SQLite's write transactions
 }
 
-// tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself, a
-// bun.Tx inside InTx.
+// tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself;
+// inside InTx a bun.Tx, or a connDB of a batched or grouped transaction.
 type tx struct {
 	db    bun.IDB
 	pg    bool   // PostgreSQL; otherwise SQLite
@@ -44,7 +44,6 @@ type tx struct {
 var (
 	_ paykit.Store             = (*Store)(nil)
 	_ paykit.Tx                = tx{}
-	_ paykit.JobBatcher        = tx{}
 	_ paykit.DeliveryScheduler = tx{}
 )
 
@@ -263,24 +262,7 @@ func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) er
 			return err
 		}
 	}
-	btx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return mapError("begin", err)
-	}
-	done := false
-	defer func() {
-		if !done { // fn failed or panicked
-			_ = btx.Rollback()
-		}
-	}()
-	if err := fn(tx{db: btx, pg: s.pg}); err != nil {
-		return err
-	}
-	done = true
-	if err := btx.Commit(); err != nil {
-		return mapError("commit", err)
-	}
-	return nil
+	return s.runOne(ctx, fn)
 }
 
 // atomic runs fn as one transaction: in t's own inside InTx, else in a
