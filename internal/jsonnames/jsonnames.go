@@ -164,19 +164,9 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 			if !s.value(vt, depth+1) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
-				return false
+			if end, ok := s.next('}'); !ok || end {
+				return ok
 			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-				continue
-			case '}':
-				s.i++
-				return true
-			}
-			return false
 		}
 	case '[':
 		var elem reflect.Type
@@ -198,19 +188,9 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 			if !s.value(elem, depth+1) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
-				return false
+			if end, ok := s.next(']'); !ok || end {
+				return ok
 			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-				continue
-			case ']':
-				s.i++
-				return true
-			}
-			return false
 		}
 	case '"':
 		_, _, ok := s.str()
@@ -270,4 +250,23 @@ func structNames(t reflect.Type) map[string]reflect.Type {
 	}
 	fieldCache.Store(t, fields)
 	return fields
+}
+
+// next reads what follows a member or element: a comma, with more to
+// come, or close, which ends the object or array (end). ok is false on
+// anything else.
+func (s *nameScanner) next(close byte) (end, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return false, true
+	case close:
+		s.i++
+		return true, true
+	}
+	return false, false
 }

@@ -254,18 +254,8 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 		if !d.value(f, v.Field(f.index)) {
 			return false
 		}
-		d.space()
-		if d.i >= len(d.b) {
-			return false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return true
-		default:
-			return false
+		if end, ok := d.next('}'); !ok || end {
+			return ok
 		}
 	}
 }
@@ -379,18 +369,26 @@ func (d *decoder) stringMap(fv reflect.Value) bool {
 			return false
 		}
 		m[string(k)] = string(val)
-		d.space()
-		if d.i >= len(d.b) {
-			return false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return true
-		default:
-			return false
+		if end, ok := d.next('}'); !ok || end {
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member: a comma, with more to come, or close,
+// which ends the object (end). ok is false on anything else.
+func (d *decoder) next(close byte) (end, ok bool) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, false
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		return false, true
+	case close:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
