@@ -55,21 +55,28 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 }
 
 // ScheduleDeliveries implements paykit.DeliveryScheduler: one INSERT ...
-// SELECT from the scope's enabled endpoints, held back like any write in
-// a batched transaction.
+// SELECT from the scope's enabled endpoints (on PostgreSQL, a call of the
+// function that runs it), held back like any write in a batched
+// transaction.
 func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseID string, now time.Time) error {
-	payload := `convert_to('{"endpoint_id":"' || id || '"}', 'UTF8')`
-	if !t.pg {
-		payload = `CAST('{"endpoint_id":"' || id || '"}' AS BLOB)`
-	}
-	q := t.db.NewRaw(`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
+	var q *bun.RawQuery
+	if t.pg {
+		// The same statement as SQLite's, in a function of migration 0014,
+		// whose plan PostgreSQL keeps.
+		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
+			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+	} else {
+		q = t.db.NewRaw(`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
 		attempts, lease_owner, last_error, created_at, version, state)
-		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?, `+payload+`,
+		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?,
+		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
 		? || ':' || id || ':' || ?, ?, 0, '', '', ?, 0, ?
 		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
 		ON CONFLICT DO NOTHING`,
-		baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-		e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+			baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
+			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+	}
 	if t.b != nil {
 		t.b.hold(q.String())
 		return nil

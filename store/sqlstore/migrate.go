@@ -112,11 +112,20 @@ func (s *Store) migrations() ([]migration, error) {
 	return ms, nil
 }
 
-// statements splits a migration file at semicolons that end a line. The
-// files keep semicolons out of comments and literals.
+// statements splits a migration file at semicolons that end a line,
+// but for those inside a $$-quoted body (a function's). The files keep
+// semicolons out of comments and literals.
 func statements(sql string) []string {
 	var out []string
+	var parts []string
 	for _, part := range strings.Split(sql, ";\n") {
+		if n := len(parts); n > 0 && strings.Count(parts[n-1], "$$")%2 == 1 {
+			parts[n-1] += ";\n" + part // still in the body
+			continue
+		}
+		parts = append(parts, part)
+	}
+	for _, part := range parts {
 		code := false
 		for _, line := range strings.Split(part, "\n") {
 			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "--") {
