@@ -6,7 +6,11 @@ it (pgbench's "\;" joins a query's statements): every random id becomes a
 per-transaction value, every timestamp literal now() plus its offset from
 the create's first one, and the sandbox PSP's queries commit without
 waiting for the disk, as the example server's PSP sessions do
-(synchronous_commit off)."""
+(synchronous_commit off). With a 4th argument, a file holding the query
+that prepares sqlstore's statements (one line, as pg-log-queries.py
+prints it), each pgbench client sends it once, before its first
+transaction, as paykit sends it once per connection (run the script with
+pgbench -D prepared=0)."""
 import re, sys
 from datetime import datetime
 
@@ -35,6 +39,11 @@ def literal(m):
 
 
 out = ["\\set a random(1, 9000000000000000000)"]
+prepare = open(sys.argv[4]).read().strip() if len(sys.argv) > 4 else ""
+if prepare:
+    out += ["\\if :prepared = 0",  # pgbench -D prepared=0: per client
+            " \\;\n".join(prepare.split(" \x1f ")) + ";",
+            "\\set prepared 1", "\\endif"]
 for q in lines:
     stmts = []
     for l in q.split(" \x1f "):

@@ -40,6 +40,7 @@ create() {
 [ "$(create "warm$RANDOM")" = 201 ] || { echo "warm-up create failed" >&2; exit 1; }
 stop_pid "$PK_PID"
 psql -qX -d postgres -c "ALTER DATABASE $TPL SET log_statement = 'all'"
+from0=$(wc -l <"$PGLOG")
 start_paykit capture "$(pg_url "$TPL")" "$PORT" -keys "$OUT/sql.keys" -worker-interval 1h
 [ "$(create "warm$RANDOM")" = 201 ] || { echo "warm-up create failed" >&2; exit 1; }
 key="capture$RANDOM$RANDOM"
@@ -48,9 +49,14 @@ from=$(wc -l <"$PGLOG")
 sleep 0.5
 stop_pid "$PK_PID"
 psql -qX -d postgres -c "ALTER DATABASE $TPL RESET log_statement"
+# The statements sqlstore prepares once per connection (PREPARE, sent
+# before a connection's first batched transaction): the replay prepares
+# them once per pgbench client.
+tail -n +"$((from0 + 1))" "$PGLOG" | python3 "$BENCH_DIR/pg-log-queries.py" "$TPL" \
+  | grep '^PREPARE ' | head -n 1 >"$OUT/prepare.sql" || true
 tail -n +"$((from + 1))" "$PGLOG" | python3 "$BENCH_DIR/pg-log-queries.py" "$TPL" \
-  | grep -v -e '^-- ping' -e 'perf_' >"$OUT/create.sql"
-python3 "$BENCH_DIR/pg-templatize.py" "$OUT/create.sql" "$OUT/create-replay.pgb" "$key"
+  | grep -v -e '^-- ping' -e 'perf_' -e '^PREPARE ' >"$OUT/create.sql"
+python3 "$BENCH_DIR/pg-templatize.py" "$OUT/create.sql" "$OUT/create-replay.pgb" "$key" "$OUT/prepare.sql"
 echo "captured $(wc -l <"$OUT/create.sql") queries (round trips) of one create: $OUT/create.sql"
 
 pg_fresh "$PGBDB"
@@ -62,7 +68,7 @@ run_pgbench() {
   local tag=$1 script=$2 db=$3 ld tps p50 p99 failed
   ld=$(load1)
   rm -f "$OUT/$tag.log"*
-  pgbench -n -c "$4" -j2 -T "$DURATION" -f "$script" -l --log-prefix="$OUT/$tag.log" "$db" >"$OUT/$tag.out" 2>&1
+  pgbench -n -c "$4" -j2 -T "$DURATION" -D prepared=0 -f "$script" -l --log-prefix="$OUT/$tag.log" "$db" >"$OUT/$tag.out" 2>&1
   tps=$(awk '/^tps =/{print $3}' "$OUT/$tag.out")
   failed=$(awk '/number of failed transactions/{print $5}' "$OUT/$tag.out")
   p50=$(pct_from_pgbench_logs 0.50 "$OUT/$tag.log"*)

@@ -86,7 +86,11 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 	}
 	b := &batch{conn: conn, held: []string{"BEGIN"}}
 	defer func() { s.endBatch(conn, b) }()
-	if err := fn(tx{db: connDB{db: s.db, conn: batchConn{b: b}}, pg: true, b: b}); err != nil {
+	var prep *prepared
+	if s.prep != nil && s.prep.ready(ctx, s.db, conn) && s.prep.onConn(ctx, conn) {
+		prep = s.prep
+	}
+	if err := fn(tx{db: connDB{db: s.db, conn: batchConn{b: b}}, pg: true, b: b, prep: prep}); err != nil {
 		// fn may have failed for want of an answer a held write would
 		// have given it: send them, then roll back. If one fails, the
 		// unbatched run tells; if none does, fn met what it would have.

@@ -88,22 +88,31 @@ func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRe
 		return err
 	}
 	row.Version++
-	q := scoped(t.db.NewUpdate().Model(row), r.Scope, r.Key).Where("version = ?", r.Version)
+	if err := t.updateIdempotencyRow(ctx, row, r.Scope, r.Key, r.Version); err != nil {
+		return err
+	}
+	r.Version = row.Version
+	return nil
+}
+
+// updateIdempotencyRow writes row, whose Version is already the next one,
+// over the record under key in scope while its version is still version.
+func (t tx) updateIdempotencyRow(ctx context.Context, row *idempotencyRow, scope paykit.Scope, key string, version int64) error {
+	q := scoped(t.db.NewUpdate().Model(row), scope, key).Where("version = ?", version)
 	if t.b != nil {
-		t.b.hold(heldUpdate(q))
-		r.Version = row.Version
+		if pq, ok := t.prep.update(row, scope.MerchantID, string(scope.Environment), key, version); ok {
+			t.b.hold(pq)
+		} else {
+			t.b.hold(heldUpdate(q))
+		}
 		return nil
 	}
 	res, err := q.Exec(ctx)
 	if err != nil {
 		return mapError("update idempotency record", err)
 	}
-	err = checkUpdated(ctx, "update idempotency record", res,
-		scoped(t.db.NewSelect().Table("idempotency_records"), r.Scope, r.Key))
-	if err == nil {
-		r.Version = row.Version
-	}
-	return err
+	return checkUpdated(ctx, "update idempotency record", res,
+		scoped(t.db.NewSelect().Table("idempotency_records"), scope, key))
 }
 
 // DeleteIdempotencyRecord implements paykit.IdempotencyStore.

@@ -27,6 +27,10 @@ type uniqueKey struct {
 // as an answer (an already-enqueued job) and go on.
 func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey) error {
 	if t.b != nil { // a collision fails the batch: the unbatched run reports it
+		if q, ok := t.prep.insert(row); ok {
+			t.b.hold(q)
+			return nil
+		}
 		t.b.hold(t.db.NewInsert().Model(row).String())
 		return nil
 	}
@@ -127,6 +131,10 @@ func ofScope[Q interface {
 func (t tx) updateIntent(ctx context.Context, op, table string, row any, id string, scope paykit.Scope, version int64) error {
 	q := ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version)
 	if t.b != nil {
+		if pq, ok := t.prep.update(row, id, scope.MerchantID, string(scope.Environment), version); ok {
+			t.b.hold(pq)
+			return nil
+		}
 		t.b.hold(heldUpdate(q))
 		return nil
 	}

@@ -30,15 +30,17 @@ type Store struct {
 	pool       *pool
 	persistent bool
 	writes     writeQueue // SQLite's write transactions
+	prep       *prepared  // PostgreSQL's prepared writes, when the Store opened its pool
 }
 
 // tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself;
 // inside InTx a bun.Tx, or a connDB of a batched or grouped transaction.
 type tx struct {
 	db    bun.IDB
-	pg    bool   // PostgreSQL; otherwise SQLite
-	store *Store // outside a transaction; nil inside one
-	b     *batch // in a batched transaction: where writes are held
+	pg    bool      // PostgreSQL; otherwise SQLite
+	store *Store    // outside a transaction; nil inside one
+	b     *batch    // in a batched transaction: where writes are held
+	prep  *prepared // in a batched one whose connection has them prepared
 }
 
 var (
@@ -72,6 +74,12 @@ type Options struct {
 	// on power loss, for several times the write rate. Ignored on
 	// PostgreSQL.
 	SQLiteSynchronous string
+	// NoPreparedStatements keeps every statement as text on PostgreSQL.
+	// By default the writes of the create paths are prepared once per
+	// connection (PREPARE) and sent as EXECUTE; a pooler that does not
+	// keep a server session per client connection (PgBouncer in
+	// transaction mode) needs this set.
+	NoPreparedStatements bool
 }
 
 // Defaults of Options, sized for a small machine: a few connections kept
@@ -167,7 +175,8 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlstore: open: %w", err)
 		}
 		// bun inlines every argument into the SQL text, so preparing
-		// statements would only fill pgx's cache with one-off statements.
+		// statements would only fill pgx's cache with one-off statements
+		// (the create paths' writes are prepared in SQL: prepared.go).
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		// When ctx ends, ask the server to cancel the statement (releasing
 		// its locks at once); cut the connection if that takes over 1 s.
@@ -196,6 +205,9 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := NewWith(db, opts)
 	s.persistent = persistent
+	if s.pg && !opts.NoPreparedStatements {
+		s.prep = &prepared{}
+	}
 	return s, nil
 }
 
