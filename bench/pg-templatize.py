@@ -39,18 +39,21 @@ def literal(m):
 
 
 out = ["\\set a random(1, 9000000000000000000)"]
-prepare = open(sys.argv[4]).read().strip() if len(sys.argv) > 4 else ""
-if prepare:
+prepares = [l.strip() for l in open(sys.argv[4])] if len(sys.argv) > 4 else []
+prepares = [p for l in prepares if l for p in l.split(" \x1f ")]
+if prepares:
     out += ["\\if :prepared = 0",  # pgbench -D prepared=0: per client
-            " \\;\n".join(prepare.split(" \x1f ")) + ";",
+            " \\;\n".join(prepares) + ";",
             "\\set prepared 1", "\\endif"]
+psp = {p.split()[1] for p in prepares if "sandbox_" in p}  # the sandbox PSP's
 for q in lines:
     stmts = []
     for l in q.split(" \x1f "):
         l = ts.sub(when, l)
         l = re.sub(r"'(?:[^']|'')*'", literal, l)
         stmts.append(l)
-    if any("sandbox_" in l for l in stmts) and stmts[0].upper() != "BEGIN":
+    own = any("sandbox_" in l or (l.startswith("EXECUTE ") and l.split()[1].split("(")[0] in psp) for l in stmts)
+    if own and stmts[0].upper() != "BEGIN":
         stmts = ["BEGIN", "SET LOCAL synchronous_commit = off"] + stmts + ["COMMIT"]
     out.append(" \\;\n".join(stmts) + ";")
 text = "\n".join(out) + "\n"

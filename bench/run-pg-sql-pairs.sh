@@ -49,11 +49,11 @@ from=$(wc -l <"$PGLOG")
 sleep 0.5
 stop_pid "$PK_PID"
 psql -qX -d postgres -c "ALTER DATABASE $TPL RESET log_statement"
-# The statements sqlstore prepares once per connection (PREPARE, sent
-# before a connection's first batched transaction): the replay prepares
-# them once per pgbench client.
+# The statements prepared once per connection (sqlstore's PREPARE, sent
+# before a connection's first batched transaction; pgx's, for a statement
+# sent with parameters): the replay prepares them once per pgbench client.
 tail -n +"$((from0 + 1))" "$PGLOG" | python3 "$BENCH_DIR/pg-log-queries.py" "$TPL" \
-  | grep '^PREPARE ' | head -n 1 >"$OUT/prepare.sql" || true
+  | grep '^PREPARE ' | awk '!seen[$2]++' >"$OUT/prepare.sql" || true
 tail -n +"$((from + 1))" "$PGLOG" | python3 "$BENCH_DIR/pg-log-queries.py" "$TPL" \
   | grep -v -e '^-- ping' -e 'perf_' -e '^PREPARE ' >"$OUT/create.sql"
 python3 "$BENCH_DIR/pg-templatize.py" "$OUT/create.sql" "$OUT/create-replay.pgb" "$key" "$OUT/prepare.sql"

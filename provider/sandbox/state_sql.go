@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
@@ -135,7 +137,7 @@ func newSQLState(db *bun.DB) *sqlState {
 	}
 	return &sqlState{
 		db:   db,
-		pays: &sqlTable[*payment]{db: db, pg: pg, name: "sandbox_payments"},
+		pays: &sqlTable[*payment]{db: db, pg: pg, name: "sandbox_payments", cached: pg && isPgx(db)},
 		trfs: &sqlTable[*transfer]{db: db, pg: pg, name: "sandbox_transfers"},
 		rfds: &sqlTable[*refund]{db: db, pg: pg, name: "sandbox_refunds"},
 	}
@@ -159,11 +161,21 @@ func (s *sqlState) createCalls(ctx context.Context, key string) (int, error) {
 	return n, err
 }
 
+// isPgx reports whether db's driver is pgx's database/sql driver.
+func isPgx(db *bun.DB) bool {
+	_, ok := db.DB.Driver().(*stdlib.Driver)
+	return ok
+}
+
 // sqlTable is one of the record tables.
 type sqlTable[T record] struct {
 	db   *bun.DB
 	pg   bool
 	name string
+	// cached: insert's statement goes with parameters, prepared once per
+	// connection by pgx (its statement cache), not as text to parse and
+	// plan every time.
+	cached bool
 }
 
 // columns are the values of a record's row.
@@ -202,13 +214,33 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	// On PostgreSQL the create's count goes in the same statement: one
 	// round trip, and the count and the record commit together.
 	var n int
-	err = t.db.QueryRowContext(ctx, "WITH counted AS ("+countCreate+"), inserted AS ("+insert+" RETURNING 1) SELECT count(*) FROM inserted",
-		key, key, id, state, dueAt, data).Scan(&n)
+	query := "WITH counted AS (" + countCreate + "), inserted AS (" + insert + " RETURNING 1) SELECT count(*) FROM inserted"
+	if t.cached {
+		err = t.db.DB.QueryRowContext(ctx, numbered(query), pgx.QueryExecModeCacheStatement,
+			key, key, id, state, dueAt, data).Scan(&n)
+	} else {
+		err = t.db.QueryRowContext(ctx, query, key, key, id, state, dueAt, data).Scan(&n)
+	}
 	if err != nil {
 		return false, err
 	}
 	pc.done = true
 	return n == 1, nil
+}
+
+// numbered writes query's ? placeholders as $1, $2, …
+func numbered(query string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // countCreate counts one create request under a key.
