@@ -181,7 +181,7 @@ func (s *Store) runGroup(group []*writeReq) []error {
 	if err != nil {
 		return fail(mapError("begin", err))
 	}
-	t := tx{db: connDB{db: s.db, conn: groupConn{btx}}}
+	t := tx{db: connDB{db: s.db, conn: groupConn{btx}}, prep: s.sqlitePrepared(), sqlTx: btx.Tx, detach: true}
 	for i, r := range group {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err // its caller has gone: it does not run
@@ -225,7 +225,7 @@ func (s *Store) runOne(ctx context.Context, fn func(t tx) error) error {
 			_ = btx.Rollback()
 		}
 	}()
-	if err := fn(tx{db: btx, pg: s.pg}); err != nil {
+	if err := fn(tx{db: btx, pg: s.pg, prep: s.sqlitePrepared(), sqlTx: btx.Tx}); err != nil {
 		return err
 	}
 	done = true
@@ -233,6 +233,20 @@ func (s *Store) runOne(ctx context.Context, fn func(t tx) error) error {
 		return mapError("commit", err)
 	}
 	return nil
+}
+
+// sqlitePrepared is the Store's prepared statements on SQLite once built;
+// nil on PostgreSQL, whose unbatched transactions send text.
+func (s *Store) sqlitePrepared() *prepared {
+	if s.pg || s.prep == nil {
+		return nil
+	}
+	s.prep.mu.Lock()
+	defer s.prep.mu.Unlock()
+	if !s.prep.built {
+		return nil
+	}
+	return s.prep
 }
 
 // protect runs f, turning a panic into a *fnPanic error: a grouped

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -107,7 +108,13 @@ func (t tx) updateIdempotencyRow(ctx context.Context, row *idempotencyRow, scope
 		}
 		return nil
 	}
-	res, err := q.Exec(ctx)
+	var res sql.Result
+	var err error
+	if st, args, ok := t.sqlitePrepared(row, true, scope.MerchantID, string(scope.Environment), key, version); ok {
+		res, err = t.execPrepared(ctx, st, args)
+	} else {
+		res, err = q.Exec(ctx)
+	}
 	if err != nil {
 		return mapError("update idempotency record", err)
 	}

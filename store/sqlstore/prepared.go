@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,17 +17,23 @@ import (
 	"github.com/uptrace/bun/schema"
 )
 
-// On PostgreSQL, a batched transaction sends the inserts and versioned
-// updates of the tables a create writes as EXECUTE of statements
+// The writes of the create paths are prepared, so that the database does
+// not parse and plan them every time (on PostgreSQL that had been about a
+// third of the server's CPU per create, on SQLite a fifth of the
+// process's). The values are bun's own, as it would write them in the
+// statement's text.
+//
+// On PostgreSQL a batched transaction sends them as EXECUTE of statements
 // prepared once per connection (PREPARE, in SQL, so that they still go in
-// the batch's one multi-statement query). The server then parses a short
-// EXECUTE and reuses its plan, where an INSERT or UPDATE sent as text is
-// parsed, analysed and planned every time: about a third of the server's
-// CPU per create. The values are bun's own, as it would write them in the
-// statement; a column bun would set to DEFAULT gets NULL, which the
-// prepared statement turns into the column's default (COALESCE) when it
-// has one other than NULL. A row that would need a NULL of its own in such
-// a column is sent as text, as is everything else.
+// the batch's one multi-statement query). A column bun would set to
+// DEFAULT gets NULL, which the prepared statement turns into the column's
+// default (COALESCE) when it has one other than NULL; a row that would
+// need a NULL of its own in such a column is sent as text.
+//
+// On SQLite they are database/sql statements with ? parameters (it keeps
+// one per connection), bun's literals read back into the values they
+// stand for (sqliteValue); bun writes no DEFAULT there, and a model that
+// would make it (notnull or default tags) is not prepared.
 
 // preparedInserts and preparedUpdates are the models whose writes are
 // prepared: those of the create paths.
@@ -34,7 +43,7 @@ var (
 		(*idempotencyRow)(nil), (*jobRow)(nil), (*eventRow)(nil), (*ledgerEntryRow)(nil),
 	}
 	// preparedUpdates are updated by updateIntent (scopeWhere) or by
-	// UpdateIdempotencyRecord (keyWhere).
+	// updateIdempotencyRow (keyWhere).
 	preparedUpdates = map[any]string{
 		(*paymentIntentRow)(nil): scopeWhere, (*payoutIntentRow)(nil): scopeWhere,
 		(*checkoutRow)(nil): scopeWhere, (*refundRow)(nil): scopeWhere,
@@ -43,10 +52,10 @@ var (
 )
 
 // The WHERE clauses of the prepared versioned updates, after the SET
-// parameters: updateIntent's and UpdateIdempotencyRecord's.
+// parameters: updateIntent's and updateIdempotencyRow's.
 const (
-	scopeWhere = `id = $%d AND (merchant_id = $%d AND environment = $%d) IS TRUE AND version = $%d`
-	keyWhere   = `merchant_id = $%d AND environment = $%d AND "key" = $%d AND version = $%d`
+	scopeWhere = `id = ? AND (merchant_id = ? AND environment = ?) IS TRUE AND version = ?`
+	keyWhere   = `merchant_id = ? AND environment = ? AND "key" = ? AND version = ?`
 )
 
 // preparedKey marks, in a connection's pgconn CustomData, that the
@@ -55,11 +64,12 @@ const preparedKey = "paykit.prepared"
 
 // prepared is a Store's prepared statements.
 type prepared struct {
+	pg       bool
 	mu       sync.Mutex
 	gen      schema.QueryGen
 	built    bool
 	disabled bool   // they could not be prepared: everything goes as text
-	setup    string // the PREPARE statements, one query
+	setup    string // PostgreSQL: the PREPARE statements, one query
 	stmts    map[stmtKey]*preparedStmt
 }
 
@@ -70,23 +80,33 @@ type stmtKey struct {
 
 // preparedStmt is one prepared INSERT or versioned UPDATE of a model.
 type preparedStmt struct {
-	name     string
+	name     string          // PostgreSQL: the statement's name
+	stmt     *sql.Stmt       // SQLite: a transaction takes it with StmtContext
 	fields   []*schema.Field // the parameters, then the WHERE's for an update
-	defaults []bool          // field i's column has a default other than NULL
+	defaults []bool          // PostgreSQL: field i's column has a default other than NULL
 }
 
-// ready builds the statements on the first call, reading the catalog on
-// conn (not through the Store's pool, whose connections may all be
-// waiting here); it reports whether they can be used. A failure other
-// than ctx's disables them for good.
-func (p *prepared) ready(ctx context.Context, db *bun.DB, conn bun.Conn) bool {
+// errNotMigrated: a table to prepare for is missing (Migrate has not run
+// yet); the statements are built on a later transaction.
+var errNotMigrated = errors.New("sqlstore: prepare: schema not migrated")
+
+// queryer reads the catalog.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ready builds the statements on the first call, reading the catalog with
+// q (on PostgreSQL the batch's connection, not the Store's pool, whose
+// connections may all be waiting here); it reports whether they can be
+// used. A failure other than ctx's disables them for good.
+func (p *prepared) ready(ctx context.Context, db *bun.DB, q queryer) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.built || p.disabled {
 		return p.built
 	}
-	if err := p.build(ctx, db, conn); err != nil {
-		if ctx.Err() == nil {
+	if err := p.build(ctx, db, q); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, errNotMigrated) {
 			p.disabled = true
 		}
 		return false
@@ -95,13 +115,22 @@ func (p *prepared) ready(ctx context.Context, db *bun.DB, conn bun.Conn) bool {
 	return true
 }
 
-// build writes the PREPARE statements from the models and the columns'
-// defaults in the database.
-func (p *prepared) build(ctx context.Context, db *bun.DB, conn bun.Conn) error {
+// catalogQuery lists each table's columns with their defaults.
+func (p *prepared) catalogQuery() string {
+	if p.pg {
+		return `SELECT table_name, column_name, column_default
+			FROM information_schema.columns WHERE table_schema = current_schema()`
+	}
+	return `SELECT m.name, c.name, c.dflt_value FROM sqlite_master m, pragma_table_info(m.name) c
+		WHERE m.type = 'table'`
+}
+
+// build writes the statements from the models and the columns' defaults
+// in the database.
+func (p *prepared) build(ctx context.Context, db *bun.DB, q queryer) error {
 	tables := map[string]bool{}
 	colDefaults := map[string]string{} // table.column -> its default, where it has one
-	rows, err := conn.QueryContext(ctx, `SELECT table_name, column_name, column_default
-		FROM information_schema.columns WHERE table_schema = current_schema()`)
+	rows, err := q.QueryContext(ctx, p.catalogQuery())
 	if err != nil {
 		return err
 	}
@@ -124,17 +153,37 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, conn bun.Conn) error {
 	p.gen = db.QueryGen()
 	p.stmts = map[stmtKey]*preparedStmt{}
 	var setup strings.Builder
-	// value is the parameter n of field f: its column's default when NULL.
+	// value is the parameter n of field f (on PostgreSQL its column's
+	// default when NULL), and whether it is the default when NULL.
 	value := func(t *schema.Table, f *schema.Field, n int) (string, bool) {
+		if !p.pg {
+			return "?", false
+		}
 		if def, ok := colDefaults[t.Name+"."+f.Name]; ok {
 			return fmt.Sprintf("COALESCE($%d, %s)", n, def), true
 		}
 		return fmt.Sprintf("$%d", n), false
 	}
+	// add prepares query as s, for key.
+	add := func(key stmtKey, s *preparedStmt, query string) error {
+		if p.pg {
+			fmt.Fprintf(&setup, "PREPARE %s AS %s;\n", s.name, query)
+		} else {
+			var err error
+			if s.stmt, err = db.DB.PrepareContext(ctx, query); err != nil {
+				return err
+			}
+		}
+		p.stmts[key] = s
+		return nil
+	}
 	for _, m := range preparedInserts {
 		t := db.Table(reflect.TypeOf(m).Elem())
 		if !tables[t.Name] {
-			return fmt.Errorf("sqlstore: prepare: no table %s", t.Name)
+			return fmt.Errorf("%w: no table %s", errNotMigrated, t.Name)
+		}
+		if !p.pg && writesDefaults(t) {
+			continue
 		}
 		s := &preparedStmt{name: "paykit_insert_" + t.Name, fields: t.Fields}
 		cols := make([]string, len(t.Fields))
@@ -145,14 +194,21 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, conn bun.Conn) error {
 			vals[i], def = value(t, f, i+1)
 			s.defaults = append(s.defaults, def)
 		}
-		fmt.Fprintf(&setup, "PREPARE %s AS INSERT INTO %s (%s) VALUES (%s);\n",
-			s.name, t.SQLName, strings.Join(cols, ", "), strings.Join(vals, ", "))
-		p.stmts[stmtKey{t.Type, false}] = s
+		query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.SQLName, strings.Join(cols, ", "), strings.Join(vals, ", "))
+		if !p.pg {
+			query += " ON CONFLICT DO NOTHING" // as insert's unbatched run
+		}
+		if err := add(stmtKey{t.Type, false}, s, query); err != nil {
+			return err
+		}
 	}
 	for m, where := range preparedUpdates {
 		t := db.Table(reflect.TypeOf(m).Elem())
 		if !tables[t.Name] {
-			return fmt.Errorf("sqlstore: prepare: no table %s", t.Name)
+			return fmt.Errorf("%w: no table %s", errNotMigrated, t.Name)
+		}
+		if !p.pg && writesDefaults(t) {
+			continue
 		}
 		s := &preparedStmt{name: "paykit_update_" + t.Name}
 		var sets []string
@@ -165,13 +221,43 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, conn bun.Conn) error {
 			s.fields = append(s.fields, f)
 			s.defaults = append(s.defaults, def)
 		}
-		n := len(s.fields)
-		fmt.Fprintf(&setup, "PREPARE %s AS WITH u AS (UPDATE %s SET %s WHERE %s RETURNING 1) SELECT 1 / count(*) FROM u;\n",
-			s.name, t.SQLName, strings.Join(sets, ", "), fmt.Sprintf(where, n+1, n+2, n+3, n+4))
-		p.stmts[stmtKey{t.Type, true}] = s
+		query := fmt.Sprintf("UPDATE %s SET %s WHERE %s", t.SQLName, strings.Join(sets, ", "), where)
+		if p.pg {
+			query = "WITH u AS (" + numbered(query, len(s.fields)) + " RETURNING 1) SELECT 1 / count(*) FROM u"
+		}
+		if err := add(stmtKey{t.Type, true}, s, query); err != nil {
+			return err
+		}
 	}
 	p.setup = setup.String()
 	return nil
+}
+
+// writesDefaults reports whether bun may write a column's default, not
+// NULL or the value, for some field of t on SQLite: one with a default tag,
+// or a not-null one (a primary key, or tagged notnull) that can be nil or
+// nullzero.
+func writesDefaults(t *schema.Table) bool {
+	for _, f := range t.Fields {
+		if f.SQLDefault != "" || (f.NotNull && (f.IsPtr || f.NullZero)) {
+			return true
+		}
+	}
+	return false
+}
+
+// numbered writes query's ? placeholders as $from+1, $from+2, …
+func numbered(query string, from int) string {
+	var b strings.Builder
+	for _, r := range query {
+		if r == '?' {
+			from++
+			fmt.Fprintf(&b, "$%d", from)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // onConn prepares the statements on conn unless they are already; it
@@ -210,30 +296,34 @@ func (p *prepared) onConn(ctx context.Context, conn bun.Conn) bool {
 	return ok
 }
 
-// insert is the EXECUTE that inserts row, or false when row must go as
-// text (or p is nil).
-func (p *prepared) insert(row any) (string, bool) {
-	// As bun's INSERT: DEFAULT for these.
-	return p.execute(row, false, func(f *schema.Field, v reflect.Value) bool {
-		return (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != ""))
-	})
+// The rules by which bun writes a field's DEFAULT (NULL on SQLite), not
+// its value: toDefaultOnInsert in an INSERT, toDefaultOnUpdate in an
+// UPDATE's SET.
+func toDefaultOnInsert(f *schema.Field, v reflect.Value) bool {
+	return (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != ""))
 }
 
-// update is the EXECUTE of the versioned update of row, whose WHERE
-// takes where's values (updateIntent's id, scope and version, or
-// UpdateIdempotencyRecord's scope, key and version), or false when row
+func toDefaultOnUpdate(f *schema.Field, v reflect.Value) bool {
+	return (f.IsPtr && f.HasNilValue(v)) || (f.NullZero && f.HasZeroValue(v))
+}
+
+// insert is the EXECUTE that inserts row on PostgreSQL, or false when row
 // must go as text (or p is nil).
+func (p *prepared) insert(row any) (string, bool) {
+	return p.execute(row, false, toDefaultOnInsert)
+}
+
+// update is the EXECUTE of the versioned update of row on PostgreSQL,
+// whose WHERE takes where's values (scopeWhere's or keyWhere's), or false
+// when row must go as text (or p is nil).
 func (p *prepared) update(row any, where ...any) (string, bool) {
-	// As bun's UPDATE: DEFAULT for these.
-	return p.execute(row, true, func(f *schema.Field, v reflect.Value) bool {
-		return (f.IsPtr && f.HasNilValue(v)) || (f.NullZero && f.HasZeroValue(v))
-	}, where...)
+	return p.execute(row, true, toDefaultOnUpdate, where...)
 }
 
 // execute is the EXECUTE of row's prepared insert or update: NULL for
 // the fields toDefault picks, bun's value for the others, then where's.
 func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, reflect.Value) bool, where ...any) (string, bool) {
-	if p == nil {
+	if p == nil || !p.pg {
 		return "", false
 	}
 	v := reflect.ValueOf(row).Elem()
@@ -264,4 +354,58 @@ func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, r
 		b = p.gen.AppendQuery(b, "?", w)
 	}
 	return string(append(b, ')')), true
+}
+
+// args is row's prepared insert or update on SQLite with its arguments
+// (where's last), or false when row must go as text (or p is nil).
+func (p *prepared) args(row any, update bool, where ...any) (*sql.Stmt, []any, bool) {
+	if p == nil || p.pg {
+		return nil, nil, false
+	}
+	v := reflect.ValueOf(row).Elem()
+	s := p.stmts[stmtKey{v.Type(), update}]
+	if s == nil {
+		return nil, nil, false
+	}
+	toDefault := toDefaultOnInsert
+	if update {
+		toDefault = toDefaultOnUpdate
+	}
+	args := make([]any, 0, len(s.fields)+len(where))
+	var lit []byte
+	for _, f := range s.fields {
+		if toDefault(f, v) {
+			args = append(args, nil)
+			continue
+		}
+		lit = f.AppendValue(p.gen, lit[:0], v)
+		a, ok := sqliteValue(lit)
+		if !ok {
+			return nil, nil, false
+		}
+		args = append(args, a)
+	}
+	return s.stmt, append(args, where...), true
+}
+
+// sqliteValue is the value a literal of bun's SQLite dialect stands for:
+// NULL, a string, a blob (X'…'), a boolean or an integer; false for
+// anything else.
+func sqliteValue(lit []byte) (any, bool) {
+	n := len(lit)
+	switch {
+	case string(lit) == "NULL":
+		return nil, true
+	case n >= 2 && lit[0] == '\'' && lit[n-1] == '\'':
+		return strings.ReplaceAll(string(lit[1:n-1]), "''", "'"), true
+	case n >= 3 && lit[0] == 'X' && lit[1] == '\'' && lit[n-1] == '\'':
+		b, err := hex.DecodeString(string(lit[2 : n-1]))
+		return b, err == nil
+	case string(lit) == "TRUE":
+		return int64(1), true
+	case string(lit) == "FALSE":
+		return int64(0), true
+	}
+	i, err := strconv.ParseInt(string(lit), 10, 64)
+	return i, err == nil
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,14 +15,33 @@ import (
 	"github.com/paykit/paykit"
 )
 
-// TestPreparedWritesMatchText checks that a prepared insert or versioned
-// update (EXECUTE, in a batched transaction) leaves the same row as the
-// statement bun writes as text, for rows with every field set and rows
+// TestPreparedWritesMatchText checks, on PostgreSQL and SQLite, that a
+// prepared insert or versioned update (PostgreSQL: EXECUTE in a batched
+// transaction; SQLite: a statement with parameters) leaves the same row as
+// the statement bun writes as text, for rows with every field set and rows
 // with every field that can be zero at its zero value.
 func TestPreparedWritesMatchText(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) *Store{
+		"postgres": func(t *testing.T) *Store { return openPostgres(t) },
+		"sqlite": func(t *testing.T) *Store {
+			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if err := s.Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) { testPreparedWrites(t, open(t)) })
+	}
+}
+
+func testPreparedWrites(t *testing.T, s *Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	s := openPostgres(t)
 	is.True(s.prep != nil)
 	when := time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.UTC)
 
@@ -55,22 +75,32 @@ func TestPreparedWritesMatchText(t *testing.T) {
 			}
 		}
 	}
-	// read is the row of table whose id (or key) is tag, as JSON, with
-	// tag written TAG.
-	read := func(table, tag string) string {
+	// read is the row of table whose id (or key) is tag (PostgreSQL: as
+	// JSON; SQLite: each column quoted), with tag written TAG.
+	read := func(typ reflect.Type, table, tag string) string {
 		var out string
-		err := s.db.NewRaw(`SELECT to_jsonb(x) :: text FROM ? x WHERE `+whereTag(table), bun.Ident(table), tag).Scan(ctx, &out)
-		is.NoErr(err)
+		q := `SELECT to_jsonb(x) :: text FROM ? x WHERE ` + whereTag(table)
+		if !s.pg {
+			var cols []string
+			for _, f := range s.db.Table(typ).Fields {
+				cols = append(cols, "quote("+string(f.SQLName)+")")
+			}
+			q = `SELECT ` + strings.Join(cols, " || '|' || ") + ` FROM ? x WHERE ` + whereTag(table)
+		}
+		is.NoErr(s.db.NewRaw(q, bun.Ident(table), tag).Scan(ctx, &out))
 		return strings.ReplaceAll(out, tag, "TAG")
 	}
 	batched := func(fn func(t tx) error) {
 		is.NoErr(s.InTx(ctx, func(ptx paykit.Tx) error {
 			t := ptx.(tx)
-			is.True(t.prep != nil) // the batched transaction has them prepared
+			is.True(t.prep != nil) // the transaction has them prepared
 			return fn(t)
 		}))
 	}
-	text := func(fn func(t tx) error) { is.NoErr(s.runOne(ctx, fn)) }
+	// text runs fn in a transaction with nothing prepared.
+	text := func(fn func(t tx) error) {
+		is.NoErr(s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error { return fn(tx{db: btx, pg: s.pg}) }))
+	}
 	batched(func(tx) error { return nil }) // builds the statements
 
 	for _, m := range preparedInserts {
@@ -86,14 +116,14 @@ func TestPreparedWritesMatchText(t *testing.T) {
 					fill(rows[i].Elem(), tags[i], 5, sparse)
 					setTag(rows[i].Elem(), tags[i])
 				}
-				_, ok := s.prep.insert(rows[0].Interface())
+				ok := prepares(s, rows[0].Interface(), false)
 				if sparse && !ok {
 					t.Skip("sent as text") // a NULL of its own in a column with a default
 				}
 				is.True(ok)
 				batched(func(t tx) error { return t.insert(ctx, table, rows[0].Interface()) })
 				text(func(t tx) error { return t.insert(ctx, table, rows[1].Interface()) })
-				is.Equal(read(table, tags[0]), read(table, tags[1]))
+				is.Equal(read(typ, table, tags[0]), read(typ, table, tags[1]))
 
 				where, ok := preparedUpdates[m]
 				if !ok {
@@ -109,7 +139,7 @@ func TestPreparedWritesMatchText(t *testing.T) {
 					}
 					rows[i] = next
 				}
-				_, ok = s.prep.update(rows[0].Interface(), "", "", "", int64(5))
+				ok = prepares(s, rows[0].Interface(), true)
 				is.True(ok || !sparse) // only a sparse row may need text
 				update := func(t tx, row reflect.Value, tag string) error {
 					if where == keyWhere {
@@ -125,7 +155,7 @@ func TestPreparedWritesMatchText(t *testing.T) {
 				}
 				batched(func(t tx) error { return update(t, rows[0], tags[0]) })
 				text(func(t tx) error { return update(t, rows[1], tags[1]) })
-				is.Equal(read(table, tags[0]), read(table, tags[1]))
+				is.Equal(read(typ, table, tags[0]), read(typ, table, tags[1]))
 
 				// A stale version fails the prepared update, as the text one.
 				err := s.InTx(ctx, func(ptx paykit.Tx) error { return update(ptx.(tx), rows[0], tags[0]) })
@@ -133,6 +163,20 @@ func TestPreparedWritesMatchText(t *testing.T) {
 			})
 		}
 	}
+}
+
+// prepares reports whether s has row's insert (or update) prepared.
+func prepares(s *Store, row any, update bool) bool {
+	if s.pg && update {
+		_, ok := s.prep.update(row, "", "", "", int64(5))
+		return ok
+	}
+	if s.pg {
+		_, ok := s.prep.insert(row)
+		return ok
+	}
+	_, _, ok := s.prep.args(row, update)
+	return ok
 }
 
 // setTag names the row: its id, or an idempotency record's key, is tag.
@@ -149,4 +193,20 @@ func whereTag(table string) string {
 		return `"key" = ?`
 	}
 	return "id = ?"
+}
+
+func TestSQLiteValue(t *testing.T) {
+	is := is.New(t)
+	for lit, want := range map[string]any{
+		"NULL": nil, `'it''s'`: "it's", `''`: "", `X'00ff'`: []byte{0, 255},
+		"42": int64(42), "-7": int64(-7), "TRUE": int64(1), "FALSE": int64(0),
+	} {
+		got, ok := sqliteValue([]byte(lit))
+		is.True(ok)
+		is.Equal(got, want)
+	}
+	for _, lit := range []string{"1.5", "now()", `X'0g'`, "?!(error)"} {
+		_, ok := sqliteValue([]byte(lit))
+		is.True(!ok) // sent as text
+	}
 }

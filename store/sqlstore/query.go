@@ -34,8 +34,15 @@ func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey
 		t.b.hold(t.db.NewInsert().Model(row).String())
 		return nil
 	}
+	st, args, prepared := t.sqlitePrepared(row, false)
 	for range 3 {
-		res, err := t.db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
+		var res sql.Result
+		var err error
+		if prepared {
+			res, err = t.execPrepared(ctx, st, args)
+		} else {
+			res, err = t.db.NewInsert().Model(row).On("CONFLICT DO NOTHING").Exec(ctx)
+		}
 		if err != nil {
 			return mapError("insert into "+table, err)
 		}
@@ -138,11 +145,35 @@ func (t tx) updateIntent(ctx context.Context, op, table string, row any, id stri
 		t.b.hold(heldUpdate(q))
 		return nil
 	}
-	res, err := q.Exec(ctx)
+	var res sql.Result
+	var err error
+	if st, args, ok := t.sqlitePrepared(row, true, id, scope.MerchantID, string(scope.Environment), version); ok {
+		res, err = t.execPrepared(ctx, st, args)
+	} else {
+		res, err = q.Exec(ctx)
+	}
 	if err != nil {
 		return mapError(op, err)
 	}
 	return checkUpdated(ctx, op, res, ofScope(t.db.NewSelect().Table(table).Where("id = ?", id), scope))
+}
+
+// sqlitePrepared is, in a SQLite transaction, row's prepared insert or
+// versioned update (where's values after the row's) with its arguments;
+// false when it goes as text.
+func (t tx) sqlitePrepared(row any, update bool, where ...any) (*sql.Stmt, []any, bool) {
+	if t.sqlTx == nil {
+		return nil, nil, false
+	}
+	return t.prep.args(row, update, where...)
+}
+
+// execPrepared runs st with args in t's SQLite transaction.
+func (t tx) execPrepared(ctx context.Context, st *sql.Stmt, args []any) (sql.Result, error) {
+	if t.detach {
+		ctx = context.WithoutCancel(ctx)
+	}
+	return t.sqlTx.StmtContext(ctx, st).ExecContext(ctx, args...)
 }
 
 // filterIntents adds the filters payment and payout lists share; empty

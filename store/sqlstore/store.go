@@ -40,7 +40,11 @@ type tx struct {
 	pg    bool      // PostgreSQL; otherwise SQLite
 	store *Store    // outside a transaction; nil inside one
 	b     *batch    // in a batched transaction: where writes are held
-	prep  *prepared // in a batched one whose connection has them prepared
+	prep  *prepared // PostgreSQL: in a batched one whose connection has them; SQLite: in a transaction
+	sqlTx *sql.Tx   // SQLite: the transaction, which runs prepared statements
+	// detach: statements run without the caller's cancellation (a
+	// grouped transaction; see groupConn).
+	detach bool
 }
 
 var (
@@ -74,11 +78,11 @@ type Options struct {
 	// on power loss, for several times the write rate. Ignored on
 	// PostgreSQL.
 	SQLiteSynchronous string
-	// NoPreparedStatements keeps every statement as text on PostgreSQL.
-	// By default the writes of the create paths are prepared once per
-	// connection (PREPARE) and sent as EXECUTE; a pooler that does not
-	// keep a server session per client connection (PgBouncer in
-	// transaction mode) needs this set.
+	// NoPreparedStatements keeps every statement as text. By default the
+	// writes of the create paths are prepared: on PostgreSQL once per
+	// connection (PREPARE) and sent as EXECUTE, which a pooler that does
+	// not keep a server session per client connection (PgBouncer in
+	// transaction mode) needs turned off.
 	NoPreparedStatements bool
 }
 
@@ -205,8 +209,8 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := NewWith(db, opts)
 	s.persistent = persistent
-	if s.pg && !opts.NoPreparedStatements {
-		s.prep = &prepared{}
+	if !opts.NoPreparedStatements {
+		s.prep = &prepared{pg: s.pg}
 	}
 	return s, nil
 }
@@ -263,6 +267,9 @@ func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) er
 	// On SQLite every transaction begins IMMEDIATE, taking the write
 	// lock: it waits its turn in the process, in a group (see writeQueue).
 	if s.pool.writer != nil {
+		if s.prep != nil {
+			s.prep.ready(ctx, s.db, s.db.DB) // before the queue: it holds no connection
+		}
 		return s.runQueued(ctx, fn)
 	}
 	if err := s.pool.acquire(ctx); err != nil {
