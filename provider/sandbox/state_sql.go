@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/sqltext"
 )
 
 // The SQL state keeps each record as JSON in a data column, beside the
@@ -216,7 +217,7 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	var n int
 	query := "WITH counted AS (" + countCreate + "), inserted AS (" + insert + " RETURNING 1) SELECT count(*) FROM inserted"
 	if t.cached {
-		err = t.db.DB.QueryRowContext(ctx, numbered(query), pgx.QueryExecModeCacheStatement,
+		err = t.db.DB.QueryRowContext(ctx, sqltext.Dollar(query, 0), pgx.QueryExecModeCacheStatement,
 			key, key, id, state, dueAt, data).Scan(&n)
 	} else {
 		err = t.db.QueryRowContext(ctx, query, key, key, id, state, dueAt, data).Scan(&n)
@@ -226,21 +227,6 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	}
 	pc.done = true
 	return n == 1, nil
-}
-
-// numbered writes query's ? placeholders as $1, $2, …
-func numbered(query string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // countCreate counts one create request under a key.

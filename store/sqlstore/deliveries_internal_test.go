@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,17 +18,7 @@ import (
 func TestScheduleDeliveries(t *testing.T) {
 	for name, open := range map[string]func(t *testing.T) *Store{
 		"postgres": func(t *testing.T) *Store { return openPostgres(t) },
-		"sqlite": func(t *testing.T) *Store {
-			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "d.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
+		"sqlite":   func(t *testing.T) *Store { return openSQLite(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,17 @@ func seedPaymentIntents(tb testing.TB, s *Store, scope paykit.Scope, n int) {
 	}
 }
 
-func openPostgres(tb testing.TB) *Store {
+func openPostgres(tb testing.TB) *Store { return openMigrated(tb, pgtest.Database(tb)) }
+
+// openSQLite opens a migrated Store on a new SQLite file.
+func openSQLite(tb testing.TB) *Store {
+	return openMigrated(tb, "sqlite:"+filepath.Join(tb.TempDir(), "t.db"))
+}
+
+// openMigrated opens a Store on dsn, migrated, closed when tb ends.
+func openMigrated(tb testing.TB, dsn string) *Store {
 	tb.Helper()
-	s, err := Open(context.Background(), pgtest.Database(tb))
+	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}

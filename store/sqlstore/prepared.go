@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
+
+	"github.com/paykit/paykit/internal/sqltext"
 )
 
 // The writes of the create paths are prepared, so that the database does
@@ -223,7 +225,7 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, q queryer) error {
 		}
 		query := fmt.Sprintf("UPDATE %s SET %s WHERE %s", t.SQLName, strings.Join(sets, ", "), where)
 		if p.pg {
-			query = "WITH u AS (" + numbered(query, len(s.fields)) + " RETURNING 1) SELECT 1 / count(*) FROM u"
+			query = "WITH u AS (" + sqltext.Dollar(query, len(s.fields)) + " RETURNING 1) SELECT 1 / count(*) FROM u"
 		}
 		if err := add(stmtKey{t.Type, true}, s, query); err != nil {
 			return err
@@ -244,20 +246,6 @@ func writesDefaults(t *schema.Table) bool {
 		}
 	}
 	return false
-}
-
-// numbered writes query's ? placeholders as $from+1, $from+2, …
-func numbered(query string, from int) string {
-	var b strings.Builder
-	for _, r := range query {
-		if r == '?' {
-			from++
-			fmt.Fprintf(&b, "$%d", from)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // onConn prepares the statements on conn unless they are already; it

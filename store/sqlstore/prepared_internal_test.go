@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,17 +22,7 @@ import (
 func TestPreparedWritesMatchText(t *testing.T) {
 	for name, open := range map[string]func(t *testing.T) *Store{
 		"postgres": func(t *testing.T) *Store { return openPostgres(t) },
-		"sqlite": func(t *testing.T) *Store {
-			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
+		"sqlite":   func(t *testing.T) *Store { return openSQLite(t) },
 	} {
 		t.Run(name, func(t *testing.T) { testPreparedWrites(t, open(t)) })
 	}
