@@ -42,6 +42,10 @@ func TestScheduleDeliveries(t *testing.T) {
 				}))
 			}
 			schedule("job_x")
+			if !s.pg { // SQLite's statement went prepared
+				_, _, ok := s.prep.rawArgs(fanOutSQLite, "a")
+				is.True(ok)
+			}
 			schedule("job_y") // pending already: nothing new
 			jobs, err := s.ListJobs(ctx, paykit.JobQuery{Kind: "webhook.deliver", Now: now})
 			is.NoErr(err)

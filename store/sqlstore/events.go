@@ -67,15 +67,15 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseI
 			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
 			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
 	} else {
-		q = t.db.NewRaw(`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
-		attempts, lease_owner, last_error, created_at, version, state)
-		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?,
-		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
-		? || ':' || id || ':' || ?, ?, 0, '', '', ?, 0, ?
-		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
-		ON CONFLICT DO NOTHING`,
-			baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
+			e.MerchantID, string(e.Environment), paykit.WebhookEnabled}
+		if t.sqlTx != nil {
+			if st, a, ok := t.prep.rawArgs(fanOutSQLite, args...); ok {
+				_, err := t.execPrepared(ctx, st, a)
+				return mapError("schedule deliveries", err)
+			}
+		}
+		q = t.db.NewRaw(fanOutSQLite, args...)
 	}
 	if t.b != nil {
 		t.b.hold(q.String())
@@ -86,6 +86,15 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseI
 	}
 	return nil
 }
+
+// fanOutSQLite is ScheduleDeliveries' statement on SQLite.
+const fanOutSQLite = `INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
+		attempts, lease_owner, last_error, created_at, version, state)
+		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?,
+		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
+		? || ':' || id || ':' || ?, ?, 0, '', '', ?, 0, ?
+		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
+		ON CONFLICT DO NOTHING`
 
 // GetEvent implements paykit.EventStore.
 func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {

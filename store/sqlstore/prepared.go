@@ -53,6 +53,10 @@ var (
 	}
 )
 
+// preparedRaw are statements of SQLite's written by hand, prepared as they
+// are (their ? placeholders become parameters).
+var preparedRaw = []string{fanOutSQLite}
+
 // The WHERE clauses of the prepared versioned updates, after the SET
 // parameters: updateIntent's and updateIdempotencyRow's.
 const (
@@ -73,6 +77,7 @@ type prepared struct {
 	disabled bool   // they could not be prepared: everything goes as text
 	setup    string // PostgreSQL: the PREPARE statements, one query
 	stmts    map[stmtKey]*preparedStmt
+	raw      map[string]*sql.Stmt // SQLite: preparedRaw's
 }
 
 type stmtKey struct {
@@ -231,6 +236,16 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, q queryer) error {
 			return err
 		}
 	}
+	if !p.pg {
+		p.raw = map[string]*sql.Stmt{}
+		for _, query := range preparedRaw {
+			st, err := db.DB.PrepareContext(ctx, query)
+			if err != nil {
+				return err
+			}
+			p.raw[query] = st
+		}
+	}
 	p.setup = setup.String()
 	return nil
 }
@@ -282,6 +297,24 @@ func (p *prepared) onConn(ctx context.Context, conn bun.Conn) bool {
 		return nil
 	})
 	return ok
+}
+
+// close closes SQLite's statements; p is not used again.
+func (p *prepared) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.stmts {
+		if s.stmt != nil {
+			_ = s.stmt.Close()
+		}
+	}
+	for _, st := range p.raw {
+		_ = st.Close()
+	}
+	p.built, p.disabled = false, true
 }
 
 // The rules by which bun writes a field's DEFAULT (NULL on SQLite), not
@@ -374,6 +407,26 @@ func (p *prepared) args(row any, update bool, where ...any) (*sql.Stmt, []any, b
 		args = append(args, a)
 	}
 	return s.stmt, append(args, where...), true
+}
+
+// rawArgs is query's prepared statement on SQLite (one of preparedRaw)
+// with values as its arguments, each as bun would write it; false when it
+// goes as text (or p is nil).
+func (p *prepared) rawArgs(query string, values ...any) (*sql.Stmt, []any, bool) {
+	if p == nil || p.pg || p.raw[query] == nil {
+		return nil, nil, false
+	}
+	args := make([]any, len(values))
+	var lit []byte
+	for i, v := range values {
+		lit = p.gen.AppendQuery(lit[:0], "?", v)
+		a, ok := sqliteValue(lit)
+		if !ok {
+			return nil, nil, false
+		}
+		args[i] = a
+	}
+	return p.raw[query], args, true
 }
 
 // sqliteValue is the value a literal of bun's SQLite dialect stands for:

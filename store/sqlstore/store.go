@@ -323,4 +323,7 @@ type heartbeatRow struct {
 func (s *Store) Persistent() bool { return s.persistent }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.prep.close()
+	return s.db.Close()
+}
