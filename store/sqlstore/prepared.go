@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -74,8 +75,9 @@ type prepared struct {
 	mu       sync.Mutex
 	gen      schema.QueryGen
 	built    bool
-	disabled bool   // they could not be prepared: everything goes as text
-	setup    string // PostgreSQL: the PREPARE statements, one query
+	disabled bool      // they could not be prepared: everything goes as text
+	retryAt  time.Time // the tables were missing: not built again before then
+	setup    string    // PostgreSQL: the PREPARE statements, one query
 	stmts    map[stmtKey]*preparedStmt
 	raw      map[string]*sql.Stmt // SQLite: preparedRaw's
 }
@@ -97,6 +99,10 @@ type preparedStmt struct {
 // yet); the statements are built on a later transaction.
 var errNotMigrated = errors.New("sqlstore: prepare: schema not migrated")
 
+// notMigratedRetry is how long statements found unbuildable for missing
+// tables wait before the next try (the catalog query is not free).
+const notMigratedRetry = 10 * time.Second
+
 // queryer reads the catalog.
 type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -109,11 +115,14 @@ type queryer interface {
 func (p *prepared) ready(ctx context.Context, db *bun.DB, q queryer) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.built || p.disabled {
+	if p.built || p.disabled || time.Now().Before(p.retryAt) {
 		return p.built
 	}
 	if err := p.build(ctx, db, q); err != nil {
-		if ctx.Err() == nil && !errors.Is(err, errNotMigrated) {
+		switch {
+		case errors.Is(err, errNotMigrated):
+			p.retryAt = time.Now().Add(notMigratedRetry)
+		case ctx.Err() == nil:
 			p.disabled = true
 		}
 		return false

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -198,4 +199,21 @@ func TestSQLiteValue(t *testing.T) {
 		_, ok := sqliteValue([]byte(lit))
 		is.True(!ok) // sent as text
 	}
+}
+
+// TestPreparedWaitsForMigrate checks that statements are not built before
+// the tables exist, nor tried again on every transaction, and are built
+// once they exist.
+func TestPreparedWaitsForMigrate(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "w.db"))
+	is.NoErr(err)
+	defer s.Close()
+	is.True(!s.prep.ready(ctx, s.db, s.db.DB)) // no tables yet
+	is.True(!s.prep.disabled)
+	is.NoErr(s.Migrate(ctx))
+	is.True(!s.prep.ready(ctx, s.db, s.db.DB)) // not before retryAt
+	s.prep.retryAt = time.Time{}
+	is.True(s.prep.ready(ctx, s.db, s.db.DB))
 }
