@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -93,6 +95,7 @@ type preparedStmt struct {
 	stmt     *sql.Stmt       // SQLite: a transaction takes it with StmtContext
 	fields   []*schema.Field // the parameters, then the WHERE's for an update
 	defaults []bool          // PostgreSQL: field i's column has a default other than NULL
+	size     atomic.Int64    // PostgreSQL: the longest EXECUTE so far, to size the next
 }
 
 // errNotMigrated: a table to prepare for is missing (Migrate has not run
@@ -361,7 +364,7 @@ func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, r
 	if s == nil {
 		return "", false
 	}
-	b := make([]byte, 0, 512)
+	b := make([]byte, 0, s.size.Load()+256)
 	b = append(b, "EXECUTE "...)
 	b = append(b, s.name...)
 	b = append(b, '(')
@@ -383,7 +386,11 @@ func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, r
 		b = append(b, ", "...)
 		b = p.gen.AppendQuery(b, "?", w)
 	}
-	return string(append(b, ')')), true
+	b = append(b, ')')
+	if n := int64(len(b)); n > s.size.Load() {
+		s.size.Store(n)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is not written again
 }
 
 // args is row's prepared insert or update on SQLite with its arguments
