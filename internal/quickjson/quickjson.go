@@ -226,6 +226,16 @@ func (d *decoder) literal() []byte {
 }
 
 func (d *decoder) object(p *plan, v reflect.Value) bool {
+	return d.members(func(name []byte) bool {
+		f, ok := p.fields[string(name)]
+		return ok && d.value(f, v.Field(f.index))
+	})
+}
+
+// members reads the object at d.i (at its opening brace), calling member
+// for each member with its name once d.i is at its value, which member
+// reads; false when the text is not such an object or member fails.
+func (d *decoder) members(member func(name []byte) bool) bool {
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return false
 	}
@@ -241,17 +251,13 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 		if !ok {
 			return false
 		}
-		f, ok := p.fields[string(name)]
-		if !ok {
-			return false
-		}
 		d.space()
 		if d.i >= len(d.b) || d.b[d.i] != ':' {
 			return false
 		}
 		d.i++
 		d.space()
-		if !d.value(f, v.Field(f.index)) {
+		if !member(name) {
 			return false
 		}
 		if end, ok := d.next('}'); !ok || end {
@@ -346,33 +352,13 @@ func (d *decoder) stringMap(fv reflect.Value) bool {
 		fv.Set(reflect.ValueOf(map[string]string{}))
 	}
 	m := fv.Interface().(map[string]string)
-	d.i++
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
-		d.i++
-		return true
-	}
-	for {
-		d.space()
-		k, ok := d.str()
-		if !ok {
-			return false
-		}
-		d.space()
-		if d.i >= len(d.b) || d.b[d.i] != ':' {
-			return false
-		}
-		d.i++
-		d.space()
+	return d.members(func(k []byte) bool {
 		val, ok := d.str()
-		if !ok {
-			return false
+		if ok {
+			m[string(k)] = string(val)
 		}
-		m[string(k)] = string(val)
-		if end, ok := d.next('}'); !ok || end {
-			return ok
-		}
-	}
+		return ok
+	})
 }
 
 // next reads what follows a member: a comma, with more to come, or close,
