@@ -241,9 +241,7 @@ func (s *Store) sqlitePrepared() *prepared {
 	if s.pg || s.prep == nil {
 		return nil
 	}
-	s.prep.mu.Lock()
-	defer s.prep.mu.Unlock()
-	if !s.prep.built {
+	if !s.prep.built.Load() {
 		return nil
 	}
 	return s.prep

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -100,26 +99,9 @@ func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRe
 // over the record under key in scope while its version is still version.
 func (t tx) updateIdempotencyRow(ctx context.Context, row *idempotencyRow, scope paykit.Scope, key string, version int64) error {
 	q := scoped(t.db.NewUpdate().Model(row), scope, key).Where("version = ?", version)
-	if t.b != nil {
-		if pq, ok := t.prep.update(row, scope.MerchantID, string(scope.Environment), key, version); ok {
-			t.b.hold(pq)
-		} else {
-			t.b.hold(heldUpdate(q))
-		}
-		return nil
-	}
-	var res sql.Result
-	var err error
-	if st, args, ok := t.sqlitePrepared(row, true, scope.MerchantID, string(scope.Environment), key, version); ok {
-		res, err = t.execPrepared(ctx, st, args)
-	} else {
-		res, err = q.Exec(ctx)
-	}
-	if err != nil {
-		return mapError("update idempotency record", err)
-	}
-	return checkUpdated(ctx, "update idempotency record", res,
-		scoped(t.db.NewSelect().Table("idempotency_records"), scope, key))
+	return t.versionedUpdate(ctx, "update idempotency record", q, func() *bun.SelectQuery {
+		return scoped(t.db.NewSelect().Table("idempotency_records"), scope, key)
+	}, row, scope.MerchantID, string(scope.Environment), key, version)
 }
 
 // DeleteIdempotencyRecord implements paykit.IdempotencyStore.

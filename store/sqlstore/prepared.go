@@ -76,10 +76,10 @@ type prepared struct {
 	pg       bool
 	mu       sync.Mutex
 	gen      schema.QueryGen
-	built    bool
-	disabled bool      // they could not be prepared: everything goes as text
-	retryAt  time.Time // the tables were missing: not built again before then
-	setup    string    // PostgreSQL: the PREPARE statements, one query
+	built    atomic.Bool // set once the statements are built; read without mu
+	disabled bool        // they could not be prepared: everything goes as text
+	retryAt  time.Time   // the tables were missing: not built again before then
+	setup    string      // PostgreSQL: the PREPARE statements, one query
 	stmts    map[stmtKey]*preparedStmt
 	raw      map[string]*sql.Stmt // SQLite: preparedRaw's
 }
@@ -116,10 +116,13 @@ type queryer interface {
 // connections may all be waiting here); it reports whether they can be
 // used. A failure other than ctx's disables them for good.
 func (p *prepared) ready(ctx context.Context, db *bun.DB, q queryer) bool {
+	if p.built.Load() {
+		return true
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.built || p.disabled || time.Now().Before(p.retryAt) {
-		return p.built
+	if p.built.Load() || p.disabled || time.Now().Before(p.retryAt) {
+		return p.built.Load()
 	}
 	if err := p.build(ctx, db, q); err != nil {
 		switch {
@@ -130,7 +133,7 @@ func (p *prepared) ready(ctx context.Context, db *bun.DB, q queryer) bool {
 		}
 		return false
 	}
-	p.built = true
+	p.built.Store(true)
 	return true
 }
 
@@ -295,7 +298,8 @@ func (p *prepared) onConn(ctx context.Context, conn bun.Conn) bool {
 				return driver.ErrBadConn // in an unknown state: discard it
 			}
 			p.mu.Lock()
-			p.disabled, p.built = true, false
+			p.disabled = true
+			p.built.Store(false)
 			p.mu.Unlock()
 			// The pool's connections prepare nothing else (simple
 			// protocol): drop what the failed setup left.
@@ -326,41 +330,49 @@ func (p *prepared) close() {
 	for _, st := range p.raw {
 		_ = st.Close()
 	}
-	p.built, p.disabled = false, true
+	p.disabled = true
+	p.built.Store(false)
 }
 
-// The rules by which bun writes a field's DEFAULT (NULL on SQLite), not
-// its value: toDefaultOnInsert in an INSERT, toDefaultOnUpdate in an
+// toDefault reports whether bun writes field f of the row at v as DEFAULT
+// (NULL on SQLite), not its value: its rule for an INSERT, or for an
 // UPDATE's SET.
-func toDefaultOnInsert(f *schema.Field, v reflect.Value) bool {
-	return (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != ""))
+func toDefault(f *schema.Field, v reflect.Value, update bool) bool {
+	if f.IsPtr && f.HasNilValue(v) {
+		return true
+	}
+	if update {
+		return f.NullZero && f.HasZeroValue(v)
+	}
+	return f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")
 }
 
-func toDefaultOnUpdate(f *schema.Field, v reflect.Value) bool {
-	return (f.IsPtr && f.HasNilValue(v)) || (f.NullZero && f.HasZeroValue(v))
+// stmt is row's prepared insert (or update) with the row's struct value;
+// nil when it has none.
+func (p *prepared) stmt(row any, update bool) (*preparedStmt, reflect.Value) {
+	v := reflect.ValueOf(row).Elem()
+	return p.stmts[stmtKey{v.Type(), update}], v
 }
 
 // insert is the EXECUTE that inserts row on PostgreSQL, or false when row
 // must go as text (or p is nil).
-func (p *prepared) insert(row any) (string, bool) {
-	return p.execute(row, false, toDefaultOnInsert)
-}
+func (p *prepared) insert(row any) (string, bool) { return p.execute(row, false) }
 
 // update is the EXECUTE of the versioned update of row on PostgreSQL,
 // whose WHERE takes where's values (scopeWhere's or keyWhere's), or false
 // when row must go as text (or p is nil).
 func (p *prepared) update(row any, where ...any) (string, bool) {
-	return p.execute(row, true, toDefaultOnUpdate, where...)
+	return p.execute(row, true, where...)
 }
 
 // execute is the EXECUTE of row's prepared insert or update: NULL for
-// the fields toDefault picks, bun's value for the others, then where's.
-func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, reflect.Value) bool, where ...any) (string, bool) {
+// the fields bun writes as DEFAULT, bun's value for the others, then
+// where's.
+func (p *prepared) execute(row any, update bool, where ...any) (string, bool) {
 	if p == nil || !p.pg {
 		return "", false
 	}
-	v := reflect.ValueOf(row).Elem()
-	s := p.stmts[stmtKey{v.Type(), update}]
+	s, v := p.stmt(row, update)
 	if s == nil {
 		return "", false
 	}
@@ -372,7 +384,7 @@ func (p *prepared) execute(row any, update bool, toDefault func(*schema.Field, r
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		if toDefault(f, v) {
+		if toDefault(f, v, update) {
 			b = append(b, "NULL"...)
 			continue
 		}
@@ -399,19 +411,14 @@ func (p *prepared) args(row any, update bool, where ...any) (*sql.Stmt, []any, b
 	if p == nil || p.pg {
 		return nil, nil, false
 	}
-	v := reflect.ValueOf(row).Elem()
-	s := p.stmts[stmtKey{v.Type(), update}]
+	s, v := p.stmt(row, update)
 	if s == nil {
 		return nil, nil, false
-	}
-	toDefault := toDefaultOnInsert
-	if update {
-		toDefault = toDefaultOnUpdate
 	}
 	args := make([]any, 0, len(s.fields)+len(where))
 	var lit []byte
 	for _, f := range s.fields {
-		if toDefault(f, v) {
+		if toDefault(f, v, update) {
 			args = append(args, nil)
 			continue
 		}

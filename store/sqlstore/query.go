@@ -137,17 +137,28 @@ func ofScope[Q interface {
 // is still version.
 func (t tx) updateIntent(ctx context.Context, op, table string, row any, id string, scope paykit.Scope, version int64) error {
 	q := ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version)
+	return t.versionedUpdate(ctx, op, q, func() *bun.SelectQuery {
+		return ofScope(t.db.NewSelect().Table(table).Where("id = ?", id), scope)
+	}, row, id, scope.MerchantID, string(scope.Environment), version)
+}
+
+// versionedUpdate writes row by q, a versioned UPDATE whose WHERE takes
+// where's values (in scopeWhere's or keyWhere's order), prepared when the
+// transaction has it. In a batched transaction it is held, and the batch
+// learns its outcome; otherwise it runs, and its outcome is checkUpdated's
+// with existing's query.
+func (t tx) versionedUpdate(ctx context.Context, op string, q *bun.UpdateQuery, existing func() *bun.SelectQuery, row any, where ...any) error {
 	if t.b != nil {
-		if pq, ok := t.prep.update(row, id, scope.MerchantID, string(scope.Environment), version); ok {
+		if pq, ok := t.prep.update(row, where...); ok {
 			t.b.hold(pq)
-			return nil
+		} else {
+			t.b.hold(heldUpdate(q))
 		}
-		t.b.hold(heldUpdate(q))
 		return nil
 	}
 	var res sql.Result
 	var err error
-	if st, args, ok := t.sqlitePrepared(row, true, id, scope.MerchantID, string(scope.Environment), version); ok {
+	if st, args, ok := t.sqlitePrepared(row, true, where...); ok {
 		res, err = t.execPrepared(ctx, st, args)
 	} else {
 		res, err = q.Exec(ctx)
@@ -155,7 +166,7 @@ func (t tx) updateIntent(ctx context.Context, op, table string, row any, id stri
 	if err != nil {
 		return mapError(op, err)
 	}
-	return checkUpdated(ctx, op, res, ofScope(t.db.NewSelect().Table(table).Where("id = ?", id), scope))
+	return checkUpdated(ctx, op, res, existing())
 }
 
 // sqlitePrepared is, in a SQLite transaction, row's prepared insert or
