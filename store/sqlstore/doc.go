@@ -60,12 +60,14 @@
 //
 // SQLite runs with synchronous(FULL): every commit is fsynced to the WAL
 // before InTx returns, so a committed payment survives power loss, at the
-// cost of one fsync per write transaction. On PostgreSQL durability is the
-// server's (synchronous_commit, replication). Open's SQLite settings are
+// cost of one fsync per group of queued write transactions. On PostgreSQL
+// durability is the server's (synchronous_commit, replication). Open's SQLite settings are
 //
-//	file:PATH?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate
+//	file:PATH?_pragma=busy_timeout(5000)&_pragma=synchronous(FULL)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)&_txlock=immediate
 //
 // and a host that passes its own bun.DB to New should use the same.
+// temp_store(MEMORY) keeps the statement journal of a group's savepoints
+// in memory: on a file, every page a group touched was written twice.
 //
 // # Time
 //

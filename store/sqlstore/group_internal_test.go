@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -108,4 +109,38 @@ func TestWriteGroups(t *testing.T) {
 	}
 	_, err = s.GetIdempotencyRecord(ctx, scope, "k-first")
 	is.NoErr(err)
+}
+
+// TestSQLiteSettings: every SQLite connection of a Store runs in WAL with
+// the Options' synchronous, foreign keys on, and temporary storage (the
+// statement journal of a group's savepoints) in memory.
+func TestSQLiteSettings(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	for sync, want := range map[string]int{"FULL": 2, "NORMAL": 1} {
+		s, err := OpenWith(ctx, "sqlite:"+filepath.Join(t.TempDir(), "settings.db"), Options{SQLiteSynchronous: sync, MaxConns: 2})
+		is.NoErr(err)
+		t.Cleanup(func() { s.Close() })
+		// Two connections at once: the settings are each connection's.
+		c1, err := s.db.Conn(ctx)
+		is.NoErr(err)
+		c2, err := s.db.Conn(ctx)
+		is.NoErr(err)
+		for _, c := range []interface {
+			QueryRowContext(context.Context, string, ...any) *sql.Row
+		}{c1, c2} {
+			var mode string
+			var synchronous, fk, temp int
+			is.NoErr(c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+			is.NoErr(c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&synchronous))
+			is.NoErr(c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk))
+			is.NoErr(c.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&temp))
+			is.Equal(mode, "wal")
+			is.Equal(synchronous, want)
+			is.Equal(fk, 1)
+			is.Equal(temp, 2) // MEMORY
+		}
+		is.NoErr(c1.Close())
+		is.NoErr(c2.Close())
+	}
 }

@@ -119,8 +119,9 @@ const rollbackTimeout = 5 * time.Second
 
 // sqliteParams are the connection settings of every SQLite connection but
 // the busy timeout and synchronous: WAL lets readers run beside the writer,
+// temp_store(MEMORY) keeps savepoints' statement journals off the disk,
 // and _txlock=immediate takes the write lock at BEGIN.
-const sqliteParams = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+const sqliteParams = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)&_txlock=immediate"
 
 // sqliteDSN is the parameter string of a SQLite connection: writers wait
 // up to BusyTimeout for the lock instead of failing at once, and commits
