@@ -234,7 +234,7 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 			db.Close()
 			return nil, nil, nil, err
 		}
-		pspCfg.DB, closeDB = db.DB(), func() { db.Close() }
+		pspCfg.DB, pspCfg.InTx, closeDB = db.DB(), db.RunInTx, func() { db.Close() }
 	}
 	psp := sandbox.NewPSP(pspCfg)
 	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout, Client: client})

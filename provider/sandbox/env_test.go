@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
@@ -33,17 +31,17 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvOn(t, nil, newClock(), testAPIKey, "")
+	return newEnvOn(t, stateDB{}, newClock(), testAPIKey, "")
 }
 
-// newEnvOn is newEnv with the PSP's state on db (nil: memory), the given
-// clock, an API key of its own, and callbacks to callbackURL when set. The
-// PSP and adapter are a paykittest Env's.
-func newEnvOn(t *testing.T, db *bun.DB, clock *paykit.ManualClock, apiKey, callbackURL string) *env {
+// newEnvOn is newEnv with the PSP's state on db (the zero stateDB:
+// memory), the given clock, an API key of its own, and callbacks to
+// callbackURL when set. The PSP and adapter are a paykittest Env's.
+func newEnvOn(t *testing.T, db stateDB, clock *paykit.ManualClock, apiKey, callbackURL string) *env {
 	t.Helper()
 	pe := paykittest.New(t,
 		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) {
-			c.APIKey, c.Delay, c.Now, c.CallbackURL, c.DB = apiKey, testDelay, clock.Now, callbackURL, db
+			c.APIKey, c.Delay, c.Now, c.CallbackURL, c.DB, c.InTx = apiKey, testDelay, clock.Now, callbackURL, db.db, db.inTx
 		}),
 		paykittest.WithProviderConfig(func(c *sandbox.Config) { c.Timeout = testTimeout }),
 	)

@@ -56,6 +56,12 @@ type PSPConfig struct {
 	// sqlstore's settings (sqlstore.Open: transactions take the write lock
 	// at BEGIN, which the PSP's read-modify-writes rely on there).
 	DB *bun.DB
+	// InTx, when set, runs the PSP's write transactions on DB: give
+	// sqlstore's Store.RunInTx for a database that Store opened, so that
+	// on SQLite they queue and commit in groups with its other writers
+	// (a create's record and count then commit together). Nil runs them
+	// with DB.RunInTx.
+	InTx func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
 }
 
 // Fault operations: which API call a Fault hits.
@@ -172,7 +178,7 @@ func NewPSP(cfg PSPConfig) *PSP {
 		kick:        make(chan struct{}, 1),
 	}
 	if cfg.DB != nil {
-		p.st = newSQLState(cfg.DB)
+		p.st = newSQLState(cfg.DB, cfg.InTx)
 	} else {
 		p.st = newMemState()
 	}

@@ -131,18 +131,22 @@ type sqlState struct {
 
 // newSQLState returns the state on db. It panics on a dialect other than
 // SQLite or PostgreSQL, as a configuration error.
-func newSQLState(db *bun.DB) *sqlState {
+// inTx, when not nil, runs write transactions on db (PSPConfig.InTx).
+func newSQLState(db *bun.DB, inTx runInTx) *sqlState {
 	pg, err := isPG(db)
 	if err != nil {
 		panic(err)
 	}
 	return &sqlState{
 		db:   db,
-		pays: &sqlTable[*payment]{db: db, pg: pg, name: "sandbox_payments", cached: pg && isPgx(db)},
-		trfs: &sqlTable[*transfer]{db: db, pg: pg, name: "sandbox_transfers"},
-		rfds: &sqlTable[*refund]{db: db, pg: pg, name: "sandbox_refunds"},
+		pays: &sqlTable[*payment]{db: db, inTx: inTx, pg: pg, name: "sandbox_payments", cached: pg && isPgx(db)},
+		trfs: &sqlTable[*transfer]{db: db, inTx: inTx, pg: pg, name: "sandbox_transfers"},
+		rfds: &sqlTable[*refund]{db: db, inTx: inTx, pg: pg, name: "sandbox_refunds"},
 	}
 }
+
+// runInTx runs fn as a write transaction (PSPConfig.InTx).
+type runInTx = func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
 
 func (s *sqlState) payments() table[*payment]   { return s.pays }
 func (s *sqlState) transfers() table[*transfer] { return s.trfs }
@@ -171,12 +175,21 @@ func isPgx(db *bun.DB) bool {
 // sqlTable is one of the record tables.
 type sqlTable[T record] struct {
 	db   *bun.DB
+	inTx runInTx // PSPConfig.InTx; nil: none
 	pg   bool
 	name string
 	// cached: insert's statement goes with parameters, prepared once per
 	// connection by pgx (its statement cache), not as text to parse and
 	// plan every time.
 	cached bool
+}
+
+// runInTx runs fn as a transaction: with PSPConfig.InTx when set.
+func (t *sqlTable[T]) runInTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+	if t.inTx != nil {
+		return t.inTx(ctx, fn)
+	}
+	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
 }
 
 // columns are the values of a record's row.
@@ -201,16 +214,37 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	// the database) won: the caller answers with that record.
 	insert := "INSERT INTO " + t.name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	pc := countWith(ctx, key)
-	if pc == nil || !t.pg {
-		// On SQLite, statements outside a transaction queue for the
-		// process's writer (sqlstore's pool) instead of polling the file's
-		// lock as a transaction of their own would: the count follows.
+	if pc == nil || (!t.pg && t.inTx == nil) {
+		// On SQLite, a statement outside a transaction queues for the
+		// process's writer (sqlstore's pool) instead of polling the
+		// file's lock as db.RunInTx would: the count follows.
 		res, err := t.db.ExecContext(ctx, insert, key, id, state, dueAt, data)
 		if err != nil {
 			return false, err
 		}
 		n, err := res.RowsAffected()
 		return n == 1, err
+	}
+	if !t.pg && t.inTx != nil {
+		// SQLite with PSPConfig.InTx: the count and the record in one
+		// transaction, which queues for the process's writer.
+		var n int64
+		err := t.inTx(ctx, func(ctx context.Context, db bun.IDB) error {
+			if _, err := db.ExecContext(ctx, countCreate, key); err != nil {
+				return err
+			}
+			res, err := db.ExecContext(ctx, insert, key, id, state, dueAt, data)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return false, err
+		}
+		pc.done = true
+		return n == 1, nil
 	}
 	// On PostgreSQL the create's count goes in the same statement: one
 	// round trip, and the count and the record commit together.
@@ -246,7 +280,7 @@ func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, e
 		lock = " FOR UPDATE"
 	}
 	found := false
-	err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := t.runInTx(ctx, func(ctx context.Context, tx bun.IDB) error {
 		var before string
 		err := tx.QueryRowContext(ctx, "SELECT data FROM "+t.name+" WHERE "+col+" = ?"+lock, l.value).Scan(&before)
 		if errors.Is(err, sql.ErrNoRows) {

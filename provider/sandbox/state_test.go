@@ -19,27 +19,34 @@ import (
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
-// stateBackend opens a fresh state for a PSP: nil for memory, else a
-// migrated database.
+// stateBackend opens a fresh state for a PSP: the zero stateDB for
+// memory, else a migrated database.
 type stateBackend struct {
 	name string
-	open func(t *testing.T) *bun.DB
+	open func(t *testing.T) stateDB
+}
+
+// stateDB is where a PSP keeps its state: PSPConfig's DB and InTx.
+type stateDB struct {
+	db   *bun.DB
+	inTx func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
 }
 
 var stateBackends = []stateBackend{
-	{"memory", func(*testing.T) *bun.DB { return nil }},
-	{"sqlite", func(t *testing.T) *bun.DB {
-		return openStateDB(t, paykittest.SQLiteDSN(t))
-	}},
-	{"postgres", func(t *testing.T) *bun.DB { return openStateDB(t, paykittest.PostgresDSN(t)) }},
+	{"memory", func(*testing.T) stateDB { return stateDB{} }},
+	{"sqlite", func(t *testing.T) stateDB { return openStateDB(t, paykittest.SQLiteDSN(t)) }},
+	{"postgres", func(t *testing.T) stateDB { return openStateDB(t, paykittest.PostgresDSN(t)) }},
+	// A host's own SQLite database, given as a DB alone.
+	{"sqlite db only", func(t *testing.T) stateDB { return stateDB{db: openStateDB(t, paykittest.SQLiteDSN(t)).db} }},
 }
 
 // sqlBackends are the backends whose state outlives a PSP.
 var sqlBackends = stateBackends[1:]
 
-// openStateDB opens dsn as the example server does (through sqlstore) and
-// migrates the sandbox tables, twice: Migrate runs at every start.
-func openStateDB(t *testing.T, dsn string) *bun.DB {
+// openStateDB opens dsn as the example server does (through sqlstore,
+// whose RunInTx runs the PSP's transactions) and migrates the sandbox
+// tables, twice: Migrate runs at every start.
+func openStateDB(t *testing.T, dsn string) stateDB {
 	t.Helper()
 	ctx := context.Background()
 	s, err := sqlstore.Open(ctx, dsn)
@@ -52,7 +59,7 @@ func openStateDB(t *testing.T, dsn string) *bun.DB {
 			t.Fatal(err)
 		}
 	}
-	return s.DB()
+	return stateDB{db: s.DB(), inTx: s.RunInTx}
 }
 
 // callbackSink receives a PSP's callbacks and verifies them with the
@@ -428,7 +435,7 @@ func TestSQLStateKeepsNoAccountNumber(t *testing.T) {
 	e.prov.CreatePayment(ctx, e.payment("pi_secret", "FPX", "MY", 1000))
 	var dump strings.Builder
 	for _, table := range []string{"sandbox_transfers", "sandbox_payments", "sandbox_create_calls"} {
-		rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
+		rows, err := db.db.QueryContext(ctx, "SELECT * FROM "+table)
 		is.NoErr(err)
 		cols, err := rows.Columns()
 		is.NoErr(err)

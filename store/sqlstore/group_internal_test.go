@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
 )
@@ -142,5 +143,88 @@ func TestSQLiteSettings(t *testing.T) {
 		}
 		is.NoErr(c1.Close())
 		is.NoErr(c2.Close())
+	}
+}
+
+// TestRunInTx: a host's write transaction on the Store's database commits,
+// or rolls back when it fails or panics; on SQLite it queues with paykit's
+// own and commits in their group.
+func TestRunInTx(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) *Store{"sqlite": openSQLite, "postgres": openPostgres} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			s := open(t)
+			_, err := s.db.ExecContext(ctx, "CREATE TABLE host_probe (k TEXT PRIMARY KEY)")
+			is.NoErr(err)
+			insert := func(k string) func(context.Context, bun.IDB) error {
+				return func(ctx context.Context, db bun.IDB) error {
+					_, err := db.ExecContext(ctx, "INSERT INTO host_probe (k) VALUES (?)", k)
+					return err
+				}
+			}
+			has := func(k string) bool {
+				var n int
+				is.NoErr(s.db.NewRaw("SELECT count(*) FROM host_probe WHERE k = ?", k).Scan(ctx, &n))
+				return n == 1
+			}
+			boom := errors.New("boom")
+			is.NoErr(s.RunInTx(ctx, insert("a")))
+			err = s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
+				is.NoErr(insert("b")(ctx, db))
+				return boom
+			})
+			is.Equal(err, boom)
+			func() {
+				defer func() { is.Equal(recover(), "kaboom") }()
+				_ = s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
+					is.NoErr(insert("c")(ctx, db))
+					panic("kaboom")
+				})
+			}()
+			is.True(has("a"))
+			is.True(!has("b"))
+			is.True(!has("c"))
+			if s.pg {
+				return
+			}
+
+			// Behind a paykit transaction that holds the writer, two
+			// queue; they run as one group, the failing one alone undone.
+			release, first := make(chan struct{}), make(chan error, 1)
+			go func() { first <- s.InTx(ctx, func(paykit.Tx) error { <-release; return nil }) }()
+			queued := func(n int) bool {
+				s.writes.mu.Lock()
+				defer s.writes.mu.Unlock()
+				return len(s.writes.queue) == n && s.writes.leading
+			}
+			for !queued(0) {
+				time.Sleep(time.Millisecond)
+			}
+			s.writes.mu.Lock()
+			before := s.writes.groups
+			s.writes.mu.Unlock()
+			errs := make(chan error, 2)
+			go func() { errs <- s.RunInTx(ctx, insert("d")) }()
+			go func() {
+				errs <- s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
+					is.NoErr(insert("e")(ctx, db))
+					return boom
+				})
+			}()
+			for !queued(2) {
+				time.Sleep(time.Millisecond)
+			}
+			close(release)
+			is.NoErr(<-first)
+			got := []error{<-errs, <-errs}
+			is.True((got[0] == nil && got[1] == boom) || (got[0] == boom && got[1] == nil))
+			s.writes.mu.Lock()
+			is.Equal(s.writes.groups-before, 1) // d and e in one group
+			s.writes.mu.Unlock()
+			is.True(has("d"))
+			is.True(!has("e"))
+		})
 	}
 }

@@ -285,6 +285,17 @@ func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) er
 	return s.runOne(ctx, fn)
 }
 
+// RunInTx runs fn as a write transaction of the Store's database, for
+// tables of the host's own beside paykit's: on SQLite it waits its turn
+// among the process's writers and may commit in a group with other
+// transactions (fn then runs in a savepoint of its own, on another
+// caller's goroutine); on PostgreSQL it runs on a connection of the pool.
+// fn must run its statements on db only. An error or panic of fn rolls
+// back what it wrote, and RunInTx returns the error or panics again.
+func (s *Store) RunInTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+	return s.runTx(ctx, false, func(t tx) error { return fn(ctx, t.db) })
+}
+
 // atomic runs fn as one transaction: in t's own inside InTx, else in a
 // new one, for the methods that need more than one statement.
 func (t tx) atomic(ctx context.Context, fn func(t tx) error) error {
