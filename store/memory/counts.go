@@ -28,8 +28,8 @@ func (t *txn) CountStatuses(_ context.Context, kind paykit.ResourceKind, scope p
 func countStatuses[T any](in *intents[T], status func(*T) string, scope paykit.Scope, since time.Time) map[string]int {
 	out := map[string]int{}
 	for _, v := range in.rows {
-		if k := in.key(&v); k.scope == scope && !k.createdAt.Before(since) {
-			out[status(&v)]++
+		if k := in.key(v); k.scope == scope && !k.createdAt.Before(since) {
+			out[status(v)]++
 		}
 	}
 	return out

@@ -8,10 +8,12 @@ import (
 )
 
 // intents keeps one kind of intent (payment, payout) by id, with its
-// merchant reference unique within its scope.
+// merchant reference unique within its scope. A row is never changed
+// where it is: an update puts a new one in its place, so the Store's
+// events and stored answers may point at a row (see storePayment).
 type intents[T any] struct {
 	entity string // ConflictError.Entity
-	rows   map[string]T
+	rows   map[string]*T
 	byRef  map[refKey]string
 	key    func(*T) intentKey
 	clone  func(T) T // a deep copy, so callers never share memory with the Store
@@ -31,7 +33,7 @@ type intentKey struct {
 }
 
 func newIntents[T any](entity string, key func(*T) intentKey, clone func(T) T) intents[T] {
-	return intents[T]{entity: entity, rows: map[string]T{}, byRef: map[refKey]string{}, key: key, clone: clone}
+	return intents[T]{entity: entity, rows: map[string]*T{}, byRef: map[refKey]string{}, key: key, clone: clone}
 }
 
 // create inserts v; a ConflictError when its id or reference is taken.
@@ -44,7 +46,8 @@ func (in *intents[T]) create(t *txn, v *T) error {
 	if _, ok := in.byRef[ref]; ok {
 		return conflict(in.entity, "merchant_reference")
 	}
-	put(t, in.rows, k.id, in.own(*v, nil))
+	c := in.own(*v, nil)
+	put(t, in.rows, k.id, &c)
 	put(t, in.byRef, ref, k.id)
 	return nil
 }
@@ -61,11 +64,11 @@ func (in *intents[T]) own(v T, held *T) T {
 // nil) or ErrNotFound.
 func (in *intents[T]) get(scope *paykit.Scope, id string) (*T, error) {
 	v, ok := in.rows[id]
-	if !ok || (scope != nil && in.key(&v).scope != *scope) {
+	if !ok || (scope != nil && in.key(v).scope != *scope) {
 		return nil, paykit.ErrNotFound
 	}
-	v = in.clone(v)
-	return &v, nil
+	c := in.clone(*v)
+	return &c, nil
 }
 
 // update writes v under the Version rule.
@@ -75,7 +78,7 @@ func (in *intents[T]) update(t *txn, v *T) error {
 	if !ok {
 		return paykit.ErrNotFound
 	}
-	cur := in.key(&old)
+	cur := in.key(old)
 	if cur.scope != k.scope {
 		return paykit.ErrNotFound
 	}
@@ -91,7 +94,8 @@ func (in *intents[T]) update(t *txn, v *T) error {
 		put(t, in.byRef, ref, k.id)
 	}
 	*k.version++
-	put(t, in.rows, k.id, in.own(*v, &old))
+	c := in.own(*v, old)
+	put(t, in.rows, k.id, &c)
 	return nil
 }
 
@@ -100,8 +104,8 @@ func (in *intents[T]) update(t *txn, v *T) error {
 func (in *intents[T]) list(match func(*T) bool, pos *paykit.Position, limit int) []T {
 	var out []T
 	for _, v := range in.rows {
-		if match(&v) {
-			out = append(out, in.clone(v))
+		if match(v) {
+			out = append(out, in.clone(*v))
 		}
 	}
 	return page(out, func(v *T) (time.Time, string) { k := in.key(v); return k.createdAt, k.id }, pos, limit)
