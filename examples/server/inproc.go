@@ -11,8 +11,9 @@ import (
 )
 
 // inProcess is an http.RoundTripper that serves each request with a
-// handler in this process: the sandbox adapter reaches the PSP mounted on
-// this server without a socket and without encoding HTTP, while its
+// handler in this process (one that leaves the request's header as it
+// is): the sandbox adapter reaches the PSP mounted on this server without
+// a socket and without encoding HTTP, while its
 // transport failures read as they would over TCP. The request counts as
 // sent once the handler has it (the adapter's httptrace hooks are told
 // so); a handler that returns after the caller gave up answers with the
@@ -63,8 +64,12 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{})
 	}
-	// The handler gets a server-side copy of the request, as over TCP.
-	srvReq := req.Clone(req.Context())
+	// The handler gets a server-side copy of the request, as over TCP,
+	// sharing its header: the handler must not change that.
+	srvReq := new(http.Request)
+	*srvReq = *req
+	u := *req.URL
+	srvReq.URL = &u
 	srvReq.RequestURI = req.URL.RequestURI()
 	srvReq.RemoteAddr = "in-process"
 	if req.Body == nil {
