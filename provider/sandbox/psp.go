@@ -61,7 +61,7 @@ type PSPConfig struct {
 	// on SQLite they queue and commit in groups with its other writers
 	// (a create's record and count then commit together). Nil runs them
 	// with DB.RunInTx.
-	InTx func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
+	InTx func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
 }
 
 // Fault operations: which API call a Fault hits.

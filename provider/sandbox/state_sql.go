@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,7 +147,7 @@ func newSQLState(db *bun.DB, inTx runInTx) *sqlState {
 }
 
 // runInTx runs fn as a write transaction (PSPConfig.InTx).
-type runInTx = func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
+type runInTx = func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
 
 func (s *sqlState) payments() table[*payment]   { return s.pays }
 func (s *sqlState) transfers() table[*transfer] { return s.trfs }
@@ -182,10 +183,16 @@ type sqlTable[T record] struct {
 	// connection by pgx (its statement cache), not as text to parse and
 	// plan every time.
 	cached bool
+	// countStmt and insertStmt are a create's statements on SQLite with
+	// inTx, prepared once on db (and once more on each connection's first
+	// use) instead of parsed at every create; nil while not prepared, or
+	// when preparing failed (they then go as text).
+	prepareOnce           sync.Once
+	countStmt, insertStmt *sql.Stmt
 }
 
 // runInTx runs fn as a transaction: with PSPConfig.InTx when set.
-func (t *sqlTable[T]) runInTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+func (t *sqlTable[T]) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if t.inTx != nil {
 		return t.inTx(ctx, fn)
 	}
@@ -228,12 +235,16 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	if !t.pg && t.inTx != nil {
 		// SQLite with PSPConfig.InTx: the count and the record in one
 		// transaction, which queues for the process's writer.
+		t.prepareOnce.Do(func() {
+			t.countStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), countCreate)
+			t.insertStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), insert)
+		})
 		var n int64
-		err := t.inTx(ctx, func(ctx context.Context, db bun.IDB) error {
-			if _, err := db.ExecContext(ctx, countCreate, key); err != nil {
+		err := t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := execIn(ctx, tx, t.countStmt, countCreate, key); err != nil {
 				return err
 			}
-			res, err := db.ExecContext(ctx, insert, key, id, state, dueAt, data)
+			res, err := execIn(ctx, tx, t.insertStmt, insert, key, id, state, dueAt, data)
 			if err != nil {
 				return err
 			}
@@ -263,6 +274,14 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	return n == 1, nil
 }
 
+// execIn runs query in tx: as stmt, its prepared form, when there is one.
+func execIn(ctx context.Context, tx bun.Tx, stmt *sql.Stmt, query string, args ...any) (sql.Result, error) {
+	if stmt != nil {
+		return tx.Tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
+}
+
 // countCreate counts one create request under a key.
 const countCreate = `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)
 		ON CONFLICT (idem_key) DO UPDATE SET calls = sandbox_create_calls.calls + 1`
@@ -280,7 +299,7 @@ func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, e
 		lock = " FOR UPDATE"
 	}
 	found := false
-	err := t.runInTx(ctx, func(ctx context.Context, tx bun.IDB) error {
+	err := t.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var before string
 		err := tx.QueryRowContext(ctx, "SELECT data FROM "+t.name+" WHERE "+col+" = ?"+lock, l.value).Scan(&before)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -29,7 +29,7 @@ type stateBackend struct {
 // stateDB is where a PSP keeps its state: PSPConfig's DB and InTx.
 type stateDB struct {
 	db   *bun.DB
-	inTx func(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
+	inTx func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
 }
 
 var stateBackends = []stateBackend{

@@ -30,11 +30,11 @@ func ExampleStore_RunInTx() {
 		log.Fatal(err)
 	}
 
-	err = store.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
-		if _, err := db.ExecContext(ctx, "INSERT INTO orders (id, total) VALUES (?, ?)", "order-1", 4200); err != nil {
+	err = store.RunInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO orders (id, total) VALUES (?, ?)", "order-1", 4200); err != nil {
 			return err
 		}
-		_, err := db.ExecContext(ctx, "INSERT INTO orders (id, total) VALUES (?, ?)", "order-2", 1500)
+		_, err := tx.ExecContext(ctx, "INSERT INTO orders (id, total) VALUES (?, ?)", "order-2", 1500)
 		return err
 	})
 	if err != nil {

@@ -158,9 +158,9 @@ func TestRunInTx(t *testing.T) {
 			s := open(t)
 			_, err := s.db.ExecContext(ctx, "CREATE TABLE host_probe (k TEXT PRIMARY KEY)")
 			is.NoErr(err)
-			insert := func(k string) func(context.Context, bun.IDB) error {
-				return func(ctx context.Context, db bun.IDB) error {
-					_, err := db.ExecContext(ctx, "INSERT INTO host_probe (k) VALUES (?)", k)
+			insert := func(k string) func(context.Context, bun.Tx) error {
+				return func(ctx context.Context, tx bun.Tx) error {
+					_, err := tx.ExecContext(ctx, "INSERT INTO host_probe (k) VALUES (?)", k)
 					return err
 				}
 			}
@@ -171,21 +171,35 @@ func TestRunInTx(t *testing.T) {
 			}
 			boom := errors.New("boom")
 			is.NoErr(s.RunInTx(ctx, insert("a")))
-			err = s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
-				is.NoErr(insert("b")(ctx, db))
+			err = s.RunInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+				is.NoErr(insert("b")(ctx, tx))
 				return boom
 			})
 			is.Equal(err, boom)
 			func() {
 				defer func() { is.Equal(recover(), "kaboom") }()
-				_ = s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
-					is.NoErr(insert("c")(ctx, db))
+				_ = s.RunInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+					is.NoErr(insert("c")(ctx, tx))
 					panic("kaboom")
 				})
 			}()
 			is.True(has("a"))
 			is.True(!has("b"))
 			is.True(!has("c"))
+
+			// The Service's *Tx calls join it through WrapTx.
+			scope := paykit.Scope{MerchantID: "mch_host", Environment: paykit.Test}
+			now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+			is.NoErr(s.RunInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+				if err := s.WrapTx(tx).CreateIdempotencyRecord(ctx, &paykit.IdempotencyRecord{Scope: scope, Key: "host-k",
+					Fingerprint: "fp", State: paykit.IdempotencyInProgress, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+					return err
+				}
+				return insert("f")(ctx, tx)
+			}))
+			_, err = s.GetIdempotencyRecord(ctx, scope, "host-k")
+			is.NoErr(err)
+			is.True(has("f"))
 			if s.pg {
 				return
 			}
@@ -208,8 +222,8 @@ func TestRunInTx(t *testing.T) {
 			errs := make(chan error, 2)
 			go func() { errs <- s.RunInTx(ctx, insert("d")) }()
 			go func() {
-				errs <- s.RunInTx(ctx, func(ctx context.Context, db bun.IDB) error {
-					is.NoErr(insert("e")(ctx, db))
+				errs <- s.RunInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+					is.NoErr(insert("e")(ctx, tx))
 					return boom
 				})
 			}()

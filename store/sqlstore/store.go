@@ -286,14 +286,27 @@ func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) er
 }
 
 // RunInTx runs fn as a write transaction of the Store's database, for
-// tables of the host's own beside paykit's: on SQLite it waits its turn
-// among the process's writers and may commit in a group with other
-// transactions (fn then runs in a savepoint of its own, on another
-// caller's goroutine); on PostgreSQL it runs on a connection of the pool.
-// fn must run its statements on db only. An error or panic of fn rolls
-// back what it wrote, and RunInTx returns the error or panics again.
-func (s *Store) RunInTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
-	return s.runTx(ctx, false, func(t tx) error { return fn(ctx, t.db) })
+// tables of the host's own beside paykit's, and for the Service's *Tx
+// calls through WrapTx(tx): on SQLite it waits its turn among the
+// process's writers and may commit in a group with other transactions
+// (fn then runs in a savepoint of its own, on another caller's goroutine,
+// with a ctx that is not cancelled, as a cancelled statement would roll
+// back the whole group); on PostgreSQL it runs on a connection of the
+// pool. fn must not commit or roll back tx. An error or panic of fn
+// rolls back what it wrote, and RunInTx returns the error or panics
+// again.
+func (s *Store) RunInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return s.runTx(ctx, false, func(t tx) error {
+		switch d := t.db.(type) {
+		case bun.Tx:
+			return fn(ctx, d)
+		case connDB:
+			if g, ok := d.conn.(groupConn); ok {
+				return fn(context.WithoutCancel(ctx), g.tx)
+			}
+		}
+		return fmt.Errorf("sqlstore: RunInTx: a transaction on %T", t.db)
+	})
 }
 
 // atomic runs fn as one transaction: in t's own inside InTx, else in a
