@@ -130,10 +130,10 @@ type sqlState struct {
 	rfds *sqlTable[*refund]
 }
 
-// newSQLState returns the state on db. It panics on a dialect other than
-// SQLite or PostgreSQL, as a configuration error.
-// inTx, when not nil, runs write transactions on db (PSPConfig.InTx).
-func newSQLState(db *bun.DB, inTx runInTx) *sqlState {
+// newSQLState returns the state on db; inTx, when not nil, runs its write
+// transactions (PSPConfig.InTx). It panics on a dialect other than SQLite
+// or PostgreSQL, as a configuration error.
+func newSQLState(db *bun.DB, inTx txRunner) *sqlState {
 	pg, err := isPG(db)
 	if err != nil {
 		panic(err)
@@ -146,8 +146,8 @@ func newSQLState(db *bun.DB, inTx runInTx) *sqlState {
 	}
 }
 
-// runInTx runs fn as a write transaction (PSPConfig.InTx).
-type runInTx = func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
+// txRunner runs fn as a write transaction (PSPConfig.InTx).
+type txRunner = func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
 
 func (s *sqlState) payments() table[*payment]   { return s.pays }
 func (s *sqlState) transfers() table[*transfer] { return s.trfs }
@@ -176,7 +176,7 @@ func isPgx(db *bun.DB) bool {
 // sqlTable is one of the record tables.
 type sqlTable[T record] struct {
 	db   *bun.DB
-	inTx runInTx // PSPConfig.InTx; nil: none
+	inTx txRunner // PSPConfig.InTx; nil: none
 	pg   bool
 	name string
 	// cached: insert's statement goes with parameters, prepared once per
