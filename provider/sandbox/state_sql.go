@@ -140,10 +140,23 @@ func newSQLState(db *bun.DB, inTx txRunner) *sqlState {
 	}
 	return &sqlState{
 		db:   db,
-		pays: &sqlTable[*payment]{db: db, inTx: inTx, pg: pg, name: "sandbox_payments", cached: pg && isPgx(db)},
-		trfs: &sqlTable[*transfer]{db: db, inTx: inTx, pg: pg, name: "sandbox_transfers"},
-		rfds: &sqlTable[*refund]{db: db, inTx: inTx, pg: pg, name: "sandbox_refunds"},
+		pays: newSQLTable[*payment](db, inTx, pg, "sandbox_payments", pg && isPgx(db)),
+		trfs: newSQLTable[*transfer](db, inTx, pg, "sandbox_transfers", false),
+		rfds: newSQLTable[*refund](db, inTx, pg, "sandbox_refunds", false),
 	}
+}
+
+// newSQLTable is the table name, its statements written once.
+func newSQLTable[T record](db *bun.DB, inTx txRunner, pg bool, name string, cached bool) *sqlTable[T] {
+	t := &sqlTable[T]{db: db, inTx: inTx, pg: pg, name: name, cached: cached}
+	// A conflict means another create under the key (on any PSP sharing
+	// the database) won: the caller answers with that record.
+	t.insertSQL = "INSERT INTO " + name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	t.countedSQL = "WITH counted AS (" + countCreate + "), inserted AS (" + t.insertSQL + " RETURNING 1) SELECT count(*) FROM inserted"
+	if cached {
+		t.countedSQL = sqltext.Dollar(t.countedSQL, 0)
+	}
+	return t
 }
 
 // txRunner runs fn as a write transaction (PSPConfig.InTx).
@@ -183,6 +196,9 @@ type sqlTable[T record] struct {
 	// connection by pgx (its statement cache), not as text to parse and
 	// plan every time.
 	cached bool
+	// insertSQL inserts a record; countedSQL (PostgreSQL) also counts its
+	// create, with $n placeholders when cached.
+	insertSQL, countedSQL string
 	// countStmt and insertStmt are a create's statements on SQLite with
 	// inTx, prepared once on db (and once more on each connection's first
 	// use) instead of parsed at every create; nil while not prepared, or
@@ -217,34 +233,31 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// A conflict means another create under the key (on any PSP sharing
-	// the database) won: the caller answers with that record.
-	insert := "INSERT INTO " + t.name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	pc := countWith(ctx, key)
-	if pc == nil || (!t.pg && t.inTx == nil) {
+	switch {
+	case pc == nil || (!t.pg && t.inTx == nil):
 		// On SQLite, a statement outside a transaction queues for the
 		// process's writer (sqlstore's pool) instead of polling the
 		// file's lock as db.RunInTx would: the count follows.
-		res, err := t.db.ExecContext(ctx, insert, key, id, state, dueAt, data)
+		res, err := t.db.ExecContext(ctx, t.insertSQL, key, id, state, dueAt, data)
 		if err != nil {
 			return false, err
 		}
 		n, err := res.RowsAffected()
 		return n == 1, err
-	}
-	if !t.pg && t.inTx != nil {
+	case !t.pg:
 		// SQLite with PSPConfig.InTx: the count and the record in one
 		// transaction, which queues for the process's writer.
 		t.prepareOnce.Do(func() {
 			t.countStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), countCreate)
-			t.insertStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), insert)
+			t.insertStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), t.insertSQL)
 		})
 		var n int64
 		err := t.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 			if _, err := execIn(ctx, tx, t.countStmt, countCreate, key); err != nil {
 				return err
 			}
-			res, err := execIn(ctx, tx, t.insertStmt, insert, key, id, state, dueAt, data)
+			res, err := execIn(ctx, tx, t.insertStmt, t.insertSQL, key, id, state, dueAt, data)
 			if err != nil {
 				return err
 			}
@@ -260,12 +273,11 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 	// On PostgreSQL the create's count goes in the same statement: one
 	// round trip, and the count and the record commit together.
 	var n int
-	query := "WITH counted AS (" + countCreate + "), inserted AS (" + insert + " RETURNING 1) SELECT count(*) FROM inserted"
 	if t.cached {
-		err = t.db.DB.QueryRowContext(ctx, sqltext.Dollar(query, 0), pgx.QueryExecModeCacheStatement,
+		err = t.db.DB.QueryRowContext(ctx, t.countedSQL, pgx.QueryExecModeCacheStatement,
 			key, key, id, state, dueAt, data).Scan(&n)
 	} else {
-		err = t.db.QueryRowContext(ctx, query, key, key, id, state, dueAt, data).Scan(&n)
+		err = t.db.QueryRowContext(ctx, t.countedSQL, key, key, id, state, dueAt, data).Scan(&n)
 	}
 	if err != nil {
 		return false, err

@@ -199,12 +199,20 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, q queryer) error {
 		p.stmts[key] = s
 		return nil
 	}
-	for _, m := range preparedInserts {
-		t := db.Table(reflect.TypeOf(m).Elem())
+	// table is model m's table; skip when its writes go as text.
+	table := func(m any) (t *schema.Table, skip bool, err error) {
+		t = db.Table(reflect.TypeOf(m).Elem())
 		if !tables[t.Name] {
-			return fmt.Errorf("%w: no table %s", errNotMigrated, t.Name)
+			return nil, false, fmt.Errorf("%w: no table %s", errNotMigrated, t.Name)
 		}
-		if !p.pg && writesDefaults(t) {
+		return t, !p.pg && writesDefaults(t), nil
+	}
+	for _, m := range preparedInserts {
+		t, skip, err := table(m)
+		if err != nil {
+			return err
+		}
+		if skip {
 			continue
 		}
 		s := &preparedStmt{name: "paykit_insert_" + t.Name, fields: t.Fields}
@@ -225,11 +233,11 @@ func (p *prepared) build(ctx context.Context, db *bun.DB, q queryer) error {
 		}
 	}
 	for m, where := range preparedUpdates {
-		t := db.Table(reflect.TypeOf(m).Elem())
-		if !tables[t.Name] {
-			return fmt.Errorf("%w: no table %s", errNotMigrated, t.Name)
+		t, skip, err := table(m)
+		if err != nil {
+			return err
 		}
-		if !p.pg && writesDefaults(t) {
+		if skip {
 			continue
 		}
 		s := &preparedStmt{name: "paykit_update_" + t.Name}

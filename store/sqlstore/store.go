@@ -30,7 +30,7 @@ type Store struct {
 	pool       *pool
 	persistent bool
 	writes     writeQueue // SQLite's write transactions
-	prep       *prepared  // PostgreSQL's prepared writes, when the Store opened its pool
+	prep       *prepared  // the create paths' prepared writes; nil with NoPreparedStatements or a host's bun.DB (NewWith)
 }
 
 // tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself;
