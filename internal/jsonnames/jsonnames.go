@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/paykit/paykit/internal/jsonscan"
 	"github.com/paykit/paykit/internal/quickjson"
 )
 
@@ -46,12 +47,12 @@ func Decode(body []byte, v any) bool {
 // embedded structs and tag options other than omitempty and omitzero.
 // It allocates nothing once a type's names are cached.
 func Exact(body []byte, t reflect.Type) bool {
-	s := nameScanner{b: body}
+	s := nameScanner{jsonscan.Cursor{B: body}}
 	if !s.value(t, 0) {
 		return false
 	}
-	s.space()
-	return s.i == len(body)
+	s.Space()
+	return s.I == len(body)
 }
 
 var (
@@ -62,47 +63,33 @@ var (
 // nameScanner walks a JSON text along a Go type, checking the member names
 // of objects that decode into structs. It gives up (false) on anything
 // that is not plainly right, invalid JSON included.
-type nameScanner struct {
-	b []byte
-	i int
-}
+type nameScanner struct{ jsonscan.Cursor }
 
 // maxScanDepth bounds nesting; deeper bodies take the checked path.
 const maxScanDepth = 64
 
-func (s *nameScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads the string at s.i (an opening quote) and returns its raw
+// str reads the string at s.I (an opening quote) and returns its raw
 // text, and whether that holds escapes.
 func (s *nameScanner) str() (raw []byte, escaped, ok bool) {
-	s.i++
-	start := s.i
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+	s.I++
+	start := s.I
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
 		case '"':
-			raw = s.b[start:s.i]
-			s.i++
+			raw = s.B[start:s.I]
+			s.I++
 			return raw, escaped, true
 		case '\\':
 			escaped = true
-			s.i += 2
+			s.I += 2
 			continue
 		}
-		s.i++
+		s.I++
 	}
 	return nil, false, false
 }
 
-// value reads the value at s.i, which decodes into t (nil: anything).
+// value reads the value at s.I, which decodes into t (nil: anything).
 func (s *nameScanner) value(t reflect.Type, depth int) bool {
 	if depth > maxScanDepth {
 		return false
@@ -113,11 +100,11 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 	if t != nil && (t.Kind() == reflect.Interface || decodesItself(t)) {
 		t = nil
 	}
-	s.space()
-	if s.i >= len(s.b) {
+	s.Space()
+	if s.I >= len(s.B) {
 		return false
 	}
-	switch s.b[s.i] {
+	switch s.B[s.I] {
 	case '{':
 		var fields map[string]reflect.Type
 		var elem reflect.Type
@@ -132,15 +119,15 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 		default:
 			return false
 		}
-		s.i++
-		s.space()
-		if s.i < len(s.b) && s.b[s.i] == '}' {
-			s.i++
+		s.I++
+		s.Space()
+		if s.I < len(s.B) && s.B[s.I] == '}' {
+			s.I++
 			return true
 		}
 		for {
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] != '"' {
+			s.Space()
+			if s.I >= len(s.B) || s.B[s.I] != '"' {
 				return false
 			}
 			name, escaped, ok := s.str()
@@ -156,15 +143,15 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 					return false
 				}
 			}
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] != ':' {
+			s.Space()
+			if s.I >= len(s.B) || s.B[s.I] != ':' {
 				return false
 			}
-			s.i++
+			s.I++
 			if !s.value(vt, depth+1) {
 				return false
 			}
-			if end, ok := s.next('}'); !ok || end {
+			if end, ok := s.Next('}'); !ok || end {
 				return ok
 			}
 		}
@@ -178,17 +165,17 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 			// Arrays: encoding/json drops extra elements unchecked.
 			return false
 		}
-		s.i++
-		s.space()
-		if s.i < len(s.b) && s.b[s.i] == ']' {
-			s.i++
+		s.I++
+		s.Space()
+		if s.I < len(s.B) && s.B[s.I] == ']' {
+			s.I++
 			return true
 		}
 		for {
 			if !s.value(elem, depth+1) {
 				return false
 			}
-			if end, ok := s.next(']'); !ok || end {
+			if end, ok := s.Next(']'); !ok || end {
 				return ok
 			}
 		}
@@ -197,15 +184,15 @@ func (s *nameScanner) value(t reflect.Type, depth int) bool {
 		return ok
 	}
 	// A number, true, false or null: the typed pass checks it.
-	start := s.i
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+	start := s.I
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
 		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return s.i > start
+			return s.I > start
 		}
-		s.i++
+		s.I++
 	}
-	return s.i > start
+	return s.I > start
 }
 
 // decodesItself reports whether t decodes through its own method.
@@ -250,23 +237,4 @@ func structNames(t reflect.Type) map[string]reflect.Type {
 	}
 	fieldCache.Store(t, fields)
 	return fields
-}
-
-// next reads what follows a member or element: a comma, with more to
-// come, or close, which ends the object or array (end). ok is false on
-// anything else.
-func (s *nameScanner) next(close byte) (end, ok bool) {
-	s.space()
-	if s.i >= len(s.b) {
-		return false, false
-	}
-	switch s.b[s.i] {
-	case ',':
-		s.i++
-		return false, true
-	case close:
-		s.i++
-		return true, true
-	}
-	return false, false
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paykit/paykit/internal/jsonscan"
 )
 
 // Decode decodes data into v, a pointer to a struct, and reports true
@@ -33,13 +35,13 @@ func Decode(data []byte, v any) bool {
 	if p == nil {
 		return false
 	}
-	d := decoder{b: data}
-	d.space()
+	d := decoder{jsonscan.Cursor{B: data}}
+	d.Space()
 	if !d.object(p, rv.Elem()) {
 		return false
 	}
-	d.space()
-	return d.i == len(d.b)
+	d.Space()
+	return d.I == len(d.B)
 }
 
 // kinds of fields a plan decodes.
@@ -172,36 +174,22 @@ func hasOwnDecoding(t reflect.Type) bool {
 	return t.Implements(jsonUnm) || pt.Implements(jsonUnm) || t.Implements(textUnm) || pt.Implements(textUnm)
 }
 
-type decoder struct {
-	b []byte
-	i int
-}
+type decoder struct{ jsonscan.Cursor }
 
-func (d *decoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads the string at d.i (at its opening quote): its raw text,
+// str reads the string at d.I (at its opening quote): its raw text,
 // which is its value, or false for one with an escape, a control
 // character or invalid UTF-8, or no end.
 func (d *decoder) str() ([]byte, bool) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	if d.I >= len(d.B) || d.B[d.I] != '"' {
 		return nil, false
 	}
-	start := d.i + 1
+	start := d.I + 1
 	ascii := true
-	for j := start; j < len(d.b); j++ {
-		switch c := d.b[j]; {
+	for j := start; j < len(d.B); j++ {
+		switch c := d.B[j]; {
 		case c == '"':
-			d.i = j + 1
-			raw := d.b[start:j]
+			d.I = j + 1
+			raw := d.B[start:j]
 			return raw, ascii || utf8.Valid(raw)
 		case c == '\\' || c < 0x20:
 			return nil, false
@@ -212,17 +200,17 @@ func (d *decoder) str() ([]byte, bool) {
 	return nil, false
 }
 
-// literal reads the run of number or literal characters at d.i.
+// literal reads the run of number or literal characters at d.I.
 func (d *decoder) literal() []byte {
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
+	start := d.I
+	for d.I < len(d.B) {
+		c := d.B[d.I]
 		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && c != '-' && c != '+' && c != '.' && (c < 'A' || c > 'Z') {
 			break
 		}
-		d.i++
+		d.I++
 	}
-	return d.b[start:d.i]
+	return d.B[start:d.I]
 }
 
 func (d *decoder) object(p *plan, v reflect.Value) bool {
@@ -232,35 +220,35 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 	})
 }
 
-// members reads the object at d.i (at its opening brace), calling member
-// for each member with its name once d.i is at its value, which member
+// members reads the object at d.I (at its opening brace), calling member
+// for each member with its name once d.I is at its value, which member
 // reads; false when the text is not such an object or member fails.
 func (d *decoder) members(member func(name []byte) bool) bool {
-	if d.i >= len(d.b) || d.b[d.i] != '{' {
+	if d.I >= len(d.B) || d.B[d.I] != '{' {
 		return false
 	}
-	d.i++
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
-		d.i++
+	d.I++
+	d.Space()
+	if d.I < len(d.B) && d.B[d.I] == '}' {
+		d.I++
 		return true
 	}
 	for {
-		d.space()
+		d.Space()
 		name, ok := d.str()
 		if !ok {
 			return false
 		}
-		d.space()
-		if d.i >= len(d.b) || d.b[d.i] != ':' {
+		d.Space()
+		if d.I >= len(d.B) || d.B[d.I] != ':' {
 			return false
 		}
-		d.i++
-		d.space()
+		d.I++
+		d.Space()
 		if !member(name) {
 			return false
 		}
-		if end, ok := d.next('}'); !ok || end {
+		if end, ok := d.Next('}'); !ok || end {
 			return ok
 		}
 	}
@@ -294,12 +282,12 @@ func (d *decoder) value(f field, fv reflect.Value) bool {
 			return false
 		}
 	case kTime, kTimePtr:
-		start := d.i
+		start := d.I
 		if _, ok := d.str(); !ok {
 			return false
 		}
 		var t time.Time
-		if t.UnmarshalJSON(d.b[start:d.i]) != nil {
+		if t.UnmarshalJSON(d.B[start:d.I]) != nil {
 			return false
 		}
 		switch {
@@ -315,7 +303,7 @@ func (d *decoder) value(f field, fv reflect.Value) bool {
 	case kStruct:
 		return d.object(f.sub, fv)
 	case kStructPtr:
-		if d.i >= len(d.b) || d.b[d.i] != '{' {
+		if d.I >= len(d.B) || d.B[d.I] != '{' {
 			return false // null among others
 		}
 		if fv.IsNil() {
@@ -345,7 +333,7 @@ func plainInteger(lit []byte) bool {
 }
 
 func (d *decoder) stringMap(fv reflect.Value) bool {
-	if d.i >= len(d.b) || d.b[d.i] != '{' {
+	if d.I >= len(d.B) || d.B[d.I] != '{' {
 		return false
 	}
 	if fv.IsNil() {
@@ -359,22 +347,4 @@ func (d *decoder) stringMap(fv reflect.Value) bool {
 		}
 		return ok
 	})
-}
-
-// next reads what follows a member: a comma, with more to come, or close,
-// which ends the object (end). ok is false on anything else.
-func (d *decoder) next(close byte) (end, ok bool) {
-	d.space()
-	if d.i >= len(d.b) {
-		return false, false
-	}
-	switch d.b[d.i] {
-	case ',':
-		d.i++
-		return false, true
-	case close:
-		d.i++
-		return true, true
-	}
-	return false, false
 }
