@@ -195,17 +195,9 @@ func NewPSP(cfg PSPConfig) *PSP {
 		p.now = time.Now
 	}
 	m := http.NewServeMux()
-	m.HandleFunc("POST /api/payments", p.api(p.createPayment))
-	m.HandleFunc("GET /api/payments/{key}", p.api(p.inquirePayment))
-	m.HandleFunc("POST /api/payments/{key}/cancel", p.api(p.cancelPayment))
-	m.HandleFunc("POST /api/payments/{key}/approve", p.api(p.payerAPI(true)))
-	m.HandleFunc("POST /api/payments/{key}/decline", p.api(p.payerAPI(false)))
-	m.HandleFunc("POST /api/payouts", p.api(p.createPayout))
-	m.HandleFunc("GET /api/payouts/{key}", p.api(p.inquirePayout))
-	m.HandleFunc("POST /api/payouts/{key}/cancel", p.api(p.cancelPayout))
-	m.HandleFunc("POST /api/payouts/{key}/return", p.api(p.returnPayout))
-	m.HandleFunc("POST /api/refunds", p.api(p.createRefund))
-	m.HandleFunc("GET /api/refunds/{key}", p.api(p.inquireRefund))
+	for rt := range routeCount {
+		m.HandleFunc(rt.pattern(), p.api(p.serveRoute(rt)))
+	}
 	m.HandleFunc("/api/", p.api(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, errNoRoute, "No such API path: "+r.Method+" "+r.URL.Path)
 	}))
@@ -328,15 +320,24 @@ func (p *PSP) api(h http.HandlerFunc) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		if p.apiKey != "" {
 			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(p.apiKey)) != 1 {
+			if !ok || !p.authorized(token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="sandbox-psp"`)
-				writeError(w, http.StatusUnauthorized, errAuth, "Missing or wrong API key.")
+				writeAnswer(w, errUnauthorized)
 				return
 			}
 		}
 		h(w, r)
 	}
 }
+
+// authorized reports whether token is the PSP's API key (any token is,
+// when it has none).
+func (p *PSP) authorized(token string) bool {
+	return p.apiKey == "" || subtle.ConstantTimeCompare([]byte(token), []byte(p.apiKey)) == 1
+}
+
+// errUnauthorized answers a call without the API key.
+var errUnauthorized = errAnswer(http.StatusUnauthorized, errAuth, "Missing or wrong API key.")
 
 // answer is what an API operation replies.
 type answer struct {
@@ -359,38 +360,29 @@ func stateError(err error) answer {
 // serveOp runs one API operation between its injected faults: a fault
 // before the effect leaves no trace (but for broken, when set, which runs
 // first), one after it leaves the effect recorded and the answer lost.
-func (p *PSP) serveOp(w http.ResponseWriter, r *http.Request, op string, broken func(), effect func() answer) {
+func (p *PSP) serveOp(op string, broken func(), effect func() answer) answer {
 	if kind, ok := p.takeFault(op, false); ok {
 		if broken != nil {
 			broken()
 		}
-		p.applyFault(w, r, kind)
-		return
+		return faultAnswer(kind)
 	}
 	a := effect()
 	if kind, ok := p.takeFault(op, true); ok {
-		p.applyFault(w, r, kind)
-		return
+		return faultAnswer(kind)
 	}
-	switch {
-	case a.hold:
-		p.holdRequest(w, r)
-	case a.drop:
-		dropConnection(w, r)
-	default:
-		writeJSON(w, a.status, a.body)
-	}
+	return a
 }
 
 // keyedOp serves an operation on the record (payment or transfer) under
-// the path's key, settled to the PSP's time; what effect changes is kept.
+// the call's key, settled to the PSP's time; what effect changes is kept.
 // A key the PSP never recorded is 404 ERR_NOT_FOUND, its word that no such
 // attempt exists.
-func keyedOp[T record](p *PSP, w http.ResponseWriter, r *http.Request, op string, records table[T], effect func(rec T, now time.Time) answer) {
-	key := r.PathValue("key")
-	p.serveOp(w, r, op, nil, func() answer {
+func keyedOp[T record](p *PSP, ctx context.Context, c apiCall, op string, records table[T], effect func(rec T, now time.Time) answer) answer {
+	key := c.key
+	return p.serveOp(op, nil, func() answer {
 		var a answer
-		found, err := records.update(r.Context(), byKey(key), func(rec T) {
+		found, err := records.update(ctx, byKey(key), func(rec T) {
 			now := p.now()
 			rec.base().settle(now)
 			a = effect(rec, now)
@@ -458,24 +450,23 @@ func recordNew[T record](ctx context.Context, p *PSP, records table[T], key, fp 
 func okAnswer(body any) answer { return answer{status: http.StatusOK, body: body} }
 
 // create serves a create operation: the idempotency key is required, the
-// body decoded and recorded, and the request counted. It is counted once
+// body read into body and recorded, and the request counted. It is counted once
 // its record is kept (or a fault broke it first), so that a count never
 // runs ahead of the record it led to: by the state's insert of the record,
 // in the same statement, where the state can (pendingCount), else after.
-func (p *PSP) create(w http.ResponseWriter, r *http.Request, op string, body any, record func(ctx context.Context, key string) answer) {
-	key := r.Header.Get("Idempotency-Key")
+func (p *PSP) create(ctx context.Context, c apiCall, op string, body any, record func(ctx context.Context, key string) answer) answer {
+	key := c.key
 	if key == "" || len(key) > 255 {
-		writeError(w, http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
-		return
+		return errAnswer(http.StatusBadRequest, errValidation, "The Idempotency-Key header is required (1 to 255 characters).")
 	}
-	count := func() error { return p.st.countCreate(r.Context(), key) }
-	p.serveOp(w, r, op, func() { _ = count() }, func() answer {
+	count := func() error { return p.st.countCreate(ctx, key) }
+	return p.serveOp(op, func() { _ = count() }, func() answer {
 		var a answer
 		pc := &pendingCount{key: key}
-		if err := decode(r, body); err != nil {
+		if err := c.body(body); err != nil {
 			a = errAnswer(http.StatusBadRequest, errValidation, "Body: "+err.Error())
 		} else {
-			a = record(context.WithValue(r.Context(), pendingCountKey{}, pc), key)
+			a = record(context.WithValue(ctx, pendingCountKey{}, pc), key)
 		}
 		if pc.done {
 			return a
@@ -508,17 +499,16 @@ func countWith(ctx context.Context, key string) *pendingCount {
 	return pc
 }
 
-// applyFault breaks the request as an injected fault of kind does: it is
+// faultAnswer breaks the request as an injected fault of kind does: it is
 // held, dropped, or answered 500.
-func (p *PSP) applyFault(w http.ResponseWriter, r *http.Request, kind FaultKind) {
+func faultAnswer(kind FaultKind) answer {
 	switch kind {
 	case FaultTimeout:
-		p.holdRequest(w, r)
+		return answer{hold: true}
 	case FaultReset:
-		dropConnection(w, r)
-	default:
-		writeError(w, http.StatusInternalServerError, errInternal, "Injected fault.")
+		return answer{drop: true}
 	}
+	return errAnswer(http.StatusInternalServerError, errInternal, "Injected fault.")
 }
 
 // holdRequest keeps the request unanswered until the client goes away or
@@ -526,12 +516,21 @@ func (p *PSP) applyFault(w http.ResponseWriter, r *http.Request, kind FaultKind)
 func (p *PSP) holdRequest(w http.ResponseWriter, r *http.Request) {
 	// The server notices a client going away only once the body is read.
 	_, _ = io.Copy(io.Discard, r.Body)
+	if a, ok := p.held(r.Context()); ok {
+		writeAnswer(w, a)
+	}
+}
+
+// held is a held request's wait: false when ctx ends first, else (once
+// Hold passed) the PSP's 504 ERR_TIMEOUT.
+func (p *PSP) held(ctx context.Context) (answer, bool) {
 	t := time.NewTimer(p.hold)
 	defer t.Stop()
 	select {
-	case <-r.Context().Done():
+	case <-ctx.Done():
+		return answer{}, false
 	case <-t.C:
-		writeError(w, http.StatusGatewayTimeout, errTimeout, "The PSP gave up on the request; inquire for its outcome.")
+		return errAnswer(http.StatusGatewayTimeout, errTimeout, "The PSP gave up on the request; inquire for its outcome."), true
 	}
 }
 
@@ -610,6 +609,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// writeAnswer writes a's status and body.
+func writeAnswer(w http.ResponseWriter, a answer) { writeJSON(w, a.status, a.body) }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, errorView{Code: code, Message: msg})

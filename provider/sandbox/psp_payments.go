@@ -66,9 +66,9 @@ func (pm *payment) view(baseURL string) paymentView {
 	return v
 }
 
-func (p *PSP) createPayment(w http.ResponseWriter, r *http.Request) {
+func (p *PSP) createPayment(ctx context.Context, c apiCall) answer {
 	var in paymentCreate
-	p.create(w, r, OpCreatePayment, &in, func(ctx context.Context, key string) answer {
+	return p.create(ctx, c, OpCreatePayment, &in, func(ctx context.Context, key string) answer {
 		return p.recordPayment(ctx, key, in)
 	})
 }
@@ -199,8 +199,8 @@ func virtualAccount(id, ref, country string) *vaView {
 	return va
 }
 
-func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpInquirePayment, p.st.payments(), func(pm *payment, _ time.Time) answer {
+func (p *PSP) inquirePayment(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, OpInquirePayment, p.st.payments(), func(pm *payment, _ time.Time) answer {
 		return okAnswer(pm.view(p.baseURL))
 	})
 }
@@ -208,8 +208,8 @@ func (p *PSP) inquirePayment(w http.ResponseWriter, r *http.Request) {
 // cancelPayment cancels an attempt that waits for its payer. A pending
 // one is already at the bank: the cancel is recorded, and it settles as it
 // would have. A final one is answered as it is.
-func (p *PSP) cancelPayment(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpCancelPayment, p.st.payments(), func(pm *payment, now time.Time) answer {
+func (p *PSP) cancelPayment(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, OpCancelPayment, p.st.payments(), func(pm *payment, now time.Time) answer {
 		if !final(pm.State) && pm.CancelRequestedAt == nil {
 			pm.CancelRequestedAt = &now
 			if pm.State == statePayerAction {
@@ -222,14 +222,13 @@ func (p *PSP) cancelPayment(w http.ResponseWriter, r *http.Request) {
 
 // payerAPI acts as the payer over the API (paykit's test helpers use it
 // through the adapter's Approve and Decline). No fault reaches it.
-func (p *PSP) payerAPI(approve bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		keyedOp(p, w, r, "", p.st.payments(), func(pm *payment, now time.Time) answer {
-			if err := pm.decide(approve, now); err != nil {
-				return errAnswer(http.StatusConflict, errState, err.Error())
-			}
-			return okAnswer(pm.view(p.baseURL))
-		})
-		p.wake() // once the choice is kept, so the round sees it
-	}
+func (p *PSP) payerAPI(ctx context.Context, c apiCall, approve bool) answer {
+	a := keyedOp(p, ctx, c, "", p.st.payments(), func(pm *payment, now time.Time) answer {
+		if err := pm.decide(approve, now); err != nil {
+			return errAnswer(http.StatusConflict, errState, err.Error())
+		}
+		return okAnswer(pm.view(p.baseURL))
+	})
+	p.wake() // once the choice is kept, so the round sees it
+	return a
 }

@@ -29,9 +29,9 @@ func (t *transfer) view() transferView {
 	}
 }
 
-func (p *PSP) createPayout(w http.ResponseWriter, r *http.Request) {
+func (p *PSP) createPayout(ctx context.Context, c apiCall) answer {
 	var in payoutCreate
-	p.create(w, r, OpCreatePayout, &in, func(ctx context.Context, key string) answer {
+	return p.create(ctx, c, OpCreatePayout, &in, func(ctx context.Context, key string) answer {
 		fp := fingerprint(in)
 		view := func(t *transfer) any { return t.view() }
 		return recordNew(ctx, p, p.st.transfers(), key, fp, view, func(now time.Time) (*transfer, answer, bool) {
@@ -103,8 +103,8 @@ func alphanumeric(s string) bool {
 	return true
 }
 
-func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpInquirePayout, p.st.transfers(), func(t *transfer, _ time.Time) answer {
+func (p *PSP) inquirePayout(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, OpInquirePayout, p.st.transfers(), func(t *transfer, _ time.Time) answer {
 		return okAnswer(t.view())
 	})
 }
@@ -113,8 +113,8 @@ func (p *PSP) inquirePayout(w http.ResponseWriter, r *http.Request) {
 // request and answers PROCESSING with cancel_requested_at set; the
 // transfer becomes CANCELLED after Delay, or when it would have settled
 // if that is sooner. A final transfer is answered as it is.
-func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpCancelPayout, p.st.transfers(), func(t *transfer, now time.Time) answer {
+func (p *PSP) cancelPayout(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, OpCancelPayout, p.st.transfers(), func(t *transfer, now time.Time) answer {
 		if t.State == stateProcessing && t.CancelRequestedAt == nil {
 			t.CancelRequestedAt, t.Updated, t.SettleTo = &now, now, stateCancelled
 			if at := p.settleTime(now); at.Before(t.SettleAt) {
@@ -129,8 +129,8 @@ func (p *PSP) cancelPayout(w http.ResponseWriter, r *http.Request) {
 // returnPayout makes a successful transfer's funds come back (the
 // beneficiary bank returned them): SUCCESS becomes REVERSED. No fault
 // reaches it.
-func (p *PSP) returnPayout(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, "", p.st.transfers(), func(t *transfer, now time.Time) answer {
+func (p *PSP) returnPayout(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, "", p.st.transfers(), func(t *transfer, now time.Time) answer {
 		switch t.State {
 		case stateSuccess:
 			t.State, t.Updated = stateReversed, now

@@ -35,9 +35,9 @@ func (rf *refund) view() refundView {
 // refund is recorded and settles SUCCESS after Delay), anything else
 // PROCESSING then SUCCESS after Delay. The PSP's refusals are 422 with
 // one of its refund codes, and record nothing.
-func (p *PSP) createRefund(w http.ResponseWriter, r *http.Request) {
+func (p *PSP) createRefund(ctx context.Context, c apiCall) answer {
 	var in refundCreate
-	p.create(w, r, OpCreateRefund, &in, func(ctx context.Context, key string) answer {
+	return p.create(ctx, c, OpCreateRefund, &in, func(ctx context.Context, key string) answer {
 		return p.recordRefund(ctx, key, in)
 	})
 }
@@ -151,8 +151,8 @@ func (p *PSP) giveBackRefundable(ctx context.Context, paymentKey string, amount 
 	return err
 }
 
-func (p *PSP) inquireRefund(w http.ResponseWriter, r *http.Request) {
-	keyedOp(p, w, r, OpInquireRefund, p.st.refunds(), func(rf *refund, _ time.Time) answer {
+func (p *PSP) inquireRefund(ctx context.Context, c apiCall) answer {
+	return keyedOp(p, ctx, c, OpInquireRefund, p.st.refunds(), func(rf *refund, _ time.Time) answer {
 		return okAnswer(rf.view())
 	})
 }
