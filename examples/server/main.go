@@ -154,9 +154,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		<-gctx.Done()
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
-		// The sandbox adapter's calls reach the PSP in this process
-		// (pspConn) until the server has stopped: requests in flight may
-		// still call it. Its payer pages and callbacks use the listener.
+		// Requests in flight may still call the sandbox PSP (in this
+		// process) until the server has stopped: its state closes after.
+		// Its payer pages and callbacks use the listener.
 		return srv.Shutdown(shutdownCtx)
 	})
 	err = g.Wait()
@@ -199,15 +199,15 @@ const (
 
 // newSandbox builds the sandbox PSP, mounted at /sandbox, and its adapter.
 // Payers reach the PSP's pages through the public URL; the adapter calls
-// its API on this server's own listen address (baseURL). On a SQL store
+// the PSP in this process. On a SQL store
 // the PSP keeps its state in its own tables (see sandboxDB), over its own
 // connections, as a real PSP keeps its own, so that a restarted server, or any server on the database, answers
 // for what an earlier one's PSP recorded; on the memory store the state
 // lives as long as the process. The API key, which the adapter sends and
 // which signs the PSP's callbacks, is drawn at start and never stored: each
-// server's adapter calls its own PSP mount, and that PSP posts callbacks to
-// its own server.
-func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store, client *http.Client) (*sandbox.PSP, *sandbox.Provider, func(), error) {
+// server's adapter calls its own PSP (in the process, without HTTP), and
+// that PSP posts callbacks to its own server.
+func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, func(), error) {
 	key, err := randomToken()
 	if err != nil {
 		return nil, nil, nil, err
@@ -237,7 +237,9 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 		pspCfg.DB, pspCfg.InTx, closeDB = db.DB(), db.RunInTx, func() { db.Close() }
 	}
 	psp := sandbox.NewPSP(pspCfg)
-	adapter := sandbox.New(sandbox.Config{BaseURL: baseURL + "/sandbox", APIKey: key, Timeout: sandboxTimeout, Client: client})
+	// The adapter calls the PSP in this process directly; payers and
+	// the PSP's callbacks reach each other over HTTP.
+	adapter := sandbox.New(sandbox.Config{PSP: psp, APIKey: key, Timeout: sandboxTimeout})
 	return psp, adapter, closeDB, nil
 }
 
@@ -414,14 +416,11 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		return nil, nil, err
 	}
 	closers = append(closers, func() { store.Close() })
-	pspConn := &inProcess{prefix: "/sandbox"} // the PSP's mount below
-	closers = append(closers, pspConn.close)
-	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store, pspConn.client())
+	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closePSP)
-	pspConn.h = psp
 	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
 	if err != nil {
 		return nil, nil, err

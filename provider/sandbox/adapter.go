@@ -36,6 +36,12 @@ type Config struct {
 	Client *http.Client
 	// Timeout bounds each call, answer included; default 10s.
 	Timeout time.Duration
+	// PSP, when set, is a PSP in this process, which the adapter then
+	// calls directly: no HTTP request, no JSON, and BaseURL and Client are
+	// not used. Each way a call can end reads as it would over HTTP: a
+	// wrong APIKey is a 401, a held request runs into Timeout (unknown), a
+	// dropped one is a connection reset (unacknowledged).
+	PSP *PSP
 }
 
 // Provider is the adapter: it implements paykit.Provider,
@@ -44,11 +50,17 @@ type Config struct {
 // classified into an Outcome, and only the PSP's explicit word ever makes
 // an attempt failed.
 type Provider struct {
-	baseURL string
-	apiKey  string
-	auth    string // the Authorization header: "Bearer " + apiKey, or none
-	client  *http.Client
+	apiKey  string // verifies callbacks
+	conn    conn
 	timeout time.Duration
+}
+
+// conn carries the adapter's calls to the PSP.
+type conn interface {
+	// call makes one call of rt about the record under key (a create's
+	// idempotency key) with the request body, if any; ctx carries the
+	// call's deadline.
+	call(ctx context.Context, rt route, key string, body any) reply
 }
 
 var (
@@ -61,22 +73,30 @@ var (
 
 // New returns an adapter for the PSP at cfg.BaseURL.
 func New(cfg Config) *Provider {
-	p := &Provider{
-		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		apiKey:  cfg.APIKey,
-		client:  cfg.Client,
-		timeout: cfg.Timeout,
-	}
-	if p.apiKey != "" {
-		p.auth = "Bearer " + p.apiKey
-	}
-	if p.client == nil {
-		p.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
+	p := &Provider{apiKey: cfg.APIKey, timeout: cfg.Timeout}
 	if p.timeout <= 0 {
 		p.timeout = 10 * time.Second
 	}
+	if cfg.PSP != nil {
+		p.conn = &localConn{psp: cfg.PSP, apiKey: cfg.APIKey, timeout: p.timeout}
+		return p
+	}
+	c := &httpConn{baseURL: strings.TrimRight(cfg.BaseURL, "/"), client: cfg.Client, timeout: p.timeout}
+	if cfg.APIKey != "" {
+		c.auth = "Bearer " + cfg.APIKey
+	}
+	if c.client == nil {
+		c.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	p.conn = c
 	return p
+}
+
+// send makes one call of rt within the Timeout.
+func (p *Provider) send(ctx context.Context, rt route, key string, body any) reply {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	return p.conn.call(ctx, rt, key, body)
 }
 
 // Capabilities declares everything the sandbox does: payments with
@@ -111,31 +131,29 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 		t := req.ExpiresAt.UTC()
 		body.ExpiresAt = &t
 	}
-	return classify(p.send(ctx, http.MethodPost, "/api/payments", req.Key, body), paymentResult)
+	return classify(p.send(ctx, routeCreatePayment, req.Key, body), paymentResult)
 }
 
 // InquirePayment asks the PSP about the attempt under key.
 func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	key := ref.Key
-	return classify(p.send(ctx, http.MethodGet, keyPath("payments", key, ""), "", nil), paymentResult)
+	return classify(p.send(ctx, routeInquirePayment, ref.Key, nil), paymentResult)
 }
 
 // CancelPayment asks the PSP to cancel the attempt under key and reports
 // its state afterwards (cancelled, or still pending, or already final).
 func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	key := ref.Key
-	return classify(p.send(ctx, http.MethodPost, keyPath("payments", key, "cancel"), "", nil), paymentResult)
+	return classify(p.send(ctx, routeCancelPayment, ref.Key, nil), paymentResult)
 }
 
 // Approve acts as the payer approving the attempt under key on the PSP's
 // page.
 func (p *Provider) Approve(ctx context.Context, key string) error {
-	return p.command(ctx, keyPath("payments", key, "approve"))
+	return p.command(ctx, routeApprovePayment, key)
 }
 
 // Decline acts as the payer declining the attempt under key.
 func (p *Provider) Decline(ctx context.Context, key string) error {
-	return p.command(ctx, keyPath("payments", key, "decline"))
+	return p.command(ctx, routeDeclinePayment, key)
 }
 
 // CreatePayout sends the transfer under req.Key, or gets the one the PSP
@@ -149,27 +167,25 @@ func (p *Provider) CreatePayout(ctx context.Context, req paykit.PayoutRequest) p
 		AmountMinor: req.Amount, Ccy: req.Currency, Country: req.Country, Bank: req.BankCode,
 		BeneficiaryAcct: req.AccountNumber, BeneficiaryName: req.HolderName, BeneficiaryNameTH: req.HolderNameTH,
 	}
-	return classify(p.send(ctx, http.MethodPost, "/api/payouts", req.Key, body), transferResult)
+	return classify(p.send(ctx, routeCreatePayout, req.Key, body), transferResult)
 }
 
 // InquirePayout asks the PSP about the transfer under key.
 func (p *Provider) InquirePayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	key := ref.Key
-	return classify(p.send(ctx, http.MethodGet, keyPath("payouts", key, ""), "", nil), transferResult)
+	return classify(p.send(ctx, routeInquirePayout, ref.Key, nil), transferResult)
 }
 
 // CancelPayout asks the PSP to stop the transfer under key. The PSP may
 // accept and still answer PROCESSING (pending) until the cancel is done.
 func (p *Provider) CancelPayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	key := ref.Key
-	return classify(p.send(ctx, http.MethodPost, keyPath("payouts", key, "cancel"), "", nil), transferResult)
+	return classify(p.send(ctx, routeCancelPayout, ref.Key, nil), transferResult)
 }
 
 // ReturnPayout makes the succeeded transfer under key come back (sandbox
 // only: the beneficiary bank returned the funds); an inquiry then answers
 // OutcomeReturned. paykit's payout return test helper calls it.
 func (p *Provider) ReturnPayout(ctx context.Context, key string) error {
-	return p.command(ctx, keyPath("payouts", key, "return"))
+	return p.command(ctx, routeReturnPayout, key)
 }
 
 // CreateRefund refunds req.Amount of the payment attempt created under
@@ -183,9 +199,9 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 	if req.PaymentKey == "" {
 		body.PaymentID = req.PaymentRef
 	}
-	rp := p.send(ctx, http.MethodPost, "/api/refunds", req.Key, body)
+	rp := p.send(ctx, routeCreateRefund, req.Key, body)
 	if rp.failed == nil && rp.status == http.StatusUnprocessableEntity {
-		switch errorCode(rp.body) {
+		switch errorOf(rp).Code {
 		case errRefundPayment, errRefundAmount, errRefundUnsupported:
 			return paykit.Result{Outcome: paykit.OutcomeFailed, FailureCode: paykit.RefundProviderError, Detail: errorDetail(rp)}
 		}
@@ -195,8 +211,7 @@ func (p *Provider) CreateRefund(ctx context.Context, req paykit.RefundRequest) p
 
 // InquireRefund asks the PSP about the refund under key.
 func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	key := ref.Key
-	return classify(p.send(ctx, http.MethodGet, keyPath("refunds", key, ""), "", nil), refundResult)
+	return classify(p.send(ctx, routeInquireRefund, ref.Key, nil), refundResult)
 }
 
 // notOffered is the result of a request the adapter does not send.
@@ -206,8 +221,8 @@ func notOffered(what string) paykit.Result {
 }
 
 // command sends a payer or test action; anything but a 2xx is an error.
-func (p *Provider) command(ctx context.Context, path string) error {
-	rp := p.send(ctx, http.MethodPost, path, "", nil)
+func (p *Provider) command(ctx context.Context, rt route, key string) error {
+	rp := p.send(ctx, rt, key, nil)
 	switch {
 	case rp.failed != nil:
 		return fmt.Errorf("sandbox: %s: %s", rp.failed.Outcome, rp.failed.Detail)
@@ -217,27 +232,27 @@ func (p *Provider) command(ctx context.Context, path string) error {
 	return nil
 }
 
-// keyPath is the API path of the attempt or transfer under key.
-func keyPath(kind, key, action string) string {
-	path := "/api/" + kind + "/" + url.PathEscape(key)
-	if action != "" {
-		path += "/" + action
-	}
-	return path
-}
-
-// reply is how one call ended: an HTTP answer, or (failed) the outcome of
+// reply is how one call ended: an answer, or (failed) the outcome of
 // a call that got no usable answer.
 type reply struct {
 	status int
-	body   []byte
+	body   []byte // the answer's JSON, over HTTP
+	value  any    // the answer itself, from a PSP in this process
 	failed *paykit.Result
 }
 
 // maxAnswer bounds what the adapter reads of an answer.
 const maxAnswer = 1 << 20
 
-// send makes one call within the Timeout and classifies transport
+// httpConn calls the PSP over HTTP.
+type httpConn struct {
+	baseURL string
+	auth    string // the Authorization header: "Bearer " + APIKey, or none
+	client  *http.Client
+	timeout time.Duration
+}
+
+// call makes one call and classifies transport
 // failures by how far the call got:
 //   - nothing sent (dial error, connection refused): Unacknowledged; no
 //     attempt can come of this call, and a retry is safe;
@@ -250,9 +265,11 @@ const maxAnswer = 1 << 20
 // Idempotency-Key is switched off, so that every failure is seen here; a
 // request that never left on a reused keep-alive connection is resent
 // once, which is what the client would do for any request.
-func (p *Provider) send(ctx context.Context, method, path, idemKey string, body any) reply {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+func (p *httpConn) call(ctx context.Context, rt route, key string, body any) reply {
+	method, path, idemKey := routes[rt].method, rt.path(key), ""
+	if rt.creates() {
+		idemKey = key
+	}
 	var payload []byte
 	if body != nil {
 		var err error
@@ -347,20 +364,20 @@ func unwrapURLError(err error) error {
 //     about the attempt and is Unknown);
 //   - any other answer (409 idempotency, 400 validation, 401, 3xx):
 //     Unknown. It is never a failure: only the PSP's explicit state is.
-func classify(rp reply, decode func([]byte) (paykit.Result, error)) paykit.Result {
+func classify(rp reply, decode func(reply) (paykit.Result, error)) paykit.Result {
 	if rp.failed != nil {
 		return *rp.failed
 	}
 	switch {
 	case rp.status/100 == 2:
-		r, err := decode(rp.body)
+		r, err := decode(rp)
 		if err != nil {
 			return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: fmt.Sprintf("http %d, unreadable answer: %v", rp.status, err)}
 		}
 		return r
 	case rp.status >= 500:
 		return paykit.Result{Outcome: paykit.OutcomeUnacknowledged, Detail: errorDetail(rp)}
-	case rp.status == http.StatusNotFound && errorCode(rp.body) == errNotFound:
+	case rp.status == http.StatusNotFound && errorOf(rp).Code == errNotFound:
 		return paykit.Result{Outcome: paykit.OutcomeNotFound, Detail: errorDetail(rp)}
 	}
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errorDetail(rp)}
@@ -376,17 +393,34 @@ func unmarshal(body []byte, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-func errorCode(body []byte) string {
+// answerAs is the answer of rp as a T.
+func answerAs[T any](rp reply) (T, error) {
+	var v T
+	if rp.value == nil {
+		return v, unmarshal(rp.body, &v)
+	}
+	v, ok := rp.value.(T)
+	if !ok {
+		return v, fmt.Errorf("an answer of type %T", rp.value)
+	}
+	return v, nil
+}
+
+// errorOf is the error answer in rp, as far as it is one.
+func errorOf(rp reply) errorView {
 	var e errorView
-	_ = json.Unmarshal(body, &e)
-	return e.Code
+	if rp.value != nil {
+		e, _ = rp.value.(errorView)
+		return e
+	}
+	_ = json.Unmarshal(rp.body, &e)
+	return e
 }
 
 // errorDetail describes an error answer for logs: status, the PSP's code
 // and (shortened) message, which never carries an account number.
 func errorDetail(rp reply) string {
-	var e errorView
-	_ = json.Unmarshal(rp.body, &e)
+	e := errorOf(rp)
 	d := fmt.Sprintf("http %d", rp.status)
 	if e.Code != "" {
 		d += " " + e.Code
@@ -401,9 +435,9 @@ func errorDetail(rp reply) string {
 }
 
 // paymentResult maps the PSP's answer about a payment attempt.
-func paymentResult(body []byte) (paykit.Result, error) {
-	var v paymentView
-	if err := unmarshal(body, &v); err != nil {
+func paymentResult(rp reply) (paykit.Result, error) {
+	v, err := answerAs[paymentView](rp)
+	if err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {
@@ -419,9 +453,9 @@ func paymentResult(body []byte) (paykit.Result, error) {
 }
 
 // transferResult maps the PSP's answer about a transfer.
-func transferResult(body []byte) (paykit.Result, error) {
-	var v transferView
-	if err := unmarshal(body, &v); err != nil {
+func transferResult(rp reply) (paykit.Result, error) {
+	v, err := answerAs[transferView](rp)
+	if err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {
@@ -439,9 +473,9 @@ func transferResult(body []byte) (paykit.Result, error) {
 }
 
 // refundResult maps the PSP's answer about a refund.
-func refundResult(body []byte) (paykit.Result, error) {
-	var v refundView
-	if err := unmarshal(body, &v); err != nil {
+func refundResult(rp reply) (paykit.Result, error) {
+	v, err := answerAs[refundView](rp)
+	if err != nil {
 		return paykit.Result{}, err
 	}
 	if v.State == "" {
@@ -523,7 +557,7 @@ func providerAction(v paymentView) *paykit.ProviderAction {
 	if pa == nil {
 		return nil
 	}
-	a := &paykit.ProviderAction{ExpiresAt: v.ExpiresAt}
+	a := &paykit.ProviderAction{ExpiresAt: v.ExpiresAt.UTC()}
 	switch {
 	case pa.Kind == actionRedirect && pa.URL != "":
 		a.Type, a.URL = paykit.NextActionRedirectToURL, pa.URL

@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// localConn calls a PSP in this process (Config.PSP): the PSP's answer
+// as a Go value, with each way a call can end read as over HTTP.
+type localConn struct {
+	psp     *PSP
+	apiKey  string
+	timeout time.Duration
+}
+
+func (c *localConn) call(ctx context.Context, rt route, key string, body any) (rp reply) {
+	if err := ctx.Err(); err != nil {
+		return transportFailure(ctx, err, false, c.timeout) // not sent
+	}
+	if !c.psp.authorized(c.apiKey) {
+		return reply{status: errUnauthorized.status, value: errUnauthorized.body}
+	}
+	defer func() {
+		if recover() != nil {
+			// A server closes the connection of a handler that panics.
+			rp = transportFailure(ctx, syscall.ECONNRESET, true, c.timeout)
+		}
+	}()
+	a := c.psp.call(ctx, rt, apiCall{key: key, body: func(v any) error { return assign(v, body) }})
+	if a.hold {
+		var answered bool
+		if a, answered = c.psp.held(ctx); !answered {
+			return transportFailure(ctx, ctx.Err(), true, c.timeout)
+		}
+	}
+	if a.drop {
+		return transportFailure(ctx, syscall.ECONNRESET, true, c.timeout)
+	}
+	if err := ctx.Err(); err != nil {
+		// The caller gave up while the PSP worked: over HTTP no answer
+		// would have reached it either.
+		return transportFailure(ctx, err, true, c.timeout)
+	}
+	return reply{status: a.status, value: a.body}
+}
+
+// assign copies src, the adapter's request body, into dst, the PSP's
+// request of the same type.
+func assign(dst, src any) error {
+	if assignAs[paymentCreate](dst, src) || assignAs[payoutCreate](dst, src) || assignAs[refundCreate](dst, src) {
+		return nil
+	}
+	return fmt.Errorf("a %T body for a %T request", src, dst)
+}
+
+func assignAs[T any](dst, src any) bool {
+	d, ok := dst.(*T)
+	s, ok2 := src.(T)
+	if ok && ok2 {
+		*d = s
+	}
+	return ok && ok2
+}
