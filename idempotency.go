@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -102,11 +101,19 @@ func answerOf(kind AnswerKind, v any) *StoredAnswer {
 	return a
 }
 
-var idempotencyKeyPattern = regexp.MustCompile(`^[!-~]{1,255}$`)
-
 // ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII
-// characters.
-func ValidIdempotencyKey(key string) bool { return idempotencyKeyPattern.MatchString(key) }
+// characters (! to ~).
+func ValidIdempotencyKey(key string) bool {
+	if len(key) == 0 || len(key) > 255 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < '!' || key[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
 
 // idempotencyLock is how long a request owns its key before a retry or the
 // worker may take over its unfinished execution. It outlasts a Provider call.
