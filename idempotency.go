@@ -7,7 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
+
+	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // IdempotencyState is the lifecycle of an idempotency record.
@@ -149,14 +153,53 @@ func newOperation(scope Scope, key, name, target string, params any) (operation,
 	return operation{scope: scope, key: key, fingerprint: fp}, nil
 }
 
-// fingerprint hashes an operation's name and parsed parameters.
+// fingerprint hashes an operation's name and parsed parameters (their
+// json.Marshal).
 func fingerprint(name string, params any) (string, error) {
-	body, err := json.Marshal(params)
-	if err != nil {
-		return "", Internal(err)
+	buf := fingerprintBuffers.Get().(*[]byte)
+	defer fingerprintBuffers.Put(buf)
+	b := append(append((*buf)[:0], name...), '\n')
+	if req, ok := params.(CreatePaymentIntentRequest); ok {
+		b = req.appendJSON(b)
+	} else {
+		body, err := json.Marshal(params)
+		if err != nil {
+			return "", Internal(err)
+		}
+		b = append(b, body...)
 	}
-	sum := sha256.Sum256(append([]byte(name+"\n"), body...))
+	*buf = b
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// fingerprintBuffers holds the buffers fingerprint hashes.
+var fingerprintBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// appendJSON appends json.Marshal(r), byte for byte, without reflection:
+// a create's fingerprint is hashed on every request.
+func (r *CreatePaymentIntentRequest) appendJSON(b []byte) []byte {
+	b = append(b, `{"amount":`...)
+	b = strconv.AppendInt(b, r.Amount, 10)
+	b = append(b, `,"currency":`...)
+	b = jsonappend.String(b, r.Currency)
+	b = append(b, `,"country":`...)
+	b = jsonappend.String(b, r.Country)
+	b = append(b, `,"merchant_reference":`...)
+	b = jsonappend.String(b, r.MerchantReference)
+	b = append(b, `,"payment_method":`...)
+	b = jsonappend.String(b, r.PaymentMethod)
+	b = append(b, `,"customer":`...)
+	b = jsonappend.StringMap(b, r.Customer)
+	if len(r.PaymentMethodOptions) > 0 {
+		b = append(b, `,"payment_method_options":`...)
+		b = jsonappend.StringMap(b, r.PaymentMethodOptions)
+	}
+	if r.ReturnURL != "" {
+		b = append(b, `,"return_url":`...)
+		b = jsonappend.String(b, r.ReturnURL)
+	}
+	return append(b, '}')
 }
 
 // claim is the state of an idempotent operation after begin.

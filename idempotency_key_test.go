@@ -1,6 +1,10 @@
 package paykit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,5 +23,45 @@ func TestValidIdempotencyKeyAsPattern(t *testing.T) {
 		if got, want := ValidIdempotencyKey(k), pattern.MatchString(k); got != want {
 			t.Errorf("ValidIdempotencyKey(%q) = %t, the pattern says %t", k, got, want)
 		}
+	}
+}
+
+// A create's fingerprint hashes json.Marshal of the request, byte for
+// byte, so that keys stored before match after: every field, the maps
+// nil, empty and full, and strings that encoding/json escapes.
+func TestCreateFingerprintAsEncodingJSON(t *testing.T) {
+	if n := reflect.TypeFor[CreatePaymentIntentRequest]().NumField(); n != 8 {
+		t.Fatalf("CreatePaymentIntentRequest has %d fields; appendJSON writes 8", n)
+	}
+	texts := []string{"", "MYR", "a\"b\\c", "<tag>&amp;", "line\nbreak\t\x01", "é ünï", "\u2028\u2029", "\xff\xfe bad", "emoji 🎉", "ref-123"}
+	maps := []map[string]string{nil, {}, {"name": "A"}, {"name": "A", "email": "a@example.com", "phone": "+60"},
+		{"<k>": "v&", "b": "\x00", "a": "é", "z\"": "\xff", "c": "1", "d": "2", "e": "3", "f": "4", "g": "5", "h": "6"}}
+	n := 0
+	for i, s := range texts {
+		for j, m := range maps {
+			req := CreatePaymentIntentRequest{
+				Amount: int64(i*1000 - 3), Currency: s, Country: texts[(i+1)%len(texts)], MerchantReference: texts[(i+2)%len(texts)],
+				PaymentMethod: texts[(i+3)%len(texts)], Customer: m, PaymentMethodOptions: maps[(i+j)%len(maps)], ReturnURL: texts[(i+j)%len(texts)],
+			}
+			want, err := json.Marshal(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := req.appendJSON(nil); string(got) != string(want) {
+				t.Errorf("appendJSON:\n%s\njson.Marshal:\n%s", got, want)
+			}
+			got, err := fingerprint("payment_intent.create ", req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(append([]byte("payment_intent.create \n"), want...))
+			if got != hex.EncodeToString(sum[:]) {
+				t.Errorf("fingerprint of %+v differs from the hash of json.Marshal", req)
+			}
+			n++
+		}
+	}
+	if n != len(texts)*len(maps) {
+		t.Fatal("not every request was checked")
 	}
 }
