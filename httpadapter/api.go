@@ -285,7 +285,10 @@ func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v an
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer putBodyBuffer(buf)
 	// What json.Marshal makes of v, and the newline writeBody ends with.
-	if err := json.NewEncoder(buf).Encode(project(v)); err != nil {
+	if pi := paymentIntentOf(v); pi != nil {
+		view := paymentIntentView(pi)
+		buf.Write(append(view.appendJSON(buf.AvailableBuffer()), '\n'))
+	} else if err := json.NewEncoder(buf).Encode(project(v)); err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
 	}
