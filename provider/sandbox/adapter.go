@@ -395,15 +395,22 @@ func unmarshal(body []byte, v any) error {
 
 // answerAs is the answer of rp as a T.
 func answerAs[T any](rp reply) (T, error) {
-	var v T
 	if rp.value == nil {
-		return v, unmarshal(rp.body, &v)
+		return decodeAs[T](rp.body)
 	}
 	v, ok := rp.value.(T)
 	if !ok {
 		return v, fmt.Errorf("an answer of type %T", rp.value)
 	}
 	return v, nil
+}
+
+// decodeAs is the JSON answer body as a T. (Apart from answerAs, whose T
+// then stays off the heap.)
+func decodeAs[T any](body []byte) (T, error) {
+	var v T
+	err := unmarshal(body, &v)
+	return v, err
 }
 
 // errorOf is the error answer in rp, as far as it is one.
