@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/mail"
 	"slices"
 	"time"
@@ -542,7 +543,9 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		ExpiresAt: pi.ExpiresAt,
 	})
 	s.observe(pi.Provider, res)
-	s.log.InfoContext(ctx, "provider create payment", "payment_intent", pi.ID, "provider", pi.Provider, "outcome", res.Outcome, "detail", res.Detail)
+	// Typed attributes: the line is written on every create.
+	s.log.LogAttrs(ctx, slog.LevelInfo, "provider create payment", slog.String("payment_intent", pi.ID),
+		slog.String("provider", pi.Provider), slog.String("outcome", string(res.Outcome)), slog.String("detail", res.Detail))
 	return res, nil
 }
 
