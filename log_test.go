@@ -1,11 +1,9 @@
 package paykit_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"regexp"
-	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -14,29 +12,11 @@ import (
 	"github.com/paykit/paykit/paykittest"
 )
 
-// lockedBuffer is a log sink safe for the Service's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // A create logs its Provider call as one line of plain text attributes.
 func TestCreateLogsTheProviderCall(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	var logs lockedBuffer
+	var logs paykittest.LogBuffer
 	e := paykittest.New(t, paykittest.WithConfig(func(c *paykit.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	}))

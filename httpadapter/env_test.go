@@ -129,7 +129,7 @@ type env struct {
 	store    paykit.Store
 	srv      *httptest.Server
 	client   *http.Client // checks every response against the OpenAPI document
-	logs     *syncBuffer
+	logs     *paykittest.LogBuffer
 	registry *prometheus.Registry
 	opToken  string
 }
@@ -170,7 +170,7 @@ func newEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig) *
 // manual clock; without, routing, providers and clock are cfg's.
 func newPaykitEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envConfig, withSandbox bool) *sandboxEnv {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &paykittest.LogBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The listener exists before the server starts, so the Service knows
 	// its public URL (the base of next_action URLs).
@@ -368,24 +368,6 @@ func (e *env) send(method, path string, body any, headers ...header) (response, 
 		return response{}, err
 	}
 	return response{resp.StatusCode, resp.Header, raw}, nil
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // seed stores a payment intent directly.

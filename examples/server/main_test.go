@@ -22,6 +22,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -29,7 +30,7 @@ import (
 type server struct {
 	url, token, merchant, public, secret string
 	printed                              map[string]string // stdout, by label
-	stderr                               *syncBuffer
+	stderr                               *paykittest.LogBuffer
 	stop                                 func() error
 }
 
@@ -44,7 +45,7 @@ func startEnv(t *testing.T, vars map[string]string, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, pw := io.Pipe()
-	s := &server{stderr: &syncBuffer{}}
+	s := &server{stderr: &paykittest.LogBuffer{}}
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, args, func(k string) string { return vars[k] }, pw, s.stderr)
@@ -99,23 +100,6 @@ func startEnv(t *testing.T, vars map[string]string, args ...string) *server {
 	s.url, s.merchant, s.printed = printed["url"], printed["demo merchant"], printed
 	s.public, s.secret = printed["test public key"], printed["test secret key"]
 	return s
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // call sends a request and returns status, headers and body.
@@ -267,7 +251,7 @@ func TestDemoMerchantSurvivesRestart(t *testing.T) {
 func TestNoDemo(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr paykittest.LogBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-db", "memory", "-addr", "127.0.0.1:0"}, func(name string) string {

@@ -90,31 +90,25 @@ type apiCall struct {
 // call runs one call of rt. Its answer may ask for the request to be held
 // or dropped, which the transport does.
 func (p *PSP) call(ctx context.Context, rt route, c apiCall) answer {
-	switch rt {
-	case routeCreatePayment:
-		return p.createPayment(ctx, c)
-	case routeInquirePayment:
-		return p.inquirePayment(ctx, c)
-	case routeCancelPayment:
-		return p.cancelPayment(ctx, c)
-	case routeApprovePayment:
-		return p.payerAPI(ctx, c, true)
-	case routeDeclinePayment:
-		return p.payerAPI(ctx, c, false)
-	case routeCreatePayout:
-		return p.createPayout(ctx, c)
-	case routeInquirePayout:
-		return p.inquirePayout(ctx, c)
-	case routeCancelPayout:
-		return p.cancelPayout(ctx, c)
-	case routeReturnPayout:
-		return p.returnPayout(ctx, c)
-	case routeCreateRefund:
-		return p.createRefund(ctx, c)
-	case routeInquireRefund:
-		return p.inquireRefund(ctx, c)
+	if rt < 0 || rt >= routeCount {
+		return errAnswer(http.StatusNotFound, errNoRoute, "No such API operation.")
 	}
-	return errAnswer(http.StatusNotFound, errNoRoute, "No such API operation.")
+	return operations[rt](p, ctx, c)
+}
+
+// operations are the routes' operations.
+var operations = [routeCount]func(p *PSP, ctx context.Context, c apiCall) answer{
+	routeCreatePayment:  (*PSP).createPayment,
+	routeInquirePayment: (*PSP).inquirePayment,
+	routeCancelPayment:  (*PSP).cancelPayment,
+	routeApprovePayment: func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, true) },
+	routeDeclinePayment: func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, false) },
+	routeCreatePayout:   (*PSP).createPayout,
+	routeInquirePayout:  (*PSP).inquirePayout,
+	routeCancelPayout:   (*PSP).cancelPayout,
+	routeReturnPayout:   (*PSP).returnPayout,
+	routeCreateRefund:   (*PSP).createRefund,
+	routeInquireRefund:  (*PSP).inquireRefund,
 }
 
 // serveRoute serves rt over HTTP: the key from the header or path, the
