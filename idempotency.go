@@ -181,14 +181,10 @@ var fingerprintBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); 
 func (r *CreatePaymentIntentRequest) appendJSON(b []byte) []byte {
 	b = append(b, `{"amount":`...)
 	b = strconv.AppendInt(b, r.Amount, 10)
-	b = append(b, `,"currency":`...)
-	b = jsonappend.String(b, r.Currency)
-	b = append(b, `,"country":`...)
-	b = jsonappend.String(b, r.Country)
-	b = append(b, `,"merchant_reference":`...)
-	b = jsonappend.String(b, r.MerchantReference)
-	b = append(b, `,"payment_method":`...)
-	b = jsonappend.String(b, r.PaymentMethod)
+	b = jsonappend.Member(b, `,"currency":`, r.Currency)
+	b = jsonappend.Member(b, `,"country":`, r.Country)
+	b = jsonappend.Member(b, `,"merchant_reference":`, r.MerchantReference)
+	b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
 	b = append(b, `,"customer":`...)
 	b = jsonappend.StringMap(b, r.Customer)
 	if len(r.PaymentMethodOptions) > 0 {
@@ -196,8 +192,7 @@ func (r *CreatePaymentIntentRequest) appendJSON(b []byte) []byte {
 		b = jsonappend.StringMap(b, r.PaymentMethodOptions)
 	}
 	if r.ReturnURL != "" {
-		b = append(b, `,"return_url":`...)
-		b = jsonappend.String(b, r.ReturnURL)
+		b = jsonappend.Member(b, `,"return_url":`, r.ReturnURL)
 	}
 	return append(b, '}')
 }

@@ -10,28 +10,18 @@ import (
 // without reflection (a test holds them to it).
 
 func (p *paymentIntentJSON) appendJSON(b []byte) []byte {
-	b = append(b, `{"object":`...)
-	b = jsonappend.String(b, p.Object)
-	b = append(b, `,"id":`...)
-	b = jsonappend.String(b, p.ID)
-	b = append(b, `,"status":`...)
-	b = jsonappend.String(b, string(p.Status))
-	b = append(b, `,"amount":`...)
-	b = jsonappend.String(b, p.Amount)
-	b = append(b, `,"captured_amount":`...)
-	b = jsonappend.String(b, p.CapturedAmount)
-	b = append(b, `,"refunded_amount":`...)
-	b = jsonappend.String(b, p.RefundedAmount)
-	b = append(b, `,"currency":`...)
-	b = jsonappend.String(b, p.Currency)
-	b = append(b, `,"country":`...)
-	b = jsonappend.String(b, p.Country)
-	b = append(b, `,"merchant_reference":`...)
-	b = jsonappend.String(b, p.MerchantReference)
+	b = jsonappend.Member(b, `{"object":`, p.Object)
+	b = jsonappend.Member(b, `,"id":`, p.ID)
+	b = jsonappend.Member(b, `,"status":`, string(p.Status))
+	b = jsonappend.Member(b, `,"amount":`, p.Amount)
+	b = jsonappend.Member(b, `,"captured_amount":`, p.CapturedAmount)
+	b = jsonappend.Member(b, `,"refunded_amount":`, p.RefundedAmount)
+	b = jsonappend.Member(b, `,"currency":`, p.Currency)
+	b = jsonappend.Member(b, `,"country":`, p.Country)
+	b = jsonappend.Member(b, `,"merchant_reference":`, p.MerchantReference)
 	b = append(b, `,"payment_method":`...)
 	b = appendStringPtr(b, p.PaymentMethod)
-	b = append(b, `,"environment":`...)
-	b = jsonappend.String(b, string(p.Environment))
+	b = jsonappend.Member(b, `,"environment":`, string(p.Environment))
 	b = append(b, `,"next_action":`...)
 	if p.NextAction == nil {
 		b = append(b, "null"...)
@@ -46,46 +36,35 @@ func (p *paymentIntentJSON) appendJSON(b []byte) []byte {
 	} else {
 		b = p.Receipt.appendJSON(b)
 	}
-	b = append(b, `,"expires_at":`...)
-	b = jsonappend.String(b, p.ExpiresAt)
+	b = jsonappend.Member(b, `,"expires_at":`, p.ExpiresAt)
 	b = append(b, `,"completed_at":`...)
 	b = appendStringPtr(b, p.CompletedAt)
-	b = append(b, `,"created_at":`...)
-	b = jsonappend.String(b, p.CreatedAt)
-	b = append(b, `,"updated_at":`...)
-	b = jsonappend.String(b, p.UpdatedAt)
+	b = jsonappend.Member(b, `,"created_at":`, p.CreatedAt)
+	b = jsonappend.Member(b, `,"updated_at":`, p.UpdatedAt)
 	return append(b, '}')
 }
 
 func (n *nextActionJSON) appendJSON(b []byte) []byte {
-	b = append(b, `{"type":`...)
-	b = jsonappend.String(b, n.Type)
+	b = jsonappend.Member(b, `{"type":`, n.Type)
 	for _, f := range [...]struct{ name, v string }{
 		{`,"url":`, n.URL}, {`,"qr_data":`, n.QRData}, {`,"image_url":`, n.ImageURL}, {`,"bank_name":`, n.BankName},
 		{`,"account_number":`, n.Account}, {`,"account_holder":`, n.Holder}, {`,"reference":`, n.Reference},
 		{`,"currency":`, n.Currency}, {`,"amount":`, n.Amount},
 	} {
 		if f.v != "" { // omitempty
-			b = append(b, f.name...)
-			b = jsonappend.String(b, f.v)
+			b = jsonappend.Member(b, f.name, f.v)
 		}
 	}
-	b = append(b, `,"expires_at":`...)
-	b = jsonappend.String(b, n.ExpiresAt)
+	b = jsonappend.Member(b, `,"expires_at":`, n.ExpiresAt)
 	return append(b, '}')
 }
 
 func (r *receiptJSON) appendJSON(b []byte) []byte {
-	b = append(b, `{"number":`...)
-	b = jsonappend.String(b, r.Number)
-	b = append(b, `,"paid_at":`...)
-	b = jsonappend.String(b, r.PaidAt)
-	b = append(b, `,"amount":`...)
-	b = jsonappend.String(b, r.Amount)
-	b = append(b, `,"currency":`...)
-	b = jsonappend.String(b, r.Currency)
-	b = append(b, `,"payment_method":`...)
-	b = jsonappend.String(b, r.PaymentMethod)
+	b = jsonappend.Member(b, `{"number":`, r.Number)
+	b = jsonappend.Member(b, `,"paid_at":`, r.PaidAt)
+	b = jsonappend.Member(b, `,"amount":`, r.Amount)
+	b = jsonappend.Member(b, `,"currency":`, r.Currency)
+	b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
 	return append(b, '}')
 }
 

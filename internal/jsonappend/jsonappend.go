@@ -25,6 +25,10 @@ func String(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// Member appends an object member with a string value: name is what
+// precedes the value, as in `,"id":`.
+func Member(b []byte, name, v string) []byte { return String(append(b, name...), v) }
+
 // StringMap appends m as encoding/json does: its keys sorted, and null
 // for a nil map.
 func StringMap(b []byte, m map[string]string) []byte {

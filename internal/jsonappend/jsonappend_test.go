@@ -12,6 +12,9 @@ func TestAsEncodingJSON(t *testing.T) {
 		if got := String(nil, s); string(got) != string(want) {
 			t.Errorf("String(%q) = %s, json.Marshal: %s", s, got, want)
 		}
+		if got := Member([]byte("{"), `"k":`, s); string(got) != `{"k":`+string(want) {
+			t.Errorf("Member(%q) = %s", s, got)
+		}
 	}
 	for _, m := range []map[string]string{nil, {}, {"b": "2", "a": "1"}, {"<": ">", "é": "\x00", "1": "", "0": "a", "x": "y", "z": "w", "m": "n", "k": "l", "j": "i"}} {
 		want, _ := json.Marshal(m)

@@ -46,7 +46,8 @@ type Config struct {
 
 // Provider is the adapter: it implements paykit.Provider,
 // paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator and paykit.ReturnSimulator
-// by calling the PSP over HTTP, and declares them in Capabilities. It is the template for real adapters: every way a call can end is
+// by calling the PSP over HTTP (or, with Config.PSP, in this process), and
+// declares them in Capabilities. It is the template for real adapters: every way a call can end is
 // classified into an Outcome, and only the PSP's explicit word ever makes
 // an attempt failed.
 type Provider struct {
@@ -71,7 +72,7 @@ var (
 	_ paykit.ReturnSimulator = (*Provider)(nil)
 )
 
-// New returns an adapter for the PSP at cfg.BaseURL.
+// New returns an adapter for the PSP at cfg.BaseURL, or for cfg.PSP.
 func New(cfg Config) *Provider {
 	p := &Provider{apiKey: cfg.APIKey, timeout: cfg.Timeout}
 	if p.timeout <= 0 {

@@ -199,7 +199,7 @@ func NewPSP(cfg PSPConfig) *PSP {
 		m.HandleFunc(rt.pattern(), p.api(p.serveRoute(rt)))
 	}
 	m.HandleFunc("/api/", p.api(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, errNoRoute, "No such API path: "+r.Method+" "+r.URL.Path)
+		writeAnswer(w, errAnswer(http.StatusNotFound, errNoRoute, "No such API path: "+r.Method+" "+r.URL.Path))
 	}))
 	m.HandleFunc("GET /pay/{id}", p.payerPage)
 	m.HandleFunc("POST /pay/{id}/approve", p.payerChoice(true))
@@ -612,10 +612,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeAnswer writes a's status and body.
 func writeAnswer(w http.ResponseWriter, a answer) { writeJSON(w, a.status, a.body) }
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorView{Code: code, Message: msg})
-}
 
 // newID returns prefix + "_" + 16 random hex digits.
 func newID(prefix string) string {

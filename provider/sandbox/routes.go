@@ -52,24 +52,18 @@ func (rt route) creates() bool {
 }
 
 // pattern is rt's ServeMux pattern.
-func (rt route) pattern() string {
-	r := routes[rt]
-	p := r.method + " /api/" + r.kind
-	if !rt.creates() {
-		p += "/{key}"
-	}
-	if r.action != "" {
-		p += "/" + r.action
-	}
-	return p
-}
+func (rt route) pattern() string { return routes[rt].method + " " + rt.withKey("{key}") }
 
 // path is rt's path for the record under key.
-func (rt route) path(key string) string {
+func (rt route) path(key string) string { return rt.withKey(url.PathEscape(key)) }
+
+// withKey is rt's path with keySegment, as it stands in the path, for the
+// record's key (a create's path has none).
+func (rt route) withKey(keySegment string) string {
 	r := routes[rt]
 	p := "/api/" + r.kind
 	if !rt.creates() {
-		p += "/" + url.PathEscape(key)
+		p += "/" + keySegment
 	}
 	if r.action != "" {
 		p += "/" + r.action

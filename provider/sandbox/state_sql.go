@@ -212,7 +212,7 @@ func (t *sqlTable[T]) runInTx(ctx context.Context, fn func(ctx context.Context, 
 	if t.inTx != nil {
 		return t.inTx(ctx, fn)
 	}
-	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
+	return t.db.RunInTx(ctx, nil, fn)
 }
 
 // columns are the values of a record's row.

@@ -43,23 +43,18 @@ func appendWire(b []byte, v any) ([]byte, bool) {
 func (in *paymentCreate) appendJSON(b []byte) (_ []byte, ok bool) {
 	b = append(b, `{"amount_minor":`...)
 	b = strconv.AppendInt(b, in.AmountMinor, 10)
-	b = append(b, `,"ccy":`...)
-	b = jsonappend.String(b, in.Ccy)
-	b = append(b, `,"country":`...)
-	b = jsonappend.String(b, in.Country)
-	b = append(b, `,"channel":`...)
-	b = jsonappend.String(b, in.Channel)
+	b = jsonappend.Member(b, `,"ccy":`, in.Ccy)
+	b = jsonappend.Member(b, `,"country":`, in.Country)
+	b = jsonappend.Member(b, `,"channel":`, in.Channel)
 	if in.Bank != "" {
-		b = append(b, `,"bank":`...)
-		b = jsonappend.String(b, in.Bank)
+		b = jsonappend.Member(b, `,"bank":`, in.Bank)
 	}
 	if len(in.Payer) > 0 {
 		b = append(b, `,"payer":`...)
 		b = jsonappend.StringMap(b, in.Payer)
 	}
 	if in.ReturnURL != "" {
-		b = append(b, `,"return_url":`...)
-		b = jsonappend.String(b, in.ReturnURL)
+		b = jsonappend.Member(b, `,"return_url":`, in.ReturnURL)
 	}
 	if in.ExpiresAt != nil {
 		b = append(b, `,"expires_at":`...)
@@ -73,41 +68,34 @@ func (in *paymentCreate) appendJSON(b []byte) (_ []byte, ok bool) {
 // appendJSON appends what json.Marshal makes of v; false when it is not
 // sure to.
 func (v *paymentView) appendJSON(b []byte) (_ []byte, ok bool) {
-	b = append(b, `{"id":`...)
-	b = jsonappend.String(b, v.ID)
-	b = append(b, `,"idempotency_key":`...)
-	b = jsonappend.String(b, v.Key)
-	b = append(b, `,"state":`...)
-	b = jsonappend.String(b, v.State)
+	b = jsonappend.Member(b, `{"id":`, v.ID)
+	b = jsonappend.Member(b, `,"idempotency_key":`, v.Key)
+	b = jsonappend.Member(b, `,"state":`, v.State)
 	b = append(b, `,"amount_minor":`...)
 	b = strconv.AppendInt(b, v.AmountMinor, 10)
-	b = append(b, `,"ccy":`...)
-	b = jsonappend.String(b, v.Ccy)
-	b = append(b, `,"country":`...)
-	b = jsonappend.String(b, v.Country)
-	b = append(b, `,"channel":`...)
-	b = jsonappend.String(b, v.Channel)
+	b = jsonappend.Member(b, `,"ccy":`, v.Ccy)
+	b = jsonappend.Member(b, `,"country":`, v.Country)
+	b = jsonappend.Member(b, `,"channel":`, v.Channel)
 	for _, f := range [...]struct{ name, value string }{
 		{`,"bank":`, v.Bank}, {`,"error_code":`, v.ErrorCode}, {`,"error_message":`, v.ErrorMessage},
 	} {
 		if f.value != "" {
-			b = jsonappend.String(append(b, f.name...), f.value)
+			b = jsonappend.Member(b, f.name, f.value)
 		}
 	}
 	if a := v.PayerAction; a != nil {
-		b = append(b, `,"payer_action":{"kind":`...)
-		b = jsonappend.String(b, a.Kind)
+		b = jsonappend.Member(b, `,"payer_action":{"kind":`, a.Kind)
 		if a.URL != "" {
-			b = jsonappend.String(append(b, `,"url":`...), a.URL)
+			b = jsonappend.Member(b, `,"url":`, a.URL)
 		}
 		if a.QRString != "" {
-			b = jsonappend.String(append(b, `,"qr_string":`...), a.QRString)
+			b = jsonappend.Member(b, `,"qr_string":`, a.QRString)
 		}
 		if va := a.VA; va != nil {
-			b = jsonappend.String(append(b, `,"va":{"bank_name":`...), va.BankName)
-			b = jsonappend.String(append(b, `,"number":`...), va.Number)
-			b = jsonappend.String(append(b, `,"holder":`...), va.Holder)
-			b = jsonappend.String(append(b, `,"reference":`...), va.Reference)
+			b = jsonappend.Member(b, `,"va":{"bank_name":`, va.BankName)
+			b = jsonappend.Member(b, `,"number":`, va.Number)
+			b = jsonappend.Member(b, `,"holder":`, va.Holder)
+			b = jsonappend.Member(b, `,"reference":`, va.Reference)
 			b = append(b, '}')
 		}
 		b = append(b, '}')
