@@ -103,7 +103,7 @@ const tokenCheckout = "pay.checkout"
 // checkoutURL is the signed payer link of c; it expires with c. The token
 // is deterministic, so every projection shows the same URL.
 func (s *Service) checkoutURL(c *Checkout) string {
-	return s.payURL("checkouts", s.linkToken(tokenCheckout, c.Scope(), c.ID, c.ExpiresAt))
+	return s.payURL("checkouts", tokenCheckout, c.Scope(), c.ID, c.ExpiresAt, "")
 }
 
 // validateCheckout checks a create request; with a payment method it also

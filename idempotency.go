@@ -170,7 +170,9 @@ func fingerprint(name string, params any) (string, error) {
 	}
 	*buf = b
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	var hx [2 * sha256.Size]byte // one allocation: the string
+	hex.Encode(hx[:], sum[:])
+	return string(hx[:]), nil
 }
 
 // fingerprintBuffers holds the buffers fingerprint hashes.

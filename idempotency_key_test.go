@@ -26,6 +26,16 @@ func TestValidIdempotencyKeyAsPattern(t *testing.T) {
 	}
 }
 
+// A resume job's payload is what json.Marshal writes.
+func TestResumePayloadAsEncodingJSON(t *testing.T) {
+	for _, k := range []string{"k-1", `q"b\s`, "<a>&b", "!~"} {
+		want, _ := json.Marshal(resumePayload{IdempotencyKey: k})
+		if got := (&IdempotencyRecord{Key: k}).resumePayload(); string(got) != string(want) {
+			t.Errorf("resumePayload(%q) = %s, json.Marshal: %s", k, got, want)
+		}
+	}
+}
+
 // A create's fingerprint hashes json.Marshal of the request, byte for
 // byte, so that keys stored before match after: every field, the maps
 // nil, empty and full, and strings that encoding/json escapes.

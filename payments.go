@@ -9,6 +9,8 @@ import (
 	"net/mail"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // PaymentStatus is the lifecycle state of a payment intent.
@@ -255,6 +257,13 @@ type resumePayload struct {
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
+// resumePayload is json.Marshal(resumePayload{IdempotencyKey: r.Key}),
+// written without reflection.
+func (r *IdempotencyRecord) resumePayload() []byte {
+	b := jsonappend.Member(make([]byte, 0, len(`{"idempotency_key":""}`)+len(r.Key)), `{"idempotency_key":`, r.Key)
+	return append(b, '}')
+}
+
 // validatePaymentRoute resolves the route of a create request and checks
 // the payer data it requires. Nothing is persisted.
 func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntentRequest) (int64, *PaymentRoute, error) {
@@ -409,7 +418,7 @@ func (s *Service) currentPayment(r Tx, scope Scope, id string) func(context.Cont
 // finishes the attempt if this request stops before it does and then
 // watches it until it is final.
 func (s *Service) startAttempt(ctx context.Context, tx Tx, pi *PaymentIntent, rec *IdempotencyRecord, now time.Time, deferred bool) error {
-	payload, _ := json.Marshal(resumePayload{IdempotencyKey: rec.Key})
+	payload := rec.resumePayload()
 	runAt := now.Add(idempotencyLock)
 	if deferred { // the worker makes the call as soon as the host commits
 		runAt = now
@@ -539,7 +548,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 	res := prov.CreatePayment(ctx, PaymentRequest{
 		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
 		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
-		ReturnURL: s.payURL("return", s.linkToken(tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour))),
+		ReturnURL: s.payURL("return", tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour), ""),
 		ExpiresAt: pi.ExpiresAt,
 	})
 	s.observe(pi.Provider, res)
@@ -694,19 +703,15 @@ func (s *Service) nextAction(pi *PaymentIntent, a *ProviderAction) *NextAction {
 	na := &NextAction{Type: a.Type, ExpiresAt: exp}
 	switch a.Type {
 	case NextActionRedirectToURL:
-		na.URL = s.payURL("continue", s.linkToken(tokenContinue, pi.Scope(), pi.ID, exp))
+		na.URL = s.payURL("continue", tokenContinue, pi.Scope(), pi.ID, exp, "")
 	case NextActionDisplayQRCode:
 		na.QRData = a.QRData
-		na.ImageURL = s.payURL("qr", s.linkToken(tokenQR, pi.Scope(), pi.ID, exp)+".png")
+		na.ImageURL = s.payURL("qr", tokenQR, pi.Scope(), pi.ID, exp, ".png")
 	case NextActionBankTransferInstructions:
 		na.BankName, na.Account, na.Holder, na.Reference = a.BankName, a.AccountNumber, a.AccountHolder, a.Reference
 		na.Amount, na.Currency = pi.Amount, pi.Currency
 	}
 	return na
-}
-
-func (s *Service) payURL(kind, token string) string {
-	return s.publicURL + "/pay/" + kind + "/" + token
 }
 
 // scheduleInquiry makes pi's inquiry job run no later than at.

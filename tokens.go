@@ -14,15 +14,20 @@ import (
 // base64url-encoded: opaque to callers, tamper-evident, and bound to its
 // purpose so a token of one kind is never accepted as another.
 func (s *Service) seal(purpose, payload string) string {
+	var scratch, p [256]byte
+	return string(s.appendSeal(nil, scratch[:0], purpose, append(p[:0], payload...)))
+}
+
+// appendSeal appends seal(purpose, payload) to dst; scratch is room for
+// the MAC's input and its sum, so that a caller can keep them on its
+// stack.
+func (s *Service) appendSeal(dst, scratch []byte, purpose string, payload []byte) []byte {
 	enc := base64.RawURLEncoding
-	// One buffer: the MAC's input, its sum, then the token.
 	in := len(purpose) + 1 + len(payload)
-	buf := make([]byte, 0, in+sha256.Size+enc.EncodedLen(len(payload))+1+enc.EncodedLen(16))
-	buf = append(append(append(buf, purpose...), 0), payload...)
-	mac := s.sum(buf[in:in], buf[:in])
-	tok := enc.AppendEncode(buf[in+sha256.Size:in+sha256.Size], buf[len(purpose)+1:in])
-	tok = enc.AppendEncode(append(tok, '.'), mac)
-	return string(tok)
+	scratch = append(append(append(scratch[:0], purpose...), 0), payload...)
+	mac := s.sum(scratch[in:in], scratch[:in])
+	dst = enc.AppendEncode(dst, payload)
+	return enc.AppendEncode(append(dst, '.'), mac)
 }
 
 // unseal checks a sealed token in constant time and returns its payload.
@@ -68,10 +73,22 @@ const (
 	tokenQR       = "pay.qr"       // QR code image
 )
 
-// linkToken seals a resource's scope and id with an expiry for a
-// payer-facing URL.
-func (s *Service) linkToken(purpose string, scope Scope, id string, exp time.Time) string {
-	return s.seal(purpose, strings.Join([]string{strconv.FormatInt(exp.Unix(), 10), string(scope.Environment), scope.MerchantID, id}, "\n"))
+// appendLinkToken appends a token that seals a resource's scope and id
+// with an expiry for a payer-facing URL.
+func (s *Service) appendLinkToken(dst []byte, purpose string, scope Scope, id string, exp time.Time) []byte {
+	var payload, scratch [256]byte
+	p := strconv.AppendInt(payload[:0], exp.Unix(), 10)
+	p = append(append(append(append(append(append(p, '\n'), scope.Environment...), '\n'), scope.MerchantID...), '\n'), id...)
+	return s.appendSeal(dst, scratch[:0], purpose, p)
+}
+
+// payURL is the payer-facing URL publicURL/pay/kind/token+suffix of a link
+// token, in one allocation.
+func (s *Service) payURL(kind, purpose string, scope Scope, id string, exp time.Time, suffix string) string {
+	var buf [512]byte
+	u := append(append(append(append(buf[:0], s.publicURL...), "/pay/"...), kind...), '/')
+	u = s.appendLinkToken(u, purpose, scope, id, exp)
+	return string(append(u, suffix...))
 }
 
 // openLinkToken returns the scope and id of a valid, unexpired link token.

@@ -1,79 +1,101 @@
 package httpadapter
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // The projection of a payment intent is written on every create and
-// retrieve: these write what json.Marshal makes of it, byte for byte,
-// without reflection (a test holds them to it).
+// retrieve: appendPaymentIntent writes what json.Marshal makes of
+// paymentIntentView, byte for byte, from the intent itself: no reflection
+// and no view with its formatted strings (a test holds it to it).
 
-func (p *paymentIntentJSON) appendJSON(b []byte) []byte {
-	b = jsonappend.Member(b, `{"object":`, p.Object)
+func appendPaymentIntent(b []byte, p *paykit.PaymentIntent) []byte {
+	b = append(b, `{"object":"payment_intent"`...)
 	b = jsonappend.Member(b, `,"id":`, p.ID)
 	b = jsonappend.Member(b, `,"status":`, string(p.Status))
-	b = jsonappend.Member(b, `,"amount":`, p.Amount)
-	b = jsonappend.Member(b, `,"captured_amount":`, p.CapturedAmount)
-	b = jsonappend.Member(b, `,"refunded_amount":`, p.RefundedAmount)
+	b = appendAmount(b, `,"amount":`, p.Amount)
+	b = appendAmount(b, `,"captured_amount":`, p.CapturedAmount())
+	b = appendAmount(b, `,"refunded_amount":`, p.RefundedAmount)
 	b = jsonappend.Member(b, `,"currency":`, p.Currency)
 	b = jsonappend.Member(b, `,"country":`, p.Country)
 	b = jsonappend.Member(b, `,"merchant_reference":`, p.MerchantReference)
-	b = append(b, `,"payment_method":`...)
-	b = appendStringPtr(b, p.PaymentMethod)
+	b = appendNullString(b, `,"payment_method":`, p.PaymentMethod)
 	b = jsonappend.Member(b, `,"environment":`, string(p.Environment))
 	b = append(b, `,"next_action":`...)
-	if p.NextAction == nil {
+	if n := p.NextAction; n == nil {
 		b = append(b, "null"...)
 	} else {
-		b = p.NextAction.appendJSON(b)
+		b = appendNextAction(b, n)
 	}
-	b = append(b, `,"failure_code":`...)
-	b = appendStringPtr(b, p.FailureCode)
+	b = appendNullString(b, `,"failure_code":`, p.FailureCode)
 	b = append(b, `,"receipt":`...)
-	if p.Receipt == nil {
+	if r := p.Receipt; r == nil {
 		b = append(b, "null"...)
 	} else {
-		b = p.Receipt.appendJSON(b)
+		b = appendTime(b, `{"number":`, r.Number, `,"paid_at":`, r.PaidAt)
+		b = appendAmount(b, `,"amount":`, r.Amount)
+		b = jsonappend.Member(b, `,"currency":`, r.Currency)
+		b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
+		b = append(b, '}')
 	}
-	b = jsonappend.Member(b, `,"expires_at":`, p.ExpiresAt)
-	b = append(b, `,"completed_at":`...)
-	b = appendStringPtr(b, p.CompletedAt)
-	b = jsonappend.Member(b, `,"created_at":`, p.CreatedAt)
-	b = jsonappend.Member(b, `,"updated_at":`, p.UpdatedAt)
+	b = appendTime(b, "", "", `,"expires_at":`, p.ExpiresAt)
+	if p.CompletedAt == nil {
+		b = append(b, `,"completed_at":null`...)
+	} else {
+		b = appendTime(b, "", "", `,"completed_at":`, *p.CompletedAt)
+	}
+	b = appendTime(b, "", "", `,"created_at":`, p.CreatedAt)
+	b = appendTime(b, "", "", `,"updated_at":`, p.UpdatedAt)
 	return append(b, '}')
 }
 
-func (n *nextActionJSON) appendJSON(b []byte) []byte {
+// appendNextAction writes nextActionView(n).
+func appendNextAction(b []byte, n *paykit.NextAction) []byte {
 	b = jsonappend.Member(b, `{"type":`, n.Type)
 	for _, f := range [...]struct{ name, v string }{
 		{`,"url":`, n.URL}, {`,"qr_data":`, n.QRData}, {`,"image_url":`, n.ImageURL}, {`,"bank_name":`, n.BankName},
 		{`,"account_number":`, n.Account}, {`,"account_holder":`, n.Holder}, {`,"reference":`, n.Reference},
-		{`,"currency":`, n.Currency}, {`,"amount":`, n.Amount},
+		{`,"currency":`, n.Currency},
 	} {
 		if f.v != "" { // omitempty
 			b = jsonappend.Member(b, f.name, f.v)
 		}
 	}
-	b = jsonappend.Member(b, `,"expires_at":`, n.ExpiresAt)
-	return append(b, '}')
-}
-
-func (r *receiptJSON) appendJSON(b []byte) []byte {
-	b = jsonappend.Member(b, `{"number":`, r.Number)
-	b = jsonappend.Member(b, `,"paid_at":`, r.PaidAt)
-	b = jsonappend.Member(b, `,"amount":`, r.Amount)
-	b = jsonappend.Member(b, `,"currency":`, r.Currency)
-	b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
-	return append(b, '}')
-}
-
-// appendStringPtr appends *s, or null.
-func appendStringPtr(b []byte, s *string) []byte {
-	if s == nil {
-		return append(b, "null"...)
+	if n.Type == paykit.NextActionBankTransferInstructions {
+		b = appendAmount(b, `,"amount":`, n.Amount)
 	}
-	return jsonappend.String(b, *s)
+	b = appendTime(b, "", "", `,"expires_at":`, n.ExpiresAt)
+	return append(b, '}')
+}
+
+// appendAmount writes the member name with amount(v): digits need no
+// escaping.
+func appendAmount(b []byte, name string, v int64) []byte {
+	b = append(append(b, name...), '"')
+	return append(strconv.AppendInt(b, v, 10), '"')
+}
+
+// appendNullString writes the member name with nullString(s).
+func appendNullString(b []byte, name, s string) []byte {
+	if s == "" {
+		return append(append(b, name...), "null"...)
+	}
+	return jsonappend.Member(b, name, s)
+}
+
+// appendTime writes the string member name with s (none when name is
+// empty), then the member tname with formatTime(t): the layout's
+// characters need no escaping.
+func appendTime(b []byte, name, s, tname string, t time.Time) []byte {
+	if name != "" {
+		b = jsonappend.Member(b, name, s)
+	}
+	b = append(append(b, tname...), '"')
+	return append(t.UTC().AppendFormat(b, paykit.TimeLayout), '"')
 }
 
 // paymentIntentOf is v when it is a payment intent (or points to one);

@@ -59,9 +59,8 @@ type Provider struct {
 // conn carries the adapter's calls to the PSP.
 type conn interface {
 	// call makes one call of rt about the record under key (a create's
-	// idempotency key) with the request body, if any; ctx carries the
-	// call's deadline.
-	call(ctx context.Context, rt route, key string, body any) reply
+	// idempotency key) with the request body, if any, within deadline.
+	call(ctx context.Context, deadline time.Time, rt route, key string, body any) reply
 }
 
 var (
@@ -95,9 +94,7 @@ func New(cfg Config) *Provider {
 
 // send makes one call of rt within the Timeout.
 func (p *Provider) send(ctx context.Context, rt route, key string, body any) reply {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	return p.conn.call(ctx, rt, key, body)
+	return p.conn.call(ctx, time.Now().Add(p.timeout), rt, key, body)
 }
 
 // Capabilities declares everything the sandbox does: payments with
@@ -266,7 +263,9 @@ type httpConn struct {
 // Idempotency-Key is switched off, so that every failure is seen here; a
 // request that never left on a reused keep-alive connection is resent
 // once, which is what the client would do for any request.
-func (p *httpConn) call(ctx context.Context, rt route, key string, body any) reply {
+func (p *httpConn) call(ctx context.Context, deadline time.Time, rt route, key string, body any) reply {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	method, path, idemKey := routes[rt].method, rt.path(key), ""
 	if rt.creates() {
 		idemKey = key
@@ -331,12 +330,17 @@ func transportFailure(ctx context.Context, err error, wrote bool, timeout time.D
 		// Our deadline, the caller giving up, or a client or transport
 		// timeout of the host's own: the PSP may be working on it.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			cause = fmt.Sprintf("no answer within %s", timeout)
+			return timedOut(timeout)
 		}
 		return failed(paykit.OutcomeUnknown, "sent, "+cause)
 	default:
 		return failed(paykit.OutcomeUnacknowledged, "sent, connection ended before an answer: "+cause)
 	}
+}
+
+// timedOut is the failure of a call sent and not answered within timeout.
+func timedOut(timeout time.Duration) reply {
+	return failed(paykit.OutcomeUnknown, fmt.Sprintf("sent, no answer within %s", timeout))
 }
 
 func isTimeout(err error) bool {

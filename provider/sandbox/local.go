@@ -15,12 +15,24 @@ type localConn struct {
 	timeout time.Duration
 }
 
-func (c *localConn) call(ctx context.Context, rt route, key string, body any) (rp reply) {
+func (c *localConn) call(ctx context.Context, deadline time.Time, rt route, key string, body any) (rp reply) {
 	if err := ctx.Err(); err != nil {
 		return transportFailure(ctx, err, false, c.timeout) // not sent
 	}
+	if !time.Now().Before(deadline) {
+		return transportFailure(ctx, context.DeadlineExceeded, false, c.timeout)
+	}
 	if !c.psp.authorized(c.apiKey) {
 		return reply{status: errUnauthorized.status, value: errUnauthorized.body}
+	}
+	// A PSP whose state is in memory never waits while it works: ctx
+	// needs the deadline only for a held answer, and a timer context is
+	// made only then. One on SQLite waits for its database within it.
+	_, instant := c.psp.st.(*memState)
+	if !instant {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	defer func() {
 		if recover() != nil {
@@ -30,6 +42,11 @@ func (c *localConn) call(ctx context.Context, rt route, key string, body any) (r
 	}()
 	a := c.psp.call(ctx, rt, apiCall{key: key, body: func(v any) error { return assign(v, body) }})
 	if a.hold {
+		if instant {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
 		a, _ = c.psp.held(ctx) // unanswered: ctx ended, as checked below
 	}
 	if a.drop {
@@ -39,6 +56,10 @@ func (c *localConn) call(ctx context.Context, rt route, key string, body any) (r
 		// The caller gave up while the PSP worked: over HTTP no answer
 		// would have reached it either.
 		return transportFailure(ctx, err, true, c.timeout)
+	}
+	if !time.Now().Before(deadline) {
+		// The deadline passed while the PSP worked, unseen by ctx.
+		return timedOut(c.timeout)
 	}
 	return reply{status: a.status, value: a.body}
 }

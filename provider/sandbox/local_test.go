@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/sandbox"
@@ -102,12 +103,16 @@ func TestLocalCallsEndAsOverHTTP(t *testing.T) {
 		"refund too much": refund(9000),
 		"refund nothing":  refund(0),
 		"wrong API key": func(ctx context.Context, e *env, _ *sandbox.Provider, k func(string) string) []any {
-			p := e.localOrHTTP(k, "guess")
+			p := e.localOrHTTP(k, "guess", testTimeout)
 			return []any{p.CreatePayment(ctx, pay(e, k("pi"), "TNG", "MY", 1000)), p.Approve(ctx, k("pi"))}
 		},
 		"cancelled before": func(ctx context.Context, e *env, p *sandbox.Provider, k func(string) string) []any {
 			ctx, cancel := context.WithCancel(ctx)
 			cancel()
+			return []any{p.CreatePayment(ctx, pay(e, k("pi"), "TNG", "MY", 1000)), e.psp.CreateCalls(k("pi"))}
+		},
+		"no time left": func(ctx context.Context, e *env, _ *sandbox.Provider, k func(string) string) []any {
+			p := e.localOrHTTP(k, testAPIKey, time.Nanosecond)
 			return []any{p.CreatePayment(ctx, pay(e, k("pi"), "TNG", "MY", 1000)), e.psp.CreateCalls(k("pi"))}
 		},
 	}
@@ -199,12 +204,13 @@ func TestLocalCallsEndAsOverHTTP(t *testing.T) {
 	}
 }
 
-// localOrHTTP is an adapter with apiKey of the kind k's side uses.
-func (e *env) localOrHTTP(k func(string) string, apiKey string) *sandbox.Provider {
+// localOrHTTP is an adapter with apiKey and timeout of the kind k's side
+// uses.
+func (e *env) localOrHTTP(k func(string) string, apiKey string, timeout time.Duration) *sandbox.Provider {
 	if strings.HasPrefix(k(""), "l-") {
-		return sandbox.New(sandbox.Config{PSP: e.psp, APIKey: apiKey, Timeout: testTimeout})
+		return sandbox.New(sandbox.Config{PSP: e.psp, APIKey: apiKey, Timeout: timeout})
 	}
-	return sandbox.New(sandbox.Config{BaseURL: e.base, APIKey: apiKey, Timeout: testTimeout, Client: freshConns})
+	return sandbox.New(sandbox.Config{BaseURL: e.base, APIKey: apiKey, Timeout: timeout, Client: freshConns})
 }
 
 // freshConns is a client that makes each call on a new connection.

@@ -594,7 +594,9 @@ func fingerprint(v any) string {
 		sum = sha256.Sum256(b)
 	}
 	wireBuffers.Put(buf)
-	return hex.EncodeToString(sum[:])
+	var hx [2 * sha256.Size]byte // one allocation: the string
+	hex.Encode(hx[:], sum[:])
+	return string(hx[:])
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -615,9 +617,10 @@ func writeAnswer(w http.ResponseWriter, a answer) { writeJSON(w, a.status, a.bod
 
 // newID returns prefix + "_" + 16 random hex digits.
 func newID(prefix string) string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return prefix + "_" + hex.EncodeToString(b)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	var id [32]byte // one allocation: the string
+	return string(hex.AppendEncode(append(append(id[:0], prefix...), '_'), b[:]))
 }
 
 // last4 is the last four characters of an account number.
