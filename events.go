@@ -81,7 +81,9 @@ type EventQuery struct {
 
 // EventStore persists the append-only event log.
 type EventStore interface {
-	// CreateEvent appends e; ErrAlreadyExists when the id is taken.
+	// CreateEvent appends e; ErrAlreadyExists when the id is taken. e and
+	// its resource are the caller's again once it returns: a Store keeps
+	// a copy, never them.
 	CreateEvent(ctx context.Context, e *Event) error
 	// GetEvent returns the event of that scope or ErrNotFound.
 	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
@@ -286,8 +288,7 @@ func (t *eventTx) paymentChanged(ctx context.Context, before string, pi *Payment
 	if typ == "" || typ == before {
 		return nil
 	}
-	snap := *pi
-	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, &Event{PaymentIntent: &snap})
+	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, &Event{PaymentIntent: pi}) // the Store copies it
 }
 
 // payoutEventType is the event a payout's state calls for.
@@ -360,8 +361,7 @@ func (t *eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIn
 	if typ == before {
 		return nil
 	}
-	snap := *po
-	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, &Event{PayoutIntent: &snap})
+	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, &Event{PayoutIntent: po}) // the Store copies it
 }
 
 // UpdateCheckout implements Tx and emits checkout.completed, .expired or

@@ -615,8 +615,7 @@ func (t *eventTx) CreateRefund(ctx context.Context, re *Refund) error {
 	if err := t.Tx.CreateRefund(ctx, re); err != nil {
 		return err
 	}
-	snap := *re
-	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: re}) // the Store copies it
 }
 
 // UpdateRefund implements Tx and emits refund.succeeded or refund.failed
@@ -637,8 +636,7 @@ func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 	if before == string(re.Status) {
 		return nil
 	}
-	snap := *re
-	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: &snap})
+	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: re}) // the Store copies it
 }
 
 // rememberRefund tells tx, when it writes events, the status of re at its

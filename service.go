@@ -111,7 +111,7 @@ type Service struct {
 	random     io.Reader
 	log        *slog.Logger
 	signingKey []byte
-	macs       sync.Pool // HMAC-SHA256 under signingKey
+	macs       sync.Pool // *macState: HMAC-SHA256 under signingKey
 	workerID   string
 	interval   time.Duration
 	lease      time.Duration

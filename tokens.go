@@ -14,20 +14,17 @@ import (
 // base64url-encoded: opaque to callers, tamper-evident, and bound to its
 // purpose so a token of one kind is never accepted as another.
 func (s *Service) seal(purpose, payload string) string {
-	var scratch, p [256]byte
-	return string(s.appendSeal(nil, scratch[:0], purpose, append(p[:0], payload...)))
+	var p [256]byte
+	return string(s.appendSeal(nil, purpose, append(p[:0], payload...)))
 }
 
-// appendSeal appends seal(purpose, payload) to dst; scratch is room for
-// the MAC's input and its sum, so that a caller can keep them on its
-// stack.
-func (s *Service) appendSeal(dst, scratch []byte, purpose string, payload []byte) []byte {
+// appendSeal appends seal(purpose, payload) to dst.
+func (s *Service) appendSeal(dst []byte, purpose string, payload []byte) []byte {
+	var mac [16]byte
+	s.sum(mac[:0], purpose, payload)
 	enc := base64.RawURLEncoding
-	in := len(purpose) + 1 + len(payload)
-	scratch = append(append(append(scratch[:0], purpose...), 0), payload...)
-	mac := s.sum(scratch[in:in], scratch[:in])
 	dst = enc.AppendEncode(dst, payload)
-	return enc.AppendEncode(append(dst, '.'), mac)
+	return enc.AppendEncode(append(dst, '.'), mac[:])
 }
 
 // unseal checks a sealed token in constant time and returns its payload.
@@ -46,24 +43,30 @@ func (s *Service) unseal(purpose, token string) (string, bool) {
 }
 
 func (s *Service) mac(purpose, payload string) []byte {
-	msg := make([]byte, 0, len(purpose)+1+len(payload))
-	msg = append(append(append(msg, purpose...), 0), payload...)
-	return s.sum(nil, msg)
+	return s.sum(nil, purpose, []byte(payload))
 }
 
-// sum appends to b the first 16 bytes of the HMAC-SHA256 of msg under the
-// signing key, with a keyed hash kept in s.macs.
-func (s *Service) sum(b, msg []byte) []byte {
-	m, _ := s.macs.Get().(hash.Hash)
+// sum appends to b the first 16 bytes of the HMAC-SHA256 of purpose, a
+// NUL and payload under the signing key. The keyed hash and the room for
+// its input are kept in s.macs, so neither b nor payload escapes.
+func (s *Service) sum(b []byte, purpose string, payload []byte) []byte {
+	m, _ := s.macs.Get().(*macState)
 	if m == nil {
-		m = hmac.New(sha256.New, s.signingKey)
+		m = &macState{h: hmac.New(sha256.New, s.signingKey)}
 	}
-	m.Reset()
-	m.Write(msg)
-	n := len(b)
-	b = m.Sum(b)
+	m.buf = append(append(append(m.buf[:0], purpose...), 0), payload...)
+	m.h.Reset()
+	m.h.Write(m.buf)
+	m.buf = m.h.Sum(m.buf[:0])
+	b = append(b, m.buf[:16]...)
 	s.macs.Put(m)
-	return b[:n+16]
+	return b
+}
+
+// macState is a keyed hash with room for its input.
+type macState struct {
+	h   hash.Hash
+	buf []byte
 }
 
 // Token purposes.
@@ -76,10 +79,10 @@ const (
 // appendLinkToken appends a token that seals a resource's scope and id
 // with an expiry for a payer-facing URL.
 func (s *Service) appendLinkToken(dst []byte, purpose string, scope Scope, id string, exp time.Time) []byte {
-	var payload, scratch [256]byte
+	var payload [256]byte
 	p := strconv.AppendInt(payload[:0], exp.Unix(), 10)
 	p = append(append(append(append(append(append(p, '\n'), scope.Environment...), '\n'), scope.MerchantID...), '\n'), id...)
-	return s.appendSeal(dst, scratch[:0], purpose, p)
+	return s.appendSeal(dst, purpose, p)
 }
 
 // payURL is the payer-facing URL publicURL/pay/kind/token+suffix of a link

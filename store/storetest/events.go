@@ -49,8 +49,14 @@ func testEvents(t *testing.T, s paykit.Store) {
 	is.True(errors.Is(err, paykit.ErrAlreadyExists))
 	is.Equal(conflictKey(err), "id")
 
+	// The caller's event and resource are its own again once CreateEvent
+	// returns: a change to them changes nothing stored.
+	stored := *e2.PayoutIntent
+	e2.PayoutIntent.Status, e2.PayoutIntent.HolderName = paykit.PayoutFailed, "changed"
 	got, err := s.GetEvent(ctx, scopeA, "evt_2")
 	is.NoErr(err)
+	is.Equal(*got.PayoutIntent, stored)
+	*e2.PayoutIntent = stored
 	is.Equal(*got.PayoutIntent, *e2.PayoutIntent) // the resource as it was, exactly
 	is.True(got.PayoutIntent != e2.PayoutIntent)  // a copy, not the caller's value
 	got.PayoutIntent, e2.PayoutIntent = nil, nil
