@@ -97,6 +97,11 @@ type snapshotDoc struct {
 const snapshotVersion = 1
 
 func encodeSnapshot(d snapshotDoc) ([]byte, error) {
+	if d.PaymentIntent != nil && d.PayoutIntent == nil && d.Checkout == nil && d.Refund == nil {
+		if b, ok := appendPaymentSnapshot(nil, d.Kind, d.PaymentIntent); ok {
+			return b, nil
+		}
+	}
 	d.V = snapshotVersion
 	return json.Marshal(d)
 }

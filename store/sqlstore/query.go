@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // uniqueKey is one unique key of a table: the ConflictError.Key it reports
@@ -248,7 +249,8 @@ func mapToJSON(m map[string]string) (string, error) {
 	if m == nil {
 		return "", nil
 	}
-	return toJSON(&m)
+	var buf [256]byte
+	return string(jsonappend.StringMap(buf[:0], m)), nil // as json.Marshal writes it
 }
 
 // fromJSON decodes JSON text into a new T; "" (NULL) gives nil.
