@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -96,10 +98,16 @@ type snapshotDoc struct {
 
 const snapshotVersion = 1
 
+// snapshotBuffers hold the buffers snapshots are written in.
+var snapshotBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func encodeSnapshot(d snapshotDoc) ([]byte, error) {
 	if d.PaymentIntent != nil && d.PayoutIntent == nil && d.Checkout == nil && d.Refund == nil {
-		if b, ok := appendPaymentSnapshot(nil, d.Kind, d.PaymentIntent); ok {
-			return b, nil
+		buf := snapshotBuffers.Get().(*[]byte)
+		defer snapshotBuffers.Put(buf)
+		if b, ok := appendPaymentSnapshot((*buf)[:0], d.Kind, d.PaymentIntent); ok {
+			*buf = b
+			return bytes.Clone(b), nil // one allocation of its size
 		}
 	}
 	d.V = snapshotVersion
