@@ -98,7 +98,9 @@ func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRe
 // updateIdempotencyRow writes row, whose Version is already the next one,
 // over the record under key in scope while its version is still version.
 func (t tx) updateIdempotencyRow(ctx context.Context, row *idempotencyRow, scope paykit.Scope, key string, version int64) error {
-	q := scoped(t.db.NewUpdate().Model(row), scope, key).Where("version = ?", version)
+	q := func() *bun.UpdateQuery {
+		return scoped(t.db.NewUpdate().Model(row), scope, key).Where("version = ?", version)
+	}
 	return t.versionedUpdate(ctx, "update idempotency record", q, func() *bun.SelectQuery {
 		return scoped(t.db.NewSelect().Table("idempotency_records"), scope, key)
 	}, row, scope.MerchantID, string(scope.Environment), key, version)

@@ -137,23 +137,26 @@ func ofScope[Q interface {
 // intent id of scope under the Version rule: only while the stored version
 // is still version.
 func (t tx) updateIntent(ctx context.Context, op, table string, row any, id string, scope paykit.Scope, version int64) error {
-	q := ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version)
+	q := func() *bun.UpdateQuery {
+		return ofScope(t.db.NewUpdate().Model(row).Where("id = ?", id), scope).Where("version = ?", version)
+	}
 	return t.versionedUpdate(ctx, op, q, func() *bun.SelectQuery {
 		return ofScope(t.db.NewSelect().Table(table).Where("id = ?", id), scope)
 	}, row, id, scope.MerchantID, string(scope.Environment), version)
 }
 
-// versionedUpdate writes row by q, a versioned UPDATE whose WHERE takes
-// where's values (in scopeWhere's or keyWhere's order), prepared when the
-// transaction has it. In a batched transaction it is held, and the batch
-// learns its outcome; otherwise it runs, and its outcome is checkUpdated's
-// with existing's query.
-func (t tx) versionedUpdate(ctx context.Context, op string, q *bun.UpdateQuery, existing func() *bun.SelectQuery, row any, where ...any) error {
+// versionedUpdate writes row by q's query, a versioned UPDATE whose WHERE
+// takes where's values (in scopeWhere's or keyWhere's order), or by its
+// prepared statement when the transaction has one (q is then not built).
+// In a batched transaction it is held, and the batch learns its outcome;
+// otherwise it runs, and its outcome is checkUpdated's with existing's
+// query.
+func (t tx) versionedUpdate(ctx context.Context, op string, q func() *bun.UpdateQuery, existing func() *bun.SelectQuery, row any, where ...any) error {
 	if t.b != nil {
 		if pq, ok := t.prep.update(row, where...); ok {
 			t.b.hold(pq)
 		} else {
-			t.b.hold(heldUpdate(q))
+			t.b.hold(heldUpdate(q()))
 		}
 		return nil
 	}
@@ -162,7 +165,7 @@ func (t tx) versionedUpdate(ctx context.Context, op string, q *bun.UpdateQuery, 
 	if st, args, ok := t.sqlitePrepared(row, true, where...); ok {
 		res, err = t.execPrepared(ctx, st, args)
 	} else {
-		res, err = q.Exec(ctx)
+		res, err = q().Exec(ctx)
 	}
 	if err != nil {
 		return mapError(op, err)
