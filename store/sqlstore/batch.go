@@ -6,7 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
@@ -31,25 +31,52 @@ import (
 
 // batch is the state of one batched transaction.
 type batch struct {
-	conn  bun.Conn // the transaction's connection; its ExecContext is hooked
-	held  []string // statements not sent yet, BEGIN first until sent
-	begun bool     // BEGIN was sent
-	rerun bool     // a batch failed on the server: run fn again, unbatched
+	conn      bun.Conn // the transaction's connection; its ExecContext is hooked
+	buf       []byte   // the statements not sent yet, joined by ";\n"
+	held      int      // how many
+	beginHeld bool     // the first of them is BEGIN
+	begun     bool     // BEGIN was sent
+	rerun     bool     // a batch failed on the server: run fn again, unbatched
 }
 
 // hold queues query, to be sent with the next statement or COMMIT.
-func (b *batch) hold(query string) { b.held = append(b.held, query) }
+func (b *batch) hold(query string) {
+	b.holdPrepared(func(buf []byte) ([]byte, bool) { return append(buf, query...), true })
+	if b.held == 1 && query == "BEGIN" {
+		b.beginHeld = true
+	}
+}
+
+// holdPrepared queues the statement add appends to the held ones, unless
+// add is false.
+func (b *batch) holdPrepared(add func([]byte) ([]byte, bool)) bool {
+	n := len(b.buf)
+	if b.held > 0 {
+		b.buf = append(b.buf, ";\n"...)
+	}
+	buf, ok := add(b.buf)
+	if !ok {
+		b.buf = b.buf[:n]
+		return false
+	}
+	b.buf = buf
+	b.held++
+	return true
+}
+
+// drop forgets the held statements.
+func (b *batch) drop() { b.buf, b.held, b.beginHeld = b.buf[:0], 0, false }
 
 // flush sends the held statements, if any, as one query.
 func (b *batch) flush(ctx context.Context) error {
-	if len(b.held) == 0 {
+	if b.held == 0 {
 		return nil
 	}
-	query := strings.Join(b.held, ";\n")
-	if b.held[0] == "BEGIN" {
+	query := string(b.buf) // a copy: the query hooks may keep it
+	if b.beginHeld {
 		b.begun = true
 	}
-	b.held = b.held[:0]
+	b.drop()
 	if _, err := b.conn.ExecContext(ctx, query); err != nil {
 		if serverError(err) {
 			b.rerun = true
@@ -76,6 +103,12 @@ func heldUpdate(q *bun.UpdateQuery) string {
 	return "WITH u AS (" + q.Returning("1").String() + ") SELECT 1 / count(*) FROM u"
 }
 
+// batchBuffers hold the buffers batches build their queries in; one that
+// grew past maxBatchBuffer is not kept.
+var batchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxBatchBuffer = 64 << 10
+
 // runBatched runs fn in a batched transaction on a connection of its own.
 // rerun reports that it failed on the server: fn is to run again
 // unbatched; err is then only what the batch met.
@@ -84,8 +117,16 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 	if err != nil {
 		return false, mapError("begin", err)
 	}
-	b := &batch{conn: conn, held: []string{"BEGIN"}}
-	defer func() { s.endBatch(conn, b) }()
+	buf := batchBuffers.Get().(*[]byte)
+	b := &batch{conn: conn, buf: (*buf)[:0]}
+	b.hold("BEGIN")
+	defer func() {
+		s.endBatch(conn, b)
+		if cap(b.buf) <= maxBatchBuffer {
+			*buf = b.buf[:0]
+			batchBuffers.Put(buf)
+		}
+	}()
 	var prep *prepared
 	if s.prep != nil && s.prep.ready(ctx, s.db, conn) && s.prep.onConn(ctx, conn) {
 		prep = s.prep
@@ -94,13 +135,13 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 		// fn may have failed for want of an answer a held write would
 		// have given it: send them, then roll back. If one fails, the
 		// unbatched run tells; if none does, fn met what it would have.
-		if !b.rerun && len(b.held) > 0 && (len(b.held) > 1 || b.held[0] != "BEGIN") {
+		if !b.rerun && b.held > 0 && (b.held > 1 || !b.beginHeld) {
 			_ = b.flush(ctx)
 		}
 		return b.rerun, err
 	}
-	if len(b.held) == 1 && !b.begun { // fn sent nothing
-		b.held = b.held[:0]
+	if b.held == 1 && !b.begun { // fn sent nothing
+		b.drop()
 		return false, nil
 	}
 	b.hold("COMMIT")

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -95,7 +94,6 @@ type preparedStmt struct {
 	stmt     *sql.Stmt       // SQLite: a transaction takes it with StmtContext
 	fields   []*schema.Field // the parameters, then the WHERE's for an update
 	defaults []bool          // PostgreSQL: field i's column has a default other than NULL
-	size     atomic.Int64    // PostgreSQL: the longest EXECUTE so far, to size the next
 }
 
 // errNotMigrated: a table to prepare for is missing (Migrate has not run
@@ -362,29 +360,28 @@ func (p *prepared) stmt(row any, update bool) (*preparedStmt, reflect.Value) {
 	return p.stmts[stmtKey{v.Type(), update}], v
 }
 
-// insert is the EXECUTE that inserts row on PostgreSQL, or false when row
-// must go as text (or p is nil).
-func (p *prepared) insert(row any) (string, bool) { return p.execute(row, false) }
+// insert appends to b the EXECUTE that inserts row on PostgreSQL, or is
+// false when row must go as text (or p is nil).
+func (p *prepared) insert(b []byte, row any) ([]byte, bool) { return p.execute(b, row, false) }
 
-// update is the EXECUTE of the versioned update of row on PostgreSQL,
-// whose WHERE takes where's values (scopeWhere's or keyWhere's), or false
-// when row must go as text (or p is nil).
-func (p *prepared) update(row any, where ...any) (string, bool) {
-	return p.execute(row, true, where...)
+// update appends to b the EXECUTE of the versioned update of row on
+// PostgreSQL, whose WHERE takes where's values (scopeWhere's or
+// keyWhere's), or is false when row must go as text (or p is nil).
+func (p *prepared) update(b []byte, row any, where ...any) ([]byte, bool) {
+	return p.execute(b, row, true, where...)
 }
 
-// execute is the EXECUTE of row's prepared insert or update: NULL for
-// the fields bun writes as DEFAULT, bun's value for the others, then
-// where's.
-func (p *prepared) execute(row any, update bool, where ...any) (string, bool) {
+// execute appends to b the EXECUTE of row's prepared insert or update:
+// NULL for the fields bun writes as DEFAULT, bun's value for the others,
+// then where's. When false, what it appended is to be dropped.
+func (p *prepared) execute(b []byte, row any, update bool, where ...any) ([]byte, bool) {
 	if p == nil || !p.pg {
-		return "", false
+		return b, false
 	}
 	s, v := p.stmt(row, update)
 	if s == nil {
-		return "", false
+		return b, false
 	}
-	b := make([]byte, 0, s.size.Load()+256)
 	b = append(b, "EXECUTE "...)
 	b = append(b, s.name...)
 	b = append(b, '(')
@@ -399,18 +396,14 @@ func (p *prepared) execute(row any, update bool, where ...any) (string, bool) {
 		n := len(b)
 		b = f.AppendValue(p.gen, b, v)
 		if s.defaults[i] && string(b[n:]) == "NULL" {
-			return "", false // the prepared statement would write the default
+			return b, false // the prepared statement would write the default
 		}
 	}
 	for _, w := range where {
 		b = append(b, ", "...)
 		b = p.gen.AppendQuery(b, "?", w)
 	}
-	b = append(b, ')')
-	if n := int64(len(b)); n > s.size.Load() {
-		s.size.Store(n)
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is not written again
+	return append(b, ')'), true
 }
 
 // args is row's prepared insert or update on SQLite with its arguments

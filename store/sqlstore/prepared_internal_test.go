@@ -158,11 +158,11 @@ func testPreparedWrites(t *testing.T, s *Store) {
 // prepares reports whether s has row's insert (or update) prepared.
 func prepares(s *Store, row any, update bool) bool {
 	if s.pg && update {
-		_, ok := s.prep.update(row, "", "", "", int64(5))
+		_, ok := s.prep.update(nil, row, "", "", "", int64(5))
 		return ok
 	}
 	if s.pg {
-		_, ok := s.prep.insert(row)
+		_, ok := s.prep.insert(nil, row)
 		return ok
 	}
 	_, _, ok := s.prep.args(row, update)

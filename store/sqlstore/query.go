@@ -28,8 +28,7 @@ type uniqueKey struct {
 // as an answer (an already-enqueued job) and go on.
 func (t tx) insert(ctx context.Context, table string, row any, keys ...uniqueKey) error {
 	if t.b != nil { // a collision fails the batch: the unbatched run reports it
-		if q, ok := t.prep.insert(row); ok {
-			t.b.hold(q)
+		if t.b.holdPrepared(func(b []byte) ([]byte, bool) { return t.prep.insert(b, row) }) {
 			return nil
 		}
 		t.b.hold(t.db.NewInsert().Model(row).String())
@@ -153,9 +152,7 @@ func (t tx) updateIntent(ctx context.Context, op, table string, row any, id stri
 // query.
 func (t tx) versionedUpdate(ctx context.Context, op string, q func() *bun.UpdateQuery, existing func() *bun.SelectQuery, row any, where ...any) error {
 	if t.b != nil {
-		if pq, ok := t.prep.update(row, where...); ok {
-			t.b.hold(pq)
-		} else {
+		if !t.b.holdPrepared(func(b []byte) ([]byte, bool) { return t.prep.update(b, row, where...) }) {
 			t.b.hold(heldUpdate(q()))
 		}
 		return nil
