@@ -22,7 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 	is.Equal(c, config{
 		Addr: "127.0.0.1:8080", DB: "sqlite:paykit.db", Demo: true, RateLimit: 100,
 		WorkerInterval: time.Second, SandboxDelay: 2 * time.Second, PaymentTTL: 30 * time.Minute,
-		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 8,
+		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 16,
 	})
 }
 
