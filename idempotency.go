@@ -3,7 +3,6 @@ package paykit
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,10 +168,7 @@ func fingerprint(name string, params any) (string, error) {
 		b = append(b, body...)
 	}
 	*buf = b
-	sum := sha256.Sum256(b)
-	var hx [2 * sha256.Size]byte // one allocation: the string
-	hex.Encode(hx[:], sum[:])
-	return string(hx[:]), nil
+	return hexSum(sha256.Sum256(b)), nil
 }
 
 // fingerprintBuffers holds the buffers fingerprint hashes.

@@ -296,8 +296,12 @@ func keyEnvironment(publicKey, secretKey string) (Environment, bool) {
 // hashSecret is SHA-256: the secret holds 256 random bits, so a slow hash
 // would add nothing but latency.
 func hashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	var hx [2 * sha256.Size]byte // one allocation: the string
+	return hexSum(sha256.Sum256([]byte(secret)))
+}
+
+// hexSum is sum in hex, in one allocation: the string.
+func hexSum(sum [sha256.Size]byte) string {
+	var hx [2 * sha256.Size]byte
 	hex.Encode(hx[:], sum[:])
 	return string(hx[:])
 }

@@ -36,20 +36,21 @@ func appendPaymentIntent(b []byte, p *paykit.PaymentIntent) []byte {
 	if r := p.Receipt; r == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendTime(b, `{"number":`, r.Number, `,"paid_at":`, r.PaidAt)
+		b = jsonappend.Member(b, `{"number":`, r.Number)
+		b = appendTime(b, `,"paid_at":`, r.PaidAt)
 		b = appendAmount(b, `,"amount":`, r.Amount)
 		b = jsonappend.Member(b, `,"currency":`, r.Currency)
 		b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
 		b = append(b, '}')
 	}
-	b = appendTime(b, "", "", `,"expires_at":`, p.ExpiresAt)
+	b = appendTime(b, `,"expires_at":`, p.ExpiresAt)
 	if p.CompletedAt == nil {
 		b = append(b, `,"completed_at":null`...)
 	} else {
-		b = appendTime(b, "", "", `,"completed_at":`, *p.CompletedAt)
+		b = appendTime(b, `,"completed_at":`, *p.CompletedAt)
 	}
-	b = appendTime(b, "", "", `,"created_at":`, p.CreatedAt)
-	b = appendTime(b, "", "", `,"updated_at":`, p.UpdatedAt)
+	b = appendTime(b, `,"created_at":`, p.CreatedAt)
+	b = appendTime(b, `,"updated_at":`, p.UpdatedAt)
 	return append(b, '}')
 }
 
@@ -68,7 +69,7 @@ func appendNextAction(b []byte, n *paykit.NextAction) []byte {
 	if n.Type == paykit.NextActionBankTransferInstructions {
 		b = appendAmount(b, `,"amount":`, n.Amount)
 	}
-	b = appendTime(b, "", "", `,"expires_at":`, n.ExpiresAt)
+	b = appendTime(b, `,"expires_at":`, n.ExpiresAt)
 	return append(b, '}')
 }
 
@@ -87,14 +88,10 @@ func appendNullString(b []byte, name, s string) []byte {
 	return jsonappend.Member(b, name, s)
 }
 
-// appendTime writes the string member name with s (none when name is
-// empty), then the member tname with formatTime(t): the layout's
+// appendTime writes the member name with formatTime(t): the layout's
 // characters need no escaping.
-func appendTime(b []byte, name, s, tname string, t time.Time) []byte {
-	if name != "" {
-		b = jsonappend.Member(b, name, s)
-	}
-	b = append(append(b, tname...), '"')
+func appendTime(b []byte, name string, t time.Time) []byte {
+	b = append(append(b, name...), '"')
 	return append(t.UTC().AppendFormat(b, paykit.TimeLayout), '"')
 }
 

@@ -31,20 +31,16 @@ import (
 
 // batch is the state of one batched transaction.
 type batch struct {
-	conn      bun.Conn // the transaction's connection; its ExecContext is hooked
-	buf       []byte   // the statements not sent yet, joined by ";\n"
-	held      int      // how many
-	beginHeld bool     // the first of them is BEGIN
-	begun     bool     // BEGIN was sent
-	rerun     bool     // a batch failed on the server: run fn again, unbatched
+	conn  bun.Conn // the transaction's connection; its ExecContext is hooked
+	buf   []byte   // the statements not sent yet, joined by ";\n", BEGIN first until sent
+	held  int      // how many
+	begun bool     // BEGIN was sent (with the first flush)
+	rerun bool     // a batch failed on the server: run fn again, unbatched
 }
 
 // hold queues query, to be sent with the next statement or COMMIT.
 func (b *batch) hold(query string) {
 	b.holdPrepared(func(buf []byte) ([]byte, bool) { return append(buf, query...), true })
-	if b.held == 1 && query == "BEGIN" {
-		b.beginHeld = true
-	}
 }
 
 // holdPrepared queues the statement add appends to the held ones, unless
@@ -65,7 +61,7 @@ func (b *batch) holdPrepared(add func([]byte) ([]byte, bool)) bool {
 }
 
 // drop forgets the held statements.
-func (b *batch) drop() { b.buf, b.held, b.beginHeld = b.buf[:0], 0, false }
+func (b *batch) drop() { b.buf, b.held = b.buf[:0], 0 }
 
 // flush sends the held statements, if any, as one query.
 func (b *batch) flush(ctx context.Context) error {
@@ -73,9 +69,7 @@ func (b *batch) flush(ctx context.Context) error {
 		return nil
 	}
 	query := string(b.buf) // a copy: the query hooks may keep it
-	if b.beginHeld {
-		b.begun = true
-	}
+	b.begun = true         // BEGIN is the first statement held
 	b.drop()
 	if _, err := b.conn.ExecContext(ctx, query); err != nil {
 		if serverError(err) {
@@ -135,7 +129,7 @@ func (s *Store) runBatched(ctx context.Context, fn func(t tx) error) (rerun bool
 		// fn may have failed for want of an answer a held write would
 		// have given it: send them, then roll back. If one fails, the
 		// unbatched run tells; if none does, fn met what it would have.
-		if !b.rerun && b.held > 0 && (b.held > 1 || !b.beginHeld) {
+		if !b.rerun && b.held > 0 && (b.held > 1 || b.begun) { // more than BEGIN
 			_ = b.flush(ctx)
 		}
 		return b.rerun, err
