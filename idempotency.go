@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -177,8 +176,7 @@ var fingerprintBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); 
 // appendJSON appends json.Marshal(r), byte for byte, without reflection:
 // a create's fingerprint is hashed on every request.
 func (r *CreatePaymentIntentRequest) appendJSON(b []byte) []byte {
-	b = append(b, `{"amount":`...)
-	b = strconv.AppendInt(b, r.Amount, 10)
+	b = jsonappend.IntMember(b, `{"amount":`, r.Amount)
 	b = jsonappend.Member(b, `,"currency":`, r.Currency)
 	b = jsonappend.Member(b, `,"country":`, r.Country)
 	b = jsonappend.Member(b, `,"merchant_reference":`, r.MerchantReference)

@@ -199,14 +199,14 @@ const (
 
 // newSandbox builds the sandbox PSP, mounted at /sandbox, and its adapter.
 // Payers reach the PSP's pages through the public URL; the adapter calls
-// the PSP in this process. On a SQL store
-// the PSP keeps its state in its own tables (see sandboxDB), over its own
-// connections, as a real PSP keeps its own, so that a restarted server, or any server on the database, answers
-// for what an earlier one's PSP recorded; on the memory store the state
-// lives as long as the process. The API key, which the adapter sends and
+// the PSP in this process. On a SQL store the PSP keeps its state in its
+// own tables (see sandboxDB), over its own connections, as a real PSP
+// keeps its own, so that a restarted server, or any server on the
+// database, answers for what an earlier one's PSP recorded; on the memory
+// store the state lives as long as the process. The API key, which the adapter sends and
 // which signs the PSP's callbacks, is drawn at start and never stored: each
-// server's adapter calls its own PSP (in the process, without HTTP), and
-// that PSP posts callbacks to its own server.
+// server's adapter calls its own PSP, and that PSP posts callbacks to its
+// own server.
 func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.Store) (*sandbox.PSP, *sandbox.Provider, func(), error) {
 	key, err := randomToken()
 	if err != nil {

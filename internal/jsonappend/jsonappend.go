@@ -7,6 +7,7 @@ package jsonappend
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -28,6 +29,17 @@ func String(b []byte, s string) []byte {
 // Member appends an object member with a string value: name is what
 // precedes the value, as in `,"id":`.
 func Member(b []byte, name, v string) []byte { return String(append(b, name...), v) }
+
+// IntMember appends an object member with an integer value.
+func IntMember(b []byte, name string, v int64) []byte {
+	return strconv.AppendInt(append(b, name...), v, 10)
+}
+
+// TimeMember appends an object member with a time value, as Time does;
+// false where Time is.
+func TimeMember(b []byte, name string, t time.Time) ([]byte, bool) {
+	return Time(append(b, name...), t)
+}
 
 // StringMap appends m as encoding/json does: its keys sorted, and null
 // for a nil map.

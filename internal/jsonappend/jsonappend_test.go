@@ -2,6 +2,7 @@ package jsonappend
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -28,8 +29,20 @@ func TestAsEncodingJSON(t *testing.T) {
 		if !ok || string(got) != string(want) {
 			t.Errorf("Time(%v) = %s, %t; json.Marshal: %s", tm, got, ok, want)
 		}
+		if got, ok := TimeMember([]byte("{"), `"t":`, tm); !ok || string(got) != `{"t":`+string(want) {
+			t.Errorf("TimeMember(%v) = %s, %t", tm, got, ok)
+		}
+	}
+	for _, v := range []int64{0, -1, 15000, math.MaxInt64, math.MinInt64} {
+		want, _ := json.Marshal(v)
+		if got := IntMember([]byte("{"), `"n":`, v); string(got) != `{"n":`+string(want) {
+			t.Errorf("IntMember(%d) = %s", v, got)
+		}
 	}
 	if _, ok := Time(nil, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); ok {
 		t.Error("Time took a year json.Marshal refuses")
+	}
+	if _, ok := TimeMember(nil, `"t":`, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); ok {
+		t.Error("TimeMember took a year json.Marshal refuses")
 	}
 }

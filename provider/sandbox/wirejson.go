@@ -3,7 +3,6 @@ package sandbox
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -41,8 +40,7 @@ func appendWire(b []byte, v any) ([]byte, bool) {
 // appendJSON appends what json.Marshal makes of in; false when it is not
 // sure to (the caller then uses json.Marshal).
 func (in *paymentCreate) appendJSON(b []byte) (_ []byte, ok bool) {
-	b = append(b, `{"amount_minor":`...)
-	b = strconv.AppendInt(b, in.AmountMinor, 10)
+	b = jsonappend.IntMember(b, `{"amount_minor":`, in.AmountMinor)
 	b = jsonappend.Member(b, `,"ccy":`, in.Ccy)
 	b = jsonappend.Member(b, `,"country":`, in.Country)
 	b = jsonappend.Member(b, `,"channel":`, in.Channel)
@@ -57,8 +55,7 @@ func (in *paymentCreate) appendJSON(b []byte) (_ []byte, ok bool) {
 		b = jsonappend.Member(b, `,"return_url":`, in.ReturnURL)
 	}
 	if in.ExpiresAt != nil {
-		b = append(b, `,"expires_at":`...)
-		if b, ok = jsonappend.Time(b, *in.ExpiresAt); !ok {
+		if b, ok = jsonappend.TimeMember(b, `,"expires_at":`, *in.ExpiresAt); !ok {
 			return nil, false
 		}
 	}
@@ -71,8 +68,7 @@ func (v *paymentView) appendJSON(b []byte) (_ []byte, ok bool) {
 	b = jsonappend.Member(b, `{"id":`, v.ID)
 	b = jsonappend.Member(b, `,"idempotency_key":`, v.Key)
 	b = jsonappend.Member(b, `,"state":`, v.State)
-	b = append(b, `,"amount_minor":`...)
-	b = strconv.AppendInt(b, v.AmountMinor, 10)
+	b = jsonappend.IntMember(b, `,"amount_minor":`, v.AmountMinor)
 	b = jsonappend.Member(b, `,"ccy":`, v.Ccy)
 	b = jsonappend.Member(b, `,"country":`, v.Country)
 	b = jsonappend.Member(b, `,"channel":`, v.Channel)
@@ -107,7 +103,7 @@ func (v *paymentView) appendJSON(b []byte) (_ []byte, ok bool) {
 		if f.t == nil {
 			continue // cancel_requested_at, omitempty
 		}
-		if b, ok = jsonappend.Time(append(b, f.name...), *f.t); !ok {
+		if b, ok = jsonappend.TimeMember(b, f.name, *f.t); !ok {
 			return nil, false
 		}
 	}

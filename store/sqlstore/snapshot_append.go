@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -15,8 +14,7 @@ import (
 // write as json.Marshal would (a time json cannot encode): the caller then
 // uses json.Marshal.
 func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIntent) (_ []byte, ok bool) {
-	b = append(b, `{"v":`...)
-	b = strconv.AppendInt(b, snapshotVersion, 10)
+	b = jsonappend.IntMember(b, `{"v":`, snapshotVersion)
 	if kind != "" {
 		b = jsonappend.Member(b, `,"kind":`, string(kind))
 	}
@@ -24,7 +22,7 @@ func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIn
 	b = jsonappend.Member(b, `,"MerchantID":`, p.MerchantID)
 	b = jsonappend.Member(b, `,"Environment":`, string(p.Environment))
 	b = jsonappend.Member(b, `,"Status":`, string(p.Status))
-	b = appendInt(b, `,"Amount":`, p.Amount)
+	b = jsonappend.IntMember(b, `,"Amount":`, p.Amount)
 	b = jsonappend.Member(b, `,"Currency":`, p.Currency)
 	b = jsonappend.Member(b, `,"Country":`, p.Country)
 	b = jsonappend.Member(b, `,"MerchantReference":`, p.MerchantReference)
@@ -45,9 +43,9 @@ func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIn
 		b = jsonappend.Member(b, `,"Account":`, n.Account)
 		b = jsonappend.Member(b, `,"Holder":`, n.Holder)
 		b = jsonappend.Member(b, `,"Reference":`, n.Reference)
-		b = appendInt(b, `,"Amount":`, n.Amount)
+		b = jsonappend.IntMember(b, `,"Amount":`, n.Amount)
 		b = jsonappend.Member(b, `,"Currency":`, n.Currency)
-		if b, ok = appendTime(b, `,"ExpiresAt":`, n.ExpiresAt); !ok {
+		if b, ok = jsonappend.TimeMember(b, `,"ExpiresAt":`, n.ExpiresAt); !ok {
 			return nil, false
 		}
 		b = append(b, '}')
@@ -58,10 +56,10 @@ func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIn
 		b = append(b, "null"...)
 	} else {
 		b = jsonappend.Member(b, `{"Number":`, r.Number)
-		if b, ok = appendTime(b, `,"PaidAt":`, r.PaidAt); !ok {
+		if b, ok = jsonappend.TimeMember(b, `,"PaidAt":`, r.PaidAt); !ok {
 			return nil, false
 		}
-		b = appendInt(b, `,"Amount":`, r.Amount)
+		b = jsonappend.IntMember(b, `,"Amount":`, r.Amount)
 		b = jsonappend.Member(b, `,"Currency":`, r.Currency)
 		b = jsonappend.Member(b, `,"PaymentMethod":`, r.PaymentMethod)
 		b = append(b, '}')
@@ -74,8 +72,8 @@ func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIn
 	if b, ok = appendTimePtr(b, `,"CancelRequestedAt":`, p.CancelRequestedAt); !ok {
 		return nil, false
 	}
-	b = appendInt(b, `,"RefundedAmount":`, p.RefundedAmount)
-	b = appendInt(b, `,"RefundPendingAmount":`, p.RefundPendingAmount)
+	b = jsonappend.IntMember(b, `,"RefundedAmount":`, p.RefundedAmount)
+	b = jsonappend.IntMember(b, `,"RefundPendingAmount":`, p.RefundPendingAmount)
 	for _, t := range [...]struct {
 		name string
 		t    *time.Time
@@ -84,16 +82,8 @@ func appendPaymentSnapshot(b []byte, kind paykit.AnswerKind, p *paykit.PaymentIn
 			return nil, false
 		}
 	}
-	b = appendInt(b, `,"Version":`, p.Version)
+	b = jsonappend.IntMember(b, `,"Version":`, p.Version)
 	return append(b, "}}"...), true
-}
-
-func appendInt(b []byte, name string, v int64) []byte {
-	return strconv.AppendInt(append(b, name...), v, 10)
-}
-
-func appendTime(b []byte, name string, t time.Time) ([]byte, bool) {
-	return jsonappend.Time(append(b, name...), t)
 }
 
 // appendTimePtr writes t as json.Marshal does a *time.Time: null for nil.
@@ -101,5 +91,5 @@ func appendTimePtr(b []byte, name string, t *time.Time) ([]byte, bool) {
 	if t == nil {
 		return append(append(b, name...), "null"...), true
 	}
-	return appendTime(b, name, *t)
+	return jsonappend.TimeMember(b, name, *t)
 }
