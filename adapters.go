@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -103,8 +104,12 @@ func (s *Service) observe(name string, r Result) {
 }
 
 // provider returns the adapter of the Provider a resource was routed to,
-// if it is configured and declares need.
-func (s *Service) provider(name string, need Capabilities) (*adapter, error) {
+// if it is configured and declares need. In a job run that lost its lease
+// it returns ErrLeaseLost instead: the run must not call the Provider.
+func (s *Service) provider(ctx context.Context, name string, need Capabilities) (*adapter, error) {
+	if err := CheckJobLease(ctx); err != nil {
+		return nil, err
+	}
 	a, ok := s.providers[name]
 	if !ok {
 		return nil, fmt.Errorf("Provider %q is not configured", name)

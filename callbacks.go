@@ -17,7 +17,7 @@ import (
 // Events about resources paykit does not know are acknowledged and
 // ignored, so the Provider stops resending them.
 func (s *Service) HandleProviderCallback(ctx context.Context, provider string, r *http.Request) error {
-	prov, err := s.provider(provider, 0)
+	prov, err := s.provider(ctx, provider, 0)
 	if err != nil {
 		return notFound("provider")
 	}

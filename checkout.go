@@ -94,7 +94,7 @@ type CheckoutListParams = ListParams[CheckoutStatus]
 const jobCheckoutExpire = "checkout.expire"
 
 func (s *Service) registerCheckoutJobs() {
-	s.handle(jobCheckoutExpire, s.expireCheckoutJob)
+	s.handle(jobCheckoutExpire, s.expireCheckoutJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // tokenCheckout is the purpose of checkout_url tokens.

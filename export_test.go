@@ -7,7 +7,12 @@ import (
 
 // Test-only access to unexported worker internals.
 
-func HandleJob(s *Service, kind string, h JobHandler) { s.handle(kind, h) }
+func HandleJob(s *Service, kind string, h JobHandler) {
+	s.handle(kind, h, DefaultJobTimeout, JobPriorityDefault)
+}
+
+// SetLeaseRenewal makes s renew its runs' leases every d of real time.
+func SetLeaseRenewal(s *Service, d time.Duration) { s.runs.every = d }
 
 func EnqueueJob(ctx context.Context, s *Service, tx Tx, j *Job) error { return s.enqueue(ctx, tx, j) }
 

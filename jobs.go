@@ -121,7 +121,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 		return nil, err
 	}
 	now := s.Now()
-	rows, err := s.store.ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
+	rows, err := s.store.Queue().ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -155,7 +155,22 @@ type Job struct {
 	AttemptedAt *time.Time
 	// CompletedAt is when the job completed (nil while it is pending).
 	CompletedAt *time.Time
+	// Priority orders the due jobs of a claim, lowest first: paykit's
+	// money-moving work (JobPriorityMoney) before notifications and host
+	// jobs (JobPriorityDefault). The Service sets it from the kind.
+	Priority int
+	// Partition names what the job waits on, such as the webhook endpoint
+	// a delivery goes to: a worker runs only a few jobs of one partition
+	// at once (Config.PartitionConcurrency), so that one endpoint that
+	// hangs holds few of its slots. Empty: none.
+	Partition string
 }
+
+// Job priorities.
+const (
+	JobPriorityMoney   = 0
+	JobPriorityDefault = 1
+)
 
 // Job kinds: paykit's own and those a host registers. Each kind has a
 // handler and an attempt limit past which its jobs need attention.
@@ -171,20 +186,30 @@ type JobKindOptions struct {
 	// DefaultMaxAttempts. The job is not given up: it keeps being tried at
 	// the longest backoff interval until it completes.
 	MaxAttempts int
+	// Timeout bounds one run of a job of this kind: its context is
+	// cancelled then, and the run counts as failed. Default
+	// DefaultJobTimeout.
+	Timeout time.Duration
 }
+
+// DefaultJobTimeout bounds a run of a job kind that sets no Timeout.
+const DefaultJobTimeout = time.Minute
 
 // jobKind is a registered job kind.
 type jobKind struct {
 	handler     JobHandler
 	maxAttempts int
+	timeout     time.Duration
+	priority    int
 	host        bool // registered by the host with RegisterJobKind
 }
 
-// handle registers the handler of one of paykit's own job kinds.
-func (s *Service) handle(kind string, h JobHandler) {
+// handle registers the handler of one of paykit's own job kinds, whose
+// runs take at most timeout.
+func (s *Service) handle(kind string, h JobHandler, timeout time.Duration, priority int) {
 	s.jobsMu.Lock()
 	defer s.jobsMu.Unlock()
-	s.jobs[kind] = jobKind{handler: h, maxAttempts: DefaultMaxAttempts}
+	s.jobs[kind] = jobKind{handler: h, maxAttempts: DefaultMaxAttempts, timeout: timeout, priority: priority}
 }
 
 // kind returns the registration of a job kind.
@@ -220,12 +245,18 @@ func (s *Service) RegisterJobKind(kind string, h JobHandler, opts JobKindOptions
 	if opts.MaxAttempts == 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
+	if opts.Timeout < 0 {
+		return fmt.Errorf("paykit: job kind %q: Timeout %s is negative", kind, opts.Timeout)
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultJobTimeout
+	}
 	s.jobsMu.Lock()
 	defer s.jobsMu.Unlock()
 	if _, ok := s.jobs[kind]; ok {
 		return fmt.Errorf("paykit: job kind %q is registered already", kind)
 	}
-	s.jobs[kind] = jobKind{handler: h, maxAttempts: opts.MaxAttempts, host: true}
+	s.jobs[kind] = jobKind{handler: h, maxAttempts: opts.MaxAttempts, timeout: opts.Timeout, priority: JobPriorityDefault, host: true}
 	return nil
 }
 
@@ -255,3 +286,11 @@ func (s *Service) EnqueueJobTx(ctx context.Context, tx Tx, j *Job) error {
 	}
 	return s.enqueue(ctx, tx, j)
 }
+
+// Timeouts of paykit's own job kinds: a job that calls a Provider may take
+// its adapter's whole timeout, and its transactions around the call; a
+// delivery takes the webhook timeout and its bookkeeping.
+const (
+	providerJobTimeout = 2 * time.Minute
+	webhookJobSlack    = 30 * time.Second
+)

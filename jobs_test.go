@@ -276,9 +276,17 @@ func (p purgeTally) PurgeIdempotencyRecords(ctx context.Context, now time.Time) 
 	return p.Store.PurgeIdempotencyRecords(ctx, now)
 }
 
-func (p purgeTally) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
-	p.jobs.Add(1)
-	return p.Store.PurgeCompletedJobs(ctx, before)
+func (p purgeTally) Queue() paykit.JobQueue { return queueTally{p.Store.Queue(), p.jobs} }
+
+// queueTally counts one instance's purges of completed jobs.
+type queueTally struct {
+	paykit.JobQueue
+	jobs *atomic.Int32
+}
+
+func (q queueTally) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
+	q.jobs.Add(1)
+	return q.JobQueue.PurgeCompletedJobs(ctx, before)
 }
 
 // Of several instances on one Store, one purges per minute, not each of

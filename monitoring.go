@@ -73,15 +73,9 @@ type StaleCounts struct {
 	PayoutIntents  int
 }
 
-// MonitorStore answers an operator's questions about background work. Its
+// MonitorStore answers an operator's questions about the work in flight. Its
 // reads span every tenant.
 type MonitorStore interface {
-	// ListJobs returns at most q.Limit jobs that match q, newest first by
-	// (CreatedAt, ID), strictly after q.After.
-	ListJobs(ctx context.Context, q JobQuery) ([]Job, error)
-	// JobStats counts the pending (not completed) jobs of each kind at
-	// now, ordered by kind; kinds without pending jobs are absent.
-	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
 	// CountStaleProcessing counts the payment and payout intents that are
 	// processing and last changed at or before updatedBefore.
 	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
@@ -134,7 +128,7 @@ type JobStats struct {
 // and retrying, by kind, and how many intents are past their stale time.
 func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	now := s.Now()
-	kinds, err := s.store.JobStats(ctx, now)
+	kinds, err := s.store.Queue().JobStats(ctx, now)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +179,10 @@ type JobRunCounts struct {
 	Kind     string
 	Attempts uint64
 	Errors   map[JobErrorKind]uint64
+	// LostLeases counts runs that lost their job's lease before they
+	// ended (it lapsed unrenewed, or another run claimed the job); their
+	// ends were not written.
+	LostLeases uint64
 }
 
 // jobCounters are the Service's in-process job counters. The zero value
@@ -198,6 +196,22 @@ type jobCounters struct {
 func (c *jobCounters) record(kind string, errKind JobErrorKind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	r := c.of(kind)
+	r.Attempts++
+	if errKind != "" {
+		r.Errors[errKind]++
+	}
+}
+
+// recordLost counts a run of kind that lost its lease.
+func (c *jobCounters) recordLost(kind string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.of(kind).LostLeases++
+}
+
+// of returns the counters of kind; c.mu is held.
+func (c *jobCounters) of(kind string) *JobRunCounts {
 	if c.m == nil {
 		c.m = map[string]*JobRunCounts{}
 	}
@@ -206,10 +220,7 @@ func (c *jobCounters) record(kind string, errKind JobErrorKind) {
 		r = &JobRunCounts{Kind: kind, Errors: map[JobErrorKind]uint64{}}
 		c.m[kind] = r
 	}
-	r.Attempts++
-	if errKind != "" {
-		r.Errors[errKind]++
-	}
+	return r
 }
 
 // JobRuns returns this Service's job counters by kind: attempts run and
@@ -220,7 +231,7 @@ func (s *Service) JobRuns() []JobRunCounts {
 	defer s.jobCounts.mu.Unlock()
 	out := make([]JobRunCounts, 0, len(s.jobCounts.m))
 	for _, r := range s.jobCounts.m {
-		out = append(out, JobRunCounts{Kind: r.Kind, Attempts: r.Attempts, Errors: maps.Clone(r.Errors)})
+		out = append(out, JobRunCounts{Kind: r.Kind, Attempts: r.Attempts, Errors: maps.Clone(r.Errors), LostLeases: r.LostLeases})
 	}
 	slices.SortFunc(out, func(a, b JobRunCounts) int { return cmp.Compare(a.Kind, b.Kind) })
 	return out

@@ -23,7 +23,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	if pi.Status != PaymentRequiresAction || pi.Attempt != AttemptOpen {
 		return nil, errNotAwaitingPayer(pi.Status)
 	}
-	prov, err := s.provider(pi.Provider, CapPayments|CapPayerSimulation)
+	prov, err := s.provider(ctx, pi.Provider, CapPayments|CapPayerSimulation)
 	if err != nil {
 		return nil, Errorf(CodeInvalidState, "", "The Provider of this payment intent cannot simulate a payer.")
 	}

@@ -246,10 +246,10 @@ const (
 )
 
 func (s *Service) registerPaymentJobs() {
-	s.handle(jobPaymentResume, s.resumePaymentJob)
-	s.handle(jobPaymentInquire, s.inquirePaymentJob)
-	s.handle(jobPaymentCancel, s.cancelPaymentJob)
-	s.handle(jobPaymentExpire, s.expirePaymentJob)
+	s.handle(jobPaymentResume, s.resumePaymentJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPaymentInquire, s.inquirePaymentJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPaymentCancel, s.cancelPaymentJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPaymentExpire, s.expirePaymentJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // resumePayload names the idempotency record a resume job finishes.
@@ -527,7 +527,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 
 // callCreate sends the create call of pi's attempt to its Provider.
 func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
-	prov, err := s.provider(pi.Provider, CapPayments)
+	prov, err := s.provider(ctx, pi.Provider, CapPayments)
 	if err != nil {
 		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
 	}
@@ -805,7 +805,7 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Status == PaymentRequiresAction && pi.Attempt == AttemptOpen && !s.Now().Before(pi.ExpiresAt) {
 		return s.expireAttempt(ctx, pi)
 	}
-	prov, err := s.provider(pi.Provider, CapPayments)
+	prov, err := s.provider(ctx, pi.Provider, CapPayments)
 	if err != nil {
 		return err
 	}
@@ -975,7 +975,7 @@ func (s *Service) cancelPaymentJob(ctx context.Context, j *Job) error {
 	if pi.Attempt == AttemptCreating {
 		return errNotYet // wait until the create call settled
 	}
-	prov, err := s.provider(pi.Provider, CapCancel)
+	prov, err := s.provider(ctx, pi.Provider, CapCancel)
 	if err != nil {
 		return err
 	}
@@ -1016,7 +1016,7 @@ func (s *Service) expirePaymentJob(ctx context.Context, j *Job) error {
 // the intent, succeeded if the payer paid meanwhile, anything else is
 // asked again later.
 func (s *Service) expireAttempt(ctx context.Context, pi *PaymentIntent) error {
-	prov, err := s.provider(pi.Provider, CapCancel)
+	prov, err := s.provider(ctx, pi.Provider, CapCancel)
 	if err != nil {
 		return err
 	}

@@ -143,10 +143,10 @@ const (
 )
 
 func (s *Service) registerPayoutJobs() {
-	s.handle(jobPayoutDispatch, s.dispatchPayoutJob)
-	s.handle(jobPayoutInquire, s.inquirePayoutJob)
-	s.handle(jobPayoutCancel, s.cancelPayoutJob)
-	s.handle(jobPayoutExpire, s.expirePayoutJob)
+	s.handle(jobPayoutDispatch, s.dispatchPayoutJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPayoutInquire, s.inquirePayoutJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPayoutCancel, s.cancelPayoutJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPayoutExpire, s.expirePayoutJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // validatePayout checks a create request against the routing; nothing is
@@ -504,8 +504,8 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
 }
 
-func (s *Service) payoutProvider(po *PayoutIntent) (PayoutProvider, error) {
-	a, err := s.provider(po.Provider, CapPayouts)
+func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutProvider, error) {
+	a, err := s.provider(ctx, po.Provider, CapPayouts)
 	if err != nil {
 		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
@@ -555,7 +555,7 @@ func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*
 
 // callCreatePayout decrypts the account number and sends the transfer.
 func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Result, error) {
-	pp, err := s.payoutProvider(po)
+	pp, err := s.payoutProvider(ctx, po)
 	if err != nil {
 		return Result{}, err
 	}
@@ -721,7 +721,7 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	if po.Dispatch == DispatchClosed || po.Dispatch == DispatchNone {
 		return nil
 	}
-	pp, err := s.payoutProvider(po)
+	pp, err := s.payoutProvider(ctx, po)
 	if err != nil {
 		return err
 	}
@@ -849,7 +849,7 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	if po.Dispatch == DispatchSending {
 		return errNotYet // the dispatch settles first, then the cancel
 	}
-	pp, err := s.payoutProvider(po)
+	pp, err := s.payoutProvider(ctx, po)
 	if err != nil {
 		return err
 	}
@@ -1039,7 +1039,7 @@ func (s *Service) SimulateReturn(ctx context.Context, p Principal, id string) (*
 	if po.Status != PayoutSucceeded {
 		return nil, Errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
 	}
-	if a, err := s.provider(po.Provider, CapReturns); err == nil {
+	if a, err := s.provider(ctx, po.Provider, CapReturns); err == nil {
 		if err := a.returns.ReturnPayout(ctx, po.ID); err != nil {
 			return nil, Internal(err)
 		}

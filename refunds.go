@@ -137,8 +137,8 @@ const (
 )
 
 func (s *Service) registerRefundJobs() {
-	s.handle(jobRefundDispatch, s.dispatchRefundJob)
-	s.handle(jobRefundInquire, s.inquireRefundJob)
+	s.handle(jobRefundDispatch, s.dispatchRefundJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobRefundInquire, s.inquireRefundJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // CreateRefund refunds a succeeded payment intent, in full (Amount 0: all
@@ -392,7 +392,7 @@ func refundRequest(re *Refund, pi *PaymentIntent) RefundRequest {
 // refundProvider is the Provider that refunds re, with the payment it
 // refunds: pi, or read when nil.
 func (s *Service) refundProvider(ctx context.Context, re *Refund, pi *PaymentIntent) (RefundProvider, *PaymentIntent, error) {
-	a, err := s.provider(re.Provider, CapRefunds)
+	a, err := s.provider(ctx, re.Provider, CapRefunds)
 	if err != nil {
 		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	// WorkerConcurrency is how many claimed jobs run at once, so that a
 	// slow webhook endpoint or Provider does not hold up the rest; default 8.
 	WorkerConcurrency int
+	// PartitionConcurrency is how many jobs that wait on one thing (the
+	// deliveries to one webhook endpoint) Run runs at once; default 2.
+	PartitionConcurrency int
 	// JobLease is how long a claimed job stays leased before another worker
 	// may take it over; default 1m.
 	JobLease time.Duration
@@ -132,8 +135,11 @@ type Service struct {
 	webhookSender  atomic.Pointer[WebhookSender]
 	webhookTimeout time.Duration
 	concurrency    int
+	partitionLimit int
 	eventIDs       eventIDGen
-	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
+	purgedAt       atomic.Int64  // unix ms of this instance's last try at the purge lease
+	runs           runSet        // this instance's job runs in flight
+	freed          chan struct{} // Run: a run ended
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
@@ -168,6 +174,7 @@ func New(cfg Config) (*Service, error) {
 		retention:  cfg.IdempotencyRetention,
 		jobRetain:  cfg.JobRetention,
 		jobs:       map[string]jobKind{},
+		freed:      make(chan struct{}, 1),
 		routing:    cfg.Routing.clone(),
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		paymentTTL: cfg.PaymentTTL,
@@ -261,7 +268,11 @@ func New(cfg Config) (*Service, error) {
 	if s.concurrency <= 0 {
 		s.concurrency = 8
 	}
-	s.handle(jobWebhookDeliver, s.deliverWebhookJob)
+	s.partitionLimit = cfg.PartitionConcurrency
+	if s.partitionLimit <= 0 {
+		s.partitionLimit = 2
+	}
+	s.handle(jobWebhookDeliver, s.deliverWebhookJob, s.webhookTimeout+webhookJobSlack, JobPriorityDefault)
 	s.registerPaymentJobs()
 	s.registerPayoutJobs()
 	s.registerCheckoutJobs()

@@ -67,6 +67,9 @@ type Store interface {
 	// on PostgreSQL, see its doc): fn must act only through tx, and keep
 	// no state from a run that failed. fn must not call InTx.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// Queue returns the worker's side of the jobs that Tx.EnqueueJob
+	// writes.
+	Queue() JobQueue
 	// Heartbeat records that instance was alive at now: a tiny write that
 	// proves the backend accepts writes (a read-only database fails it).
 	Heartbeat(ctx context.Context, instance string, now time.Time) error
@@ -204,47 +207,92 @@ type IdempotencyStore interface {
 	PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error)
 }
 
-// ClaimParams asks for up to Limit due jobs: not completed, RunAt <= Now
-// and no live lease (LeaseUntil empty or <= Now), oldest RunAt first.
-type ClaimParams struct {
-	Owner      string
-	Now        time.Time
-	LeaseUntil time.Time
-	Limit      int
-}
-
-// JobStore persists durable background work. Jobs are written in the same
-// transaction as the state change that needs them.
+// JobStore is the transactional side of durable background work: jobs are
+// written in the same transaction as the state change that needs them, and
+// run by the worker through the Store's JobQueue once it commits.
 type JobStore interface {
 	// EnqueueJob inserts j; an empty j.Status is stored as JobAvailable.
 	// When j.DedupKey is set and a job with that key exists that is not
 	// completed, it returns ErrAlreadyExists (Key "dedup_key").
 	EnqueueJob(ctx context.Context, j *Job) error
-	// ClaimJobs leases due jobs to p.Owner until p.LeaseUntil, increments
-	// their Attempts, sets AttemptedAt to p.Now and Status to JobRunning (a
-	// job that needs attention keeps that Status). Concurrent claimers never
-	// receive the same job while a lease is live.
-	ClaimJobs(ctx context.Context, p ClaimParams) ([]Job, error)
-	// CompleteJob marks a job the owner still leases completed at at and
-	// releases the lease; ErrNotFound otherwise. The job is kept until
-	// PurgeCompletedJobs; its DedupKey is free for a new job at once.
-	CompleteJob(ctx context.Context, id, owner string, at time.Time) error
-	// RetryJob releases the owner's lease and reschedules the job at runAt
-	// with Status JobRetrying, recording lastError; ErrNotFound when the
-	// owner no longer leases it.
-	RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
-	// FlagJob is RetryJob with Status JobNeedsAttention: the job failed
-	// too often, and is tried again at runAt all the same.
-	FlagJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error
 	// ExpediteJob moves the pending job with dedupKey to run no later than
 	// runAt (a later RunAt is left alone); ErrNotFound when no such job
 	// exists.
 	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
 	// GetJob returns a job by id or ErrNotFound.
 	GetJob(ctx context.Context, id string) (*Job, error)
+	// DeferJobs moves the pending jobs of partition whose RunAt is before
+	// until to until: what waits on a paused webhook endpoint.
+	DeferJobs(ctx context.Context, partition string, until time.Time) error
+}
+
+// ClaimParams asks for up to Limit due jobs: not completed, RunAt <= Now
+// and no live lease (LeaseUntil empty or <= Now), by Priority then oldest
+// RunAt first; none of a partition in Skip, and at most PartitionLimit
+// (0: no limit) of any other partition.
+type ClaimParams struct {
+	Owner          string
+	Now            time.Time
+	LeaseUntil     time.Time
+	Limit          int
+	Skip           []string
+	PartitionLimit int
+}
+
+// JobRun names one run of a job: the job and its Attempts when it was
+// claimed. Every claim increments Attempts, so a run that lost its lease to
+// a later claim no longer matches: JobRun is the lease's fencing token.
+type JobRun struct {
+	ID       string
+	Attempts int
+}
+
+// JobEnd is how a run ended: Status JobCompleted (at At), or JobRetrying
+// or JobNeedsAttention to run again at RunAt, with LastError.
+type JobEnd struct {
+	JobRun
+	Status    JobState
+	At        time.Time
+	RunAt     time.Time
+	LastError string
+}
+
+// JobQueue is the worker's side of the jobs: claiming due jobs under a
+// lease, renewing and ending the leases, and what operators read of the
+// queue. Each call runs on its own, outside any transaction.
+type JobQueue interface {
+	// ClaimJobs leases due jobs to p.Owner until p.LeaseUntil, increments
+	// their Attempts, sets AttemptedAt to p.Now and Status to JobRunning (a
+	// job that needs attention keeps that Status), and returns them oldest
+	// RunAt first. Concurrent claimers never receive the same job while a
+	// lease is live.
+	ClaimJobs(ctx context.Context, p ClaimParams) ([]Job, error)
+	// RenewJobLeases extends to until the leases owner holds on runs, in
+	// one write, and returns the runs it could not extend: completed, or
+	// claimed since by another run (their lease was lost).
+	RenewJobLeases(ctx context.Context, owner string, runs []JobRun, until time.Time) (lost []JobRun, err error)
+	// FinishJobs ends the runs owner holds, in one write: a completed job
+	// is kept until PurgeCompletedJobs, with its DedupKey free for a new
+	// job at once; another is released and rescheduled. A run whose lease
+	// was lost is left alone and returned in lost.
+	FinishJobs(ctx context.Context, owner string, ends []JobEnd) (lost []JobRun, err error)
 	// PurgeCompletedJobs removes jobs completed before before and returns
 	// how many it removed.
 	PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error)
+	// ListJobs returns at most q.Limit jobs that match q, newest first by
+	// (CreatedAt, ID), strictly after q.After.
+	ListJobs(ctx context.Context, q JobQuery) ([]Job, error)
+	// JobStats counts the pending (not completed) jobs of each kind at
+	// now, ordered by kind; kinds without pending jobs are absent.
+	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
+	// Subscribe returns a channel that receives soon after a transaction
+	// that wrote a job due at once (RunAt not after CreatedAt), or
+	// expedited one, commits, and the function that ends the subscription.
+	// Signals merge while one is pending, and may come without new work.
+	// A Store that shares its jobs between processes signals for every
+	// process's commits where it can; a nil channel means it cannot tell,
+	// and the worker polls.
+	Subscribe() (<-chan struct{}, func())
 }
 
 // Lease names a piece of work that one instance at a time does: Owner

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -43,6 +44,13 @@ type WebhookEndpoint struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	Version        int64
+	// Failures counts the deliveries in a row that got no 2xx answer.
+	Failures int
+	// PausedUntil: the endpoint failed or hung too often in a row, and
+	// its deliveries wait until then (PauseReason says why); the first
+	// one after decides whether it pauses again.
+	PausedUntil *time.Time
+	PauseReason string
 }
 
 // WebhookSecret is one sealed signing secret of an endpoint. After a
@@ -331,8 +339,12 @@ func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
 			continue
 		}
 		payload, _ := json.Marshal(webhookJob{w.ID})
+		runAt := e.CreatedAt
+		if w.PausedUntil != nil && w.PausedUntil.After(runAt) {
+			runAt = *w.PausedUntil
+		}
 		if err := s.enqueue(ctx, tx, &Job{Kind: jobWebhookDeliver, Scope: e.Scope(), TargetID: e.ID, Payload: payload,
-			RunAt: e.CreatedAt, DedupKey: jobWebhookDeliver + ":" + w.ID + ":" + e.ID}); err != nil {
+			RunAt: runAt, DedupKey: jobWebhookDeliver + ":" + w.ID + ":" + e.ID, Partition: w.ID}); err != nil {
 			return err
 		}
 	}
@@ -359,6 +371,9 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if w.Status != WebhookEnabled {
 		return nil
 	}
+	if w.PausedUntil != nil && w.PausedUntil.After(s.Now()) {
+		return retryAt{*w.PausedUntil} // the endpoint is paused: wait, untried
+	}
 	e, err := s.store.GetEvent(ctx, j.Scope, j.TargetID)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -375,6 +390,9 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if sender == nil {
 		return errors.New("no WebhookSender: set paykit.Options.WebhookSender, or mount an httpadapter API, which provides one")
 	}
+	if err := CheckJobLease(ctx); err != nil {
+		return err
+	}
 	res := (*sender).SendWebhook(ctx, WebhookDelivery{Endpoint: w, Event: e, Secrets: secrets, SentAt: now})
 	if ctx.Err() != nil {
 		return ctx.Err() // the worker is stopping: the attempt does not count
@@ -390,6 +408,9 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	switch {
 	case res.Succeeded():
 		s.log.InfoContext(ctx, "webhook delivered", logArgs...)
+		if w.Failures > 0 || w.PausedUntil != nil {
+			return s.endpointAnswered(ctx, w.ID)
+		}
 		return nil
 	case res.Gone():
 		s.log.WarnContext(ctx, "webhook endpoint gone; disabled", logArgs...)
@@ -401,7 +422,71 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 		return s.disableWebhookEndpoint(ctx, w.ID, DisabledFailing)
 	}
 	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Error, "retry_in", delay.String())...)
+	if err := s.endpointFailed(ctx, w.ID, res); err != nil {
+		return err
+	}
 	return retryAt{s.Now().Add(delay)}
+}
+
+// An endpoint that fails pauseAfter deliveries in a row pauses: its
+// deliveries wait pauseFor, doubling with each pause that follows at once,
+// up to maxPause, so that an endpoint that hangs holds no worker's slots.
+const (
+	pauseAfter = 3
+	pauseFor   = time.Minute
+	maxPause   = time.Hour
+)
+
+// endpointFailed counts a failed delivery to the endpoint id, and pauses
+// the endpoint once it failed pauseAfter times in a row.
+func (s *Service) endpointFailed(ctx context.Context, id string, res WebhookResult) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhookEndpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		w.Failures++
+		w.UpdatedAt = now
+		if w.Failures < pauseAfter {
+			return tx.UpdateWebhookEndpoint(ctx, w)
+		}
+		d := pauseFor
+		for i := pauseAfter; i < w.Failures && d < maxPause; i++ {
+			d *= 2
+		}
+		until := now.Add(min(d, maxPause)).Truncate(time.Millisecond)
+		w.PausedUntil = &until
+		w.PauseReason = fmt.Sprintf("%d deliveries in a row failed; the last: %s", w.Failures, failureText(res))
+		if err := tx.UpdateWebhookEndpoint(ctx, w); err != nil {
+			return err
+		}
+		s.log.WarnContext(ctx, "webhook endpoint paused", "webhook_endpoint", w.ID, "failures", w.Failures, "until", FormatTime(until))
+		return tx.DeferJobs(ctx, w.ID, until)
+	})
+}
+
+// failureText says how a delivery failed, for an operator.
+func failureText(res WebhookResult) string {
+	if res.StatusCode != 0 {
+		return fmt.Sprintf("answered %d", res.StatusCode)
+	}
+	return truncateUTF8(res.Error, 200)
+}
+
+// endpointAnswered ends the endpoint's run of failures, and its pause.
+func (s *Service) endpointAnswered(ctx context.Context, id string) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		w, err := tx.GetWebhookEndpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		if w.Failures == 0 && w.PausedUntil == nil {
+			return nil
+		}
+		w.Failures, w.PausedUntil, w.PauseReason, w.UpdatedAt = 0, nil, "", s.Now()
+		return tx.UpdateWebhookEndpoint(ctx, w)
+	})
 }
 
 // disableWebhookEndpoint disables an endpoint because of its answers.

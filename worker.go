@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -41,6 +42,11 @@ func (s *Service) jobDefaults(j *Job) {
 	if j.Status == "" {
 		j.Status = JobAvailable
 	}
+	if k, ok := s.kind(j.Kind); ok {
+		j.Priority = k.priority
+	} else {
+		j.Priority = JobPriorityDefault
+	}
 }
 
 // enqueueSoon is enqueue for work that should run at j.RunAt even when the
@@ -59,61 +65,183 @@ func (s *Service) enqueueSoon(ctx context.Context, tx Tx, j *Job) error {
 	return err
 }
 
-// Run performs background work until ctx ends: every WorkerInterval it runs
-// ProcessDue until nothing is due. It returns nil when ctx is cancelled.
-// Several instances may run against one shared Store; leases keep them from
-// running the same job at once.
+// Run performs background work until ctx ends. It keeps up to
+// WorkerConcurrency jobs running: whenever a slot is free it claims as many
+// due jobs as there are free slots, without waiting for the others to end.
+// It wakes when a job ends, when the Store signals new work (its
+// JobQueue's Subscribe), and every WorkerInterval for work that came due.
+// Each run's lease is renewed while it lasts. It returns nil when ctx is
+// cancelled, after the runs in flight ended. Several instances may run
+// against one shared Store: a job never runs on two at once while its
+// lease is live.
 func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		for {
-			n, err := s.ProcessDue(ctx)
-			if err != nil && ctx.Err() == nil {
-				s.log.ErrorContext(ctx, "background work failed", "err", err)
+	fin := s.newFinisher()
+	defer fin.close()
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	work, unsubscribe := s.store.Queue().Subscribe()
+	defer unsubscribe()
+	var (
+		active    atomic.Int32
+		wg        sync.WaitGroup
+		lastClaim time.Time
+		cooldown  = claimCooldown
+		parts     partitions
+	)
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		if free := s.concurrency - int(active.Load()); free > 0 {
+			if wait := cooldown - time.Since(lastClaim); wait > 0 {
+				sleep(ctx, wait) // let more slots free up, more work come, for one claim
+				free = s.concurrency - int(active.Load())
 			}
-			if n == 0 || err != nil {
-				break
+			lastClaim = time.Now()
+			jobs, err := s.claimFor(ctx, free, parts.full(s.partitionLimit), s.partitionLimit)
+			if err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "claim jobs failed", "err", err)
+			}
+			// A claim that found nothing makes the next one wait longer,
+			// so that wake-ups without work cost few claims.
+			if len(jobs) == 0 {
+				cooldown = min(2*cooldown, maxClaimCooldown)
+			} else {
+				cooldown = claimCooldown
+			}
+			for i := range jobs {
+				active.Add(1)
+				wg.Add(1)
+				parts.add(jobs[i].Partition, 1)
+				go func() {
+					defer wg.Done()
+					fin.add(s.execute(ctx, &jobs[i]))
+					parts.add(jobs[i].Partition, -1)
+					active.Add(-1)
+					s.slotFreed()
+				}()
+			}
+			if err == nil && len(jobs) == free {
+				// More may be due: claim again as soon as a slot frees.
+				select {
+				case <-ctx.Done():
+				case <-s.freed:
+				}
+				continue
+			}
+		}
+		if s.purgeDue(s.Now()) {
+			if err := s.purge(ctx, s.Now()); err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "purge failed", "err", err)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-t.C:
+		case <-s.freed:
+		case <-work:
+		case <-tick.C:
 		}
+	}
+	return nil
+}
+
+// The least time between two claims of Run: so that the slots that free up
+// in a burst, and the work enqueued in one, take one claim; longer after a
+// claim that found nothing.
+const (
+	claimCooldown    = 2 * time.Millisecond
+	maxClaimCooldown = 20 * time.Millisecond
+)
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
+// slotFreed tells Run that a run ended.
+func (s *Service) slotFreed() {
+	select {
+	case s.freed <- struct{}{}:
+	default:
+	}
+}
+
+// claim leases up to n due jobs to this instance.
+func (s *Service) claim(ctx context.Context, n int) ([]Job, error) {
+	return s.claimFor(ctx, n, nil, 0)
+}
+
+// claimFor leases up to n due jobs to this instance: none of the
+// partitions in skip, at most perPartition (0: any number) of the others.
+func (s *Service) claimFor(ctx context.Context, n int, skip []string, perPartition int) ([]Job, error) {
+	now := s.Now()
+	jobs, err := s.store.Queue().ClaimJobs(ctx, ClaimParams{Owner: s.workerID, Now: now, LeaseUntil: now.Add(s.lease), Limit: n,
+		Skip: skip, PartitionLimit: perPartition})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// partitions counts Run's jobs in flight by partition.
+type partitions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (p *partitions) add(name string, d int) {
+	if name == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	if p.n[name] += d; p.n[name] <= 0 {
+		delete(p.n, name)
+	}
+}
+
+// full lists the partitions with limit jobs in flight.
+func (p *partitions) full(limit int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for name, n := range p.n {
+		if n >= limit {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // ProcessDue runs one round of background work: it claims the jobs that are
-// due now, runs each once (WorkerConcurrency at a time), and, at most once
-// a minute across every instance on the Store, purges expired idempotency
-// records and jobs completed longer than JobRetention ago. It returns how
-// many jobs it ran, after all of them ended. Tests call it to drive the
-// worker step by step.
+// due now (at most 50), runs each once (WorkerConcurrency at a time), ends
+// them in one write, and, at most once a minute across every instance on
+// the Store, purges expired idempotency records and jobs completed longer
+// than JobRetention ago. It returns how many jobs it ran, after all of them
+// ended. Tests call it to drive the worker step by step.
 func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	now := s.Now()
-	jobs, err := s.store.ClaimJobs(ctx, ClaimParams{Owner: s.workerID, Now: now, LeaseUntil: now.Add(s.lease), Limit: 50})
+	jobs, err := s.claim(ctx, 50)
 	if err != nil {
-		return 0, fmt.Errorf("claim jobs: %w", err)
+		return 0, err
 	}
-	var (
-		mu   sync.Mutex
-		errs []error
-		g    errgroup.Group
-	)
+	ends := make([]jobEnd, len(jobs))
+	var g errgroup.Group
 	g.SetLimit(s.concurrency)
 	for i := range jobs {
 		g.Go(func() error {
-			if err := s.runJob(ctx, &jobs[i]); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			ends[i] = s.execute(ctx, &jobs[i])
 			return nil
 		})
 	}
-	_ = g.Wait() // the goroutines report through errs
-
+	_ = g.Wait() // the runs report through ends
+	errs := []error{s.finish(ctx, ends)}
 	if s.purgeDue(now) {
 		errs = append(errs, s.purge(ctx, now))
 	}
@@ -143,7 +271,7 @@ func (s *Service) purge(ctx context.Context, now time.Time) error {
 	if _, err := s.store.PurgeIdempotencyRecords(ctx, now); err != nil {
 		errs = append(errs, fmt.Errorf("purge idempotency records: %w", err))
 	}
-	if _, err := s.store.PurgeCompletedJobs(ctx, now.Add(-s.jobRetain)); err != nil {
+	if _, err := s.store.Queue().PurgeCompletedJobs(ctx, now.Add(-s.jobRetain)); err != nil {
 		errs = append(errs, fmt.Errorf("purge completed jobs: %w", err))
 	}
 	if _, err := s.store.PurgeLeases(ctx, now.Add(-time.Hour)); err != nil {
@@ -162,30 +290,46 @@ func (s *Service) purgeDue(now time.Time) bool {
 	return s.purgedAt.CompareAndSwap(last, now.UnixMilli())
 }
 
-// runJob runs one claimed job and completes or reschedules it. Every
-// attempt is counted (JobRuns), and a failure leaves its kind and scrubbed
-// text in the job's LastError for the operator. A job that failed its
-// kind's MaxAttempts times needs attention: it is flagged and tried again
-// at the longest backoff interval, never given up.
-func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
+// jobEnd is how one run ended: what to write (zero when nothing is, the
+// run having been interrupted by shutdown or having lost its lease) and
+// the run to forget after.
+type jobEnd struct {
+	end JobEnd
+	run *jobRun
+}
+
+// execute runs one claimed job under a lease that is renewed while it
+// runs, within its kind's Timeout, and says how it ended. Every attempt is
+// counted (JobRuns), and a failure leaves its kind and scrubbed text in the
+// job's LastError for the operator. A job that failed its kind's
+// MaxAttempts times needs attention: it is flagged and tried again at the
+// longest backoff interval, never given up.
+func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	k, ok := s.kind(j.Kind)
+	r := s.runs.start(s, j)
+	var err error
 	if !ok {
 		err = fmt.Errorf("job kind %q: %w", j.Kind, errNoHandler)
 	} else {
-		err = safeRun(ctx, k.handler, j)
+		rctx, cancel := context.WithTimeout(context.WithValue(ctx, runKey{}, r), k.timeout)
+		r.setCancel(cancel)
+		err = safeRun(rctx, k.handler, j)
+		cancel()
 	}
+	r.ended.Store(true)
+	run := JobRun{ID: j.ID, Attempts: j.Attempts}
 	if err == nil {
 		s.jobCounts.record(j.Kind, "")
-		if cerr := s.store.CompleteJob(ctx, j.ID, s.workerID, s.Now()); cerr != nil && !errors.Is(cerr, ErrNotFound) {
-			return fmt.Errorf("complete job %s: %w", j.ID, cerr)
-		}
-		return nil
+		return jobEnd{JobEnd{JobRun: run, Status: JobCompleted, At: s.Now()}, r}
 	}
 	if ctx.Err() != nil {
 		// Stopped by shutdown, not failed: the lease lapses and any
 		// instance takes the job over.
 		s.log.DebugContext(ctx, "job interrupted", "job_id", j.ID, "kind", j.Kind)
-		return nil
+		return jobEnd{run: r}
+	}
+	if r.lost.Load() {
+		return jobEnd{run: r} // logged and counted when it was lost
 	}
 	kind := classifyJobError(err)
 	s.jobCounts.record(j.Kind, kind)
@@ -211,20 +355,98 @@ func (s *Service) runJob(ctx context.Context, j *Job) (err error) {
 	default:
 		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
 	}
-	runAt = runAt.Truncate(time.Millisecond) // the contract's precision, as every stored time
-	reschedule := s.store.RetryJob
+	status := JobRetrying
 	if flag {
-		reschedule = s.store.FlagJob
+		status = JobNeedsAttention
 		if j.Status != JobNeedsAttention {
 			s.log.ErrorContext(ctx, "job failed its attempt limit; needs operator attention, will keep retrying",
 				"job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "max_attempts", limit, "target_id", j.TargetID)
 		}
 	}
-	if rerr := reschedule(ctx, j.ID, s.workerID, runAt, jobErrorText(kind, err)); rerr != nil && !errors.Is(rerr, ErrNotFound) {
-		return fmt.Errorf("reschedule job %s: %w", j.ID, rerr)
-	}
-	return nil
+	// Truncated to the contract's precision, as every stored time.
+	return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: runAt.Truncate(time.Millisecond), LastError: jobErrorText(kind, err)}, r}
 }
+
+// finish writes the ends of runs in one write, then forgets the runs. A
+// run whose lease was lost by then is logged and counted: another run
+// owns the job.
+func (s *Service) finish(ctx context.Context, ends []jobEnd) error {
+	write := make([]JobEnd, 0, len(ends))
+	for _, e := range ends {
+		if e.end.ID != "" {
+			write = append(write, e.end)
+		}
+	}
+	var err error
+	if len(write) > 0 {
+		var lost []JobRun
+		lost, err = s.store.Queue().FinishJobs(ctx, s.workerID, write)
+		for _, l := range lost {
+			s.runs.endLost(s, l)
+		}
+		if err != nil {
+			err = fmt.Errorf("finish jobs: %w", err)
+		}
+	}
+	for _, e := range ends {
+		if e.run != nil {
+			s.runs.forget(e.run)
+		}
+	}
+	return err
+}
+
+// finisher batches the ends of Run's jobs: each write takes every end
+// that queued while the previous one was being written.
+type finisher struct {
+	s    *Service
+	in   chan jobEnd
+	done chan struct{}
+}
+
+func (s *Service) newFinisher() *finisher {
+	f := &finisher{s: s, in: make(chan jobEnd, 4*s.concurrency), done: make(chan struct{})}
+	go f.loop()
+	return f
+}
+
+func (f *finisher) add(e jobEnd) { f.in <- e }
+
+// close writes what is queued and stops.
+func (f *finisher) close() {
+	close(f.in)
+	<-f.done
+}
+
+func (f *finisher) loop() {
+	defer close(f.done)
+	batch := make([]jobEnd, 0, 256)
+	for e := range f.in {
+		batch = append(batch[:0], e)
+	drain:
+		for len(batch) < cap(batch) {
+			select {
+			case e, ok := <-f.in:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, e)
+			default:
+				break drain
+			}
+		}
+		// Ends are written even while the worker stops: a run that ended
+		// is not run again.
+		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		if err := f.s.finish(ctx, batch); err != nil {
+			f.s.log.ErrorContext(ctx, "background work failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// finishTimeout bounds one write of job ends.
+const finishTimeout = 30 * time.Second
 
 // maxBackoffAttempts is an attempt count whose Backoff is the longest
 // interval.

@@ -102,7 +102,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 		return paykit.EnqueueJob(ctx, crashed, tx, &job)
 	}))
 	// The crashed worker claims the job and never finishes it.
-	claimed, err := store.ClaimJobs(ctx, paykit.ClaimParams{Owner: "crashed", Now: clock.Now(), LeaseUntil: clock.Now().Add(time.Minute), Limit: 10})
+	claimed, err := store.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "crashed", Now: clock.Now(), LeaseUntil: clock.Now().Add(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(claimed), 1)
 

@@ -135,7 +135,7 @@ func TestOperatorListJobs(t *testing.T) {
 		}
 		claim := func(at, until time.Time) {
 			t.Helper()
-			jobs, err := e.store.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w-test", Now: at, LeaseUntil: until, Limit: 10})
+			jobs, err := e.store.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w-test", Now: at, LeaseUntil: until, Limit: 10})
 			is.NoErr(err)
 			is.Equal(len(jobs), 1)
 		}
@@ -144,8 +144,11 @@ func TestOperatorListJobs(t *testing.T) {
 		// and one of no merchant.
 		enqueue("job_retry", "payout.dispatch", paykit.Scope{MerchantID: a.merchantID, Environment: paykit.Test}, "po_x", now.Add(-10*time.Minute), now.Add(-10*time.Minute))
 		claim(now.Add(-10*time.Minute), now.Add(-9*time.Minute))
-		is.NoErr(e.store.RetryJob(ctx, "job_retry", "w-test", now.Add(5*time.Minute),
-			"handler_error: dial postgres://app:hunter2@db: refused; account 123456789012, key sk_live_abcDEF123, payout po_000042"))
+		lost, err := e.store.Queue().FinishJobs(ctx, "w-test", []paykit.JobEnd{{JobRun: paykit.JobRun{ID: "job_retry", Attempts: 1},
+			Status: paykit.JobRetrying, RunAt: now.Add(5 * time.Minute),
+			LastError: "handler_error: dial postgres://app:hunter2@db: refused; account 123456789012, key sk_live_abcDEF123, payout po_000042"}})
+		is.NoErr(err)
+		is.Equal(len(lost), 0)
 		enqueue("job_run", "webhook.deliver", paykit.Scope{MerchantID: b.merchantID, Environment: paykit.Live}, "evt_1", now.Add(-5*time.Minute), now.Add(-5*time.Minute))
 		claim(now.Add(-5*time.Minute), now.Add(time.Minute))
 		enqueue("job_due", "payment.inquire", paykit.Scope{MerchantID: a.merchantID, Environment: paykit.Test}, "pi_1", now.Add(-2*time.Minute), now.Add(-time.Minute))

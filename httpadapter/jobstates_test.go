@@ -33,11 +33,15 @@ func TestOperatorListJobStates(t *testing.T) {
 		}
 		enqueue("job_done", now.Add(-4*time.Minute), now.Add(-4*time.Minute))
 		enqueue("job_flag", now.Add(-3*time.Minute), now.Add(-4*time.Minute))
-		jobs, err := e.store.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w-test", Now: now.Add(-4 * time.Minute), LeaseUntil: now.Add(-3 * time.Minute), Limit: 10})
+		jobs, err := e.store.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w-test", Now: now.Add(-4 * time.Minute), LeaseUntil: now.Add(-3 * time.Minute), Limit: 10})
 		is.NoErr(err)
 		is.Equal(len(jobs), 2)
-		is.NoErr(e.store.CompleteJob(ctx, "job_done", "w-test", now.Add(-210*time.Second)))
-		is.NoErr(e.store.FlagJob(ctx, "job_flag", "w-test", now.Add(time.Hour), "handler_error: provider answered 503"))
+		lost, err := e.store.Queue().FinishJobs(ctx, "w-test", []paykit.JobEnd{
+			{JobRun: paykit.JobRun{ID: "job_done", Attempts: 1}, Status: paykit.JobCompleted, At: now.Add(-210 * time.Second)},
+			{JobRun: paykit.JobRun{ID: "job_flag", Attempts: 1}, Status: paykit.JobNeedsAttention, RunAt: now.Add(time.Hour),
+				LastError: "handler_error: provider answered 503"}})
+		is.NoErr(err)
+		is.Equal(len(lost), 0)
 		enqueue("job_due", now.Add(-2*time.Minute), now.Add(-time.Minute))
 		enqueue("job_sched", now.Add(-time.Minute), now.Add(time.Hour))
 

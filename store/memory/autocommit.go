@@ -113,34 +113,14 @@ func (s *Store) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 	return s.run(ctx, func(t *txn) error { return t.EnqueueJob(ctx, j) })
 }
 
-// ClaimJobs implements paykit.Tx in its own transaction.
-func (s *Store) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
-	return call(s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ClaimJobs(ctx, p) })
-}
-
-// CompleteJob implements paykit.Tx in its own transaction.
-func (s *Store) CompleteJob(ctx context.Context, id string, owner string, at time.Time) error {
-	return s.run(ctx, func(t *txn) error { return t.CompleteJob(ctx, id, owner, at) })
-}
-
-// RetryJob implements paykit.Tx in its own transaction.
-func (s *Store) RetryJob(ctx context.Context, id string, owner string, runAt time.Time, lastError string) error {
-	return s.run(ctx, func(t *txn) error { return t.RetryJob(ctx, id, owner, runAt, lastError) })
-}
-
-// FlagJob implements paykit.Tx in its own transaction.
-func (s *Store) FlagJob(ctx context.Context, id string, owner string, runAt time.Time, lastError string) error {
-	return s.run(ctx, func(t *txn) error { return t.FlagJob(ctx, id, owner, runAt, lastError) })
-}
-
-// PurgeCompletedJobs implements paykit.Tx in its own transaction.
-func (s *Store) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
-	return call(s, ctx, func(t *txn) (int, error) { return t.PurgeCompletedJobs(ctx, before) })
-}
-
 // GetJob implements paykit.Tx in its own transaction.
 func (s *Store) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 	return call(s, ctx, func(t *txn) (*paykit.Job, error) { return t.GetJob(ctx, id) })
+}
+
+// DeferJobs implements paykit.Tx in its own transaction.
+func (s *Store) DeferJobs(ctx context.Context, partition string, until time.Time) error {
+	return s.run(ctx, func(t *txn) error { return t.DeferJobs(ctx, partition, until) })
 }
 
 // ExpediteJob implements paykit.Tx in its own transaction.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wakeup"
 )
 
 // Store is an in-memory paykit.Store. The zero value is not usable; call New.
@@ -21,6 +22,7 @@ type Store struct {
 	d      data
 	tx     txn                     // the transaction under mu, reused
 	leases map[string]paykit.Lease // by name; outside transactions
+	wakes  wakeup.Hub              // the workers woken by due jobs
 }
 
 type data struct {
@@ -104,7 +106,14 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
 			panic(r)
 		}
 	}()
-	return fn(t)
+	t.due = false
+	if err := fn(t); err != nil {
+		return err
+	}
+	if t.due {
+		s.wakes.Signal()
+	}
+	return nil
 }
 
 // Heartbeat succeeds unless ctx has ended: memory always takes writes, and
@@ -122,6 +131,7 @@ func (s *Store) Close() error { return nil }
 // txn is the Tx handed to InTx callbacks; it must only be used under s.mu.
 type txn struct {
 	d       *data
+	due     bool                // wrote a job due at once: workers are woken at commit
 	logs    map[uintptr]undoLog // each map's undo log, by the map's address; kept for reuse
 	touched []undoLog           // the logs this transaction wrote to
 }
@@ -605,6 +615,7 @@ func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
 		put(t, t.d.jobByDedup, row.DedupKey, row.ID)
 	}
 	t.putJob(row)
+	t.due = t.due || !row.RunAt.After(row.CreatedAt)
 	return nil
 }
 
@@ -617,20 +628,33 @@ func (t *txn) job(id string) (paykit.Job, bool) {
 	return j, ok
 }
 
-// ClaimJobs implements paykit.JobStore: the due jobs come from the due
+// claimJobs implements paykit.JobQueue: the due jobs come from the due
 // index, not from a scan of every pending job under the Store's lock.
-func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
+func (t *txn) claimJobs(p paykit.ClaimParams) []paykit.Job {
 	es := t.d.jobsDue.due(t, t.d.jobs, p.Now)
 	slices.SortFunc(es, func(a, b dueEntry) int {
+		if c := cmp.Compare(t.d.jobs[a.id].Priority, t.d.jobs[b.id].Priority); c != 0 {
+			return c
+		}
 		if c := a.runAt.Compare(b.runAt); c != 0 {
 			return c
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	if p.Limit > 0 && len(es) > p.Limit {
-		t.d.jobsDue.putBack(es[p.Limit:])
-		es = es[:p.Limit]
+	take, left := es[:0:0], es[:0]
+	per := map[string]int{}
+	for _, e := range es {
+		part := t.d.jobs[e.id].Partition
+		if (p.Limit > 0 && len(take) == p.Limit) ||
+			(part != "" && (slices.Contains(p.Skip, part) || (p.PartitionLimit > 0 && per[part] == p.PartitionLimit))) {
+			left = append(left, e)
+			continue
+		}
+		per[part]++
+		take = append(take, e)
 	}
+	t.d.jobsDue.putBack(left)
+	es = take
 	due := make([]paykit.Job, len(es))
 	for i, e := range es {
 		j := copyJob(t.d.jobs[e.id])
@@ -643,53 +667,69 @@ func (t *txn) ClaimJobs(_ context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 		t.putJob(copyJob(j))
 		due[i] = j
 	}
-	return due, nil
+	return due
 }
 
-// leased returns a copy of the pending job id that owner leases, or
-// ErrNotFound.
-func (t *txn) leased(id, owner string) (paykit.Job, error) {
-	j, ok := t.d.jobs[id]
-	if !ok || j.LeaseOwner != owner {
-		return paykit.Job{}, paykit.ErrNotFound
+// leased returns a copy of the pending job that run of owner leases, or
+// false when the lease is no longer the run's.
+func (t *txn) leased(run paykit.JobRun, owner string) (paykit.Job, bool) {
+	j, ok := t.d.jobs[run.ID]
+	if !ok || j.LeaseOwner != owner || j.Attempts != run.Attempts {
+		return paykit.Job{}, false
 	}
-	return copyJob(j), nil
+	return copyJob(j), true
 }
 
-// CompleteJob implements paykit.JobStore.
-func (t *txn) CompleteJob(_ context.Context, id, owner string, at time.Time) error {
-	j, err := t.leased(id, owner)
-	if err != nil {
-		return err
+// renewJobLeases implements paykit.JobQueue.
+func (t *txn) renewJobLeases(owner string, runs []paykit.JobRun, until time.Time) []paykit.JobRun {
+	var lost []paykit.JobRun
+	for _, run := range runs {
+		j, ok := t.leased(run, owner)
+		if !ok {
+			lost = append(lost, run)
+			continue
+		}
+		j.LeaseUntil = &until
+		t.putJob(j)
 	}
-	j.Status, j.CompletedAt = paykit.JobCompleted, &at
-	j.LeaseOwner, j.LeaseUntil = "", nil
-	del(t, t.d.jobs, id)
-	put(t, t.d.doneJobs, id, j)
-	if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == id {
-		del(t, t.d.jobByDedup, j.DedupKey)
+	return lost
+}
+
+// finishJobs implements paykit.JobQueue.
+func (t *txn) finishJobs(owner string, ends []paykit.JobEnd) []paykit.JobRun {
+	var lost []paykit.JobRun
+	for _, e := range ends {
+		j, ok := t.leased(e.JobRun, owner)
+		if !ok {
+			lost = append(lost, e.JobRun)
+			continue
+		}
+		j.LeaseOwner, j.LeaseUntil = "", nil
+		if e.Status != paykit.JobCompleted {
+			j.RunAt, j.LastError, j.Status = e.RunAt, e.LastError, e.Status
+			t.putJob(j)
+			continue
+		}
+		at := e.At
+		j.Status, j.CompletedAt = paykit.JobCompleted, &at
+		del(t, t.d.jobs, j.ID)
+		put(t, t.d.doneJobs, j.ID, j)
+		if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == j.ID {
+			del(t, t.d.jobByDedup, j.DedupKey)
+		}
 	}
-	return nil
+	return lost
 }
 
-// RetryJob implements paykit.JobStore.
-func (t *txn) RetryJob(_ context.Context, id, owner string, runAt time.Time, lastError string) error {
-	return t.reschedule(id, owner, runAt, lastError, paykit.JobRetrying)
-}
-
-// FlagJob implements paykit.JobStore.
-func (t *txn) FlagJob(_ context.Context, id, owner string, runAt time.Time, lastError string) error {
-	return t.reschedule(id, owner, runAt, lastError, paykit.JobNeedsAttention)
-}
-
-func (t *txn) reschedule(id, owner string, runAt time.Time, lastError string, status paykit.JobState) error {
-	j, err := t.leased(id, owner)
-	if err != nil {
-		return err
+// DeferJobs implements paykit.JobStore.
+func (t *txn) DeferJobs(_ context.Context, partition string, until time.Time) error {
+	for _, j := range t.d.jobs {
+		if j.Partition == partition && j.RunAt.Before(until) {
+			j = copyJob(j)
+			j.RunAt = until
+			t.putJob(j)
+		}
 	}
-	j.LeaseOwner, j.LeaseUntil = "", nil
-	j.RunAt, j.LastError, j.Status = runAt, lastError, status
-	t.putJob(j)
 	return nil
 }
 
@@ -703,6 +743,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 	if j.RunAt.After(runAt) {
 		j.RunAt = runAt
 		t.putJob(j)
+		t.due = true
 	}
 	return nil
 }
@@ -717,8 +758,8 @@ func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
 	return &j, nil
 }
 
-// PurgeCompletedJobs implements paykit.JobStore.
-func (t *txn) PurgeCompletedJobs(_ context.Context, before time.Time) (int, error) {
+// purgeCompletedJobs implements paykit.JobQueue.
+func (t *txn) purgeCompletedJobs(before time.Time) int {
 	n := 0
 	for id, j := range t.d.doneJobs {
 		if j.CompletedAt == nil || j.CompletedAt.Before(before) {
@@ -726,7 +767,7 @@ func (t *txn) PurgeCompletedJobs(_ context.Context, before time.Time) (int, erro
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // TakeLease implements paykit.Store.

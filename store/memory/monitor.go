@@ -18,7 +18,7 @@ func (t *txn) ListMerchants(_ context.Context, q paykit.MerchantQuery) ([]paykit
 	return page(rows, func(m *paykit.Merchant) (time.Time, string) { return m.CreatedAt, m.ID }, q.After, q.Limit), nil
 }
 
-// ListJobs implements paykit.MonitorStore.
+// ListJobs implements paykit.JobQueue.
 func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
 	var out []paykit.Job
 	rows := t.d.jobs
@@ -34,7 +34,7 @@ func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, erro
 	return page(out, func(j *paykit.Job) (time.Time, string) { return j.CreatedAt, j.ID }, q.After, q.Limit), nil
 }
 
-// JobStats implements paykit.MonitorStore.
+// JobStats implements paykit.JobQueue.
 func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats, error) {
 	byKind := map[string]*paykit.JobKindStats{}
 	for _, j := range t.d.jobs {
@@ -87,16 +87,6 @@ func (t *txn) CountStaleProcessing(_ context.Context, updatedBefore time.Time) (
 // ListMerchants implements paykit.Tx in its own transaction.
 func (s *Store) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Merchant, error) { return t.ListMerchants(ctx, q) })
-}
-
-// ListJobs implements paykit.Tx in its own transaction.
-func (s *Store) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
-	return call(s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ListJobs(ctx, q) })
-}
-
-// JobStats implements paykit.Tx in its own transaction.
-func (s *Store) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
-	return call(s, ctx, func(t *txn) ([]paykit.JobKindStats, error) { return t.JobStats(ctx, now) })
 }
 
 // CountStaleProcessing implements paykit.Tx in its own transaction.

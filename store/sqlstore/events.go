@@ -59,15 +59,16 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 // function that runs it), held back like any write in a batched
 // transaction.
 func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseID string, now time.Time) error {
+	t.jobDue() // when the scope has endpoints: a claim finds out
 	var q *bun.RawQuery
 	if t.pg {
-		// The same statement as SQLite's, in a function of migration 0014,
+		// The same statement as SQLite's, in a function of migration 0015,
 		// whose plan PostgreSQL keeps.
 		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
 			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
 	} else {
-		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
+		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
 			e.MerchantID, string(e.Environment), paykit.WebhookEnabled}
 		if t.sqlTx != nil {
 			if st, a, ok := t.prep.rawArgs(fanOutSQLite, args...); ok {
@@ -89,10 +90,10 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseI
 
 // fanOutSQLite is ScheduleDeliveries' statement on SQLite.
 const fanOutSQLite = `INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
-		attempts, lease_owner, last_error, created_at, version, state)
+		attempts, lease_owner, last_error, created_at, version, state, priority, partition_key)
 		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?,
 		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
-		? || ':' || id || ':' || ?, ?, 0, '', '', ?, 0, ?
+		? || ':' || id || ':' || ?, MAX(?, COALESCE(paused_until, ?)), 0, '', '', ?, 0, ?, 1, id
 		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
 		ON CONFLICT DO NOTHING`
 
@@ -139,16 +140,19 @@ func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event
 type webhookEndpointRow struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
 
-	ID             string    `bun:"id,pk"`
-	MerchantID     string    `bun:"merchant_id"`
-	Environment    string    `bun:"environment"`
-	URL            string    `bun:"url"`
-	Secrets        string    `bun:"secrets"`
-	Status         string    `bun:"status"`
-	DisabledReason string    `bun:"disabled_reason"`
-	CreatedAt      time.Time `bun:"created_at"`
-	UpdatedAt      time.Time `bun:"updated_at"`
-	Version        int64     `bun:"version"`
+	ID             string     `bun:"id,pk"`
+	MerchantID     string     `bun:"merchant_id"`
+	Environment    string     `bun:"environment"`
+	URL            string     `bun:"url"`
+	Secrets        string     `bun:"secrets"`
+	Status         string     `bun:"status"`
+	DisabledReason string     `bun:"disabled_reason"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at"`
+	Version        int64      `bun:"version"`
+	Failures       int        `bun:"failures"`
+	PausedUntil    *time.Time `bun:"paused_until"`
+	PauseReason    string     `bun:"pause_reason"`
 }
 
 func toWebhookEndpointRow(w *paykit.WebhookEndpoint) (*webhookEndpointRow, error) {
@@ -162,7 +166,8 @@ func toWebhookEndpointRow(w *paykit.WebhookEndpoint) (*webhookEndpointRow, error
 	}
 	return &webhookEndpointRow{ID: w.ID, MerchantID: w.MerchantID, Environment: string(w.Environment), URL: w.URL,
 		Secrets: enc, Status: w.Status, DisabledReason: w.DisabledReason, CreatedAt: w.CreatedAt.UTC(),
-		UpdatedAt: w.UpdatedAt.UTC(), Version: w.Version}, nil
+		UpdatedAt: w.UpdatedAt.UTC(), Version: w.Version, Failures: w.Failures, PausedUntil: utcPtr(w.PausedUntil),
+		PauseReason: w.PauseReason}, nil
 }
 
 func (r *webhookEndpointRow) endpoint() (paykit.WebhookEndpoint, error) {
@@ -172,7 +177,8 @@ func (r *webhookEndpointRow) endpoint() (paykit.WebhookEndpoint, error) {
 	}
 	w := paykit.WebhookEndpoint{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		URL: r.URL, Status: r.Status, DisabledReason: r.DisabledReason, CreatedAt: r.CreatedAt.UTC(),
-		UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version}
+		UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version, Failures: r.Failures, PausedUntil: utcPtr(r.PausedUntil),
+		PauseReason: r.PauseReason}
 	if secrets != nil {
 		w.Secrets = *secrets
 		for i := range w.Secrets {

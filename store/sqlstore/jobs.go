@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"database/sql"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -35,6 +37,8 @@ type jobRow struct {
 	State       string     `bun:"state"`
 	AttemptedAt *time.Time `bun:"attempted_at"`
 	CompletedAt *time.Time `bun:"completed_at"`
+	Priority    int        `bun:"priority"`
+	Partition   string     `bun:"partition_key,nullzero"`
 }
 
 func (r *jobRow) job() paykit.Job {
@@ -43,6 +47,7 @@ func (r *jobRow) job() paykit.Job {
 		TargetID: r.TargetID, Payload: r.Payload, DedupKey: r.DedupKey, RunAt: r.RunAt.UTC(), Attempts: r.Attempts,
 		LeaseOwner: r.LeaseOwner, LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(),
 		Status: paykit.JobState(r.State), AttemptedAt: utcPtr(r.AttemptedAt), CompletedAt: utcPtr(r.CompletedAt),
+		Priority: r.Priority, Partition: r.Partition,
 	}
 }
 
@@ -62,7 +67,13 @@ func (t tx) insertJob(ctx context.Context, j *paykit.Job, row *jobRow) error {
 	if j.DedupKey != "" {
 		keys = append(keys, uniqueKey{"dedup_key", "dedup_key = ? AND " + pendingJob, []any{j.DedupKey}})
 	}
-	return t.insert(ctx, "jobs", row, keys...)
+	if err := t.insert(ctx, "jobs", row, keys...); err != nil {
+		return err
+	}
+	if !j.RunAt.After(j.CreatedAt) {
+		t.jobDue()
+	}
+	return nil
 }
 
 // toJobRow is the row of j.
@@ -72,6 +83,7 @@ func toJobRow(j *paykit.Job) *jobRow {
 		TargetID: j.TargetID, Payload: j.Payload, DedupKey: j.DedupKey, RunAt: j.RunAt.UTC(), Attempts: j.Attempts,
 		LeaseOwner: j.LeaseOwner, LeaseUntil: utcPtr(j.LeaseUntil), LastError: j.LastError, CreatedAt: j.CreatedAt.UTC(),
 		State: string(j.Status), AttemptedAt: utcPtr(j.AttemptedAt), CompletedAt: utcPtr(j.CompletedAt),
+		Priority: j.Priority, Partition: j.Partition,
 	}
 	if row.State == "" {
 		row.State = string(paykit.JobAvailable)
@@ -79,25 +91,11 @@ func toJobRow(j *paykit.Job) *jobRow {
 	return row
 }
 
-// ClaimJobs implements paykit.JobStore with one UPDATE ... RETURNING whose
-// subquery picks the due jobs. On PostgreSQL the subquery locks them with
-// FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's
-// picks instead of waiting; it runs once, as an ARRAY, and the update then
-// goes through the primary key. On SQLite the statement holds the
-// database's write lock from its first read, so claimers take turns.
+// ClaimJobs implements paykit.JobQueue with one UPDATE ... RETURNING of
+// the jobs claimQuery picks.
 func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, error) {
-	now := p.Now.UTC()
-	due := t.dueJobsQuery(now, p.Limit)
-	pick := "id IN (?)"
-	if t.pg {
-		due = due.For("UPDATE SKIP LOCKED")
-		pick = "id = ANY(ARRAY(?))"
-	}
 	var rows []jobRow
-	err := t.db.NewRaw(`UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1,
-		attempted_at = ?, state = CASE WHEN state = 'needs_attention' THEN state ELSE 'running' END
-		WHERE `+pick+` RETURNING *`, p.Owner, p.LeaseUntil.UTC(), now, due).Scan(ctx, &rows)
-	if err != nil {
+	if err := t.claimQuery(p).Scan(ctx, &rows); err != nil {
 		return nil, mapError("claim jobs", err)
 	}
 	out := make([]paykit.Job, len(rows))
@@ -106,72 +104,74 @@ func (t tx) ClaimJobs(ctx context.Context, p paykit.ClaimParams) ([]paykit.Job, 
 	}
 	// RETURNING keeps no order.
 	slices.SortFunc(out, func(a, b paykit.Job) int {
-		return cmp.Or(a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
 }
 
-// dueJobsQuery selects the ids of up to limit jobs due at now, oldest
-// run_at first: a scan of the partial index of pending jobs.
-func (t tx) dueJobsQuery(now time.Time, limit int) *bun.SelectQuery {
-	due := t.db.NewSelect().Table("jobs").Column("id").Where(pendingJob).
-		Where("run_at <= ?", now).Where("(lease_until IS NULL OR lease_until <= ?)", now).
-		OrderExpr("run_at, id")
-	if limit > 0 {
-		due = due.Limit(int64(limit))
+// claimQuery leases the jobs p asks for. Each priority's due jobs are read
+// apart, each a range of the claim index (a scan in (priority, run_at)
+// order would walk the jobs of a higher priority that are not due yet);
+// with a PartitionLimit, four times as many as wanted are read, and the
+// first PartitionLimit of each partition kept. On PostgreSQL the reads lock
+// their rows with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over
+// each other's picks instead of waiting, and the update goes through the
+// primary key. On SQLite the statement holds the database's write lock
+// from its first read, so claimers take turns.
+func (t tx) claimQuery(p paykit.ClaimParams) *bun.RawQuery {
+	now := p.Now.UTC()
+	limit := p.Limit
+	if limit <= 0 {
+		limit = math.MaxInt32
 	}
-	return due
+	read := limit
+	if p.PartitionLimit > 0 {
+		read = min(4*limit, math.MaxInt32)
+	}
+	var cond strings.Builder
+	args := []any{}
+	cond.WriteString(pendingJob + " AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)")
+	args = append(args, now, now)
+	if len(p.Skip) > 0 {
+		cond.WriteString(" AND (partition_key IS NULL OR partition_key NOT IN (?))")
+		args = append(args, bun.In(p.Skip))
+	}
+	lock := ""
+	if t.pg {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var q strings.Builder
+	var all []any
+	q.WriteString("WITH ")
+	for i, prio := range []int{paykit.JobPriorityMoney, paykit.JobPriorityDefault} {
+		fmt.Fprintf(&q, "c%d AS (SELECT id, priority, run_at, partition_key FROM jobs WHERE %s AND priority = ? ORDER BY run_at, id LIMIT ?%s), ",
+			i, cond.String(), lock)
+		all = append(all, args...)
+		all = append(all, prio, read)
+	}
+	q.WriteString(`cand AS (SELECT * FROM c0 UNION ALL SELECT * FROM c1),
+		pick AS (SELECT id FROM (SELECT id, priority, run_at, partition_key,
+			row_number() OVER (PARTITION BY partition_key ORDER BY priority, run_at, id) AS n FROM cand) c
+			WHERE partition_key IS NULL OR ? = 0 OR n <= ? ORDER BY priority, run_at, id LIMIT ?)
+		UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1, version = version + 1,
+			attempted_at = ?, state = CASE WHEN state = 'needs_attention' THEN state ELSE 'running' END
+		WHERE `)
+	all = append(all, p.PartitionLimit, p.PartitionLimit, limit, p.Owner, p.LeaseUntil.UTC(), now)
+	if t.pg {
+		q.WriteString("id = ANY(ARRAY(SELECT id FROM pick))")
+	} else {
+		q.WriteString("id IN (SELECT id FROM pick)")
+	}
+	q.WriteString(" RETURNING *")
+	return t.db.NewRaw(q.String(), all...)
 }
 
-// CompleteJob implements paykit.JobStore.
-func (t tx) CompleteJob(ctx context.Context, id, owner string, at time.Time) error {
-	res, err := t.execBookkeeping(ctx, t.db.NewUpdate().Table("jobs").
-		Set("state = 'completed'").Set("completed_at = ?", at.UTC()).
-		Set("lease_owner = ''").Set("lease_until = NULL").Set("version = version + 1").
-		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob))
-	if err != nil {
-		return mapError("complete job", err)
-	}
-	return checkUpdated(ctx, "complete job", res, nil)
-}
-
-// RetryJob implements paykit.JobStore.
-func (t tx) RetryJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error {
-	return t.reschedule(ctx, "retry job", id, owner, runAt, lastError, paykit.JobRetrying)
-}
-
-// FlagJob implements paykit.JobStore.
-func (t tx) FlagJob(ctx context.Context, id, owner string, runAt time.Time, lastError string) error {
-	return t.reschedule(ctx, "flag job", id, owner, runAt, lastError, paykit.JobNeedsAttention)
-}
-
-func (t tx) reschedule(ctx context.Context, op, id, owner string, runAt time.Time, lastError string, state paykit.JobState) error {
-	res, err := t.execBookkeeping(ctx, t.db.NewUpdate().Table("jobs").
-		Set("lease_owner = ''").Set("lease_until = NULL").Set("run_at = ?", runAt.UTC()).
-		Set("last_error = ?", lastError).Set("state = ?", string(state)).Set("version = version + 1").
-		Where("id = ?", id).Where("lease_owner = ?", owner).Where(pendingJob))
-	if err != nil {
-		return mapError(op, err)
-	}
-	return checkUpdated(ctx, op, res, nil)
-}
-
-// execBookkeeping runs q, a worker's update of a job it holds. Outside a
-// transaction on PostgreSQL, q commits without waiting for the disk
-// (synchronous_commit off for its own implicit transaction): losing it in
-// a crash of the database's machine only runs the job again once its
-// lease lapses, which every job must bear, and any later commit that does
-// wait makes it durable too, since the log is written in order. Elsewhere
-// q runs as it is.
-func (t tx) execBookkeeping(ctx context.Context, q *bun.UpdateQuery) (sql.Result, error) {
-	if !t.pg || t.store == nil {
-		return q.Exec(ctx)
-	}
-	b, err := q.AppendQuery(q.DB().QueryGen(), []byte("SET LOCAL synchronous_commit = off; "))
-	if err != nil {
-		return nil, err
-	}
-	return t.db.ExecContext(ctx, string(b))
+// DeferJobs implements paykit.JobStore.
+func (t tx) DeferJobs(ctx context.Context, partition string, until time.Time) error {
+	until = until.UTC()
+	_, err := t.db.NewUpdate().Table("jobs").Set("run_at = ?", until).Set("version = version + 1").
+		Where("partition_key = ?", partition).Where(pendingJob).Where("run_at < ?", until).Exec(ctx)
+	return mapError("defer jobs", err)
 }
 
 // purgeJobsQuery deletes the jobs completed before before.
@@ -179,7 +179,7 @@ func (t tx) purgeJobsQuery(before time.Time) *bun.DeleteQuery {
 	return t.db.NewDelete().Table("jobs").Where("completed_at < ?", before.UTC())
 }
 
-// PurgeCompletedJobs implements paykit.JobStore.
+// PurgeCompletedJobs implements paykit.JobQueue.
 func (t tx) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error) {
 	res, err := t.purgeJobsQuery(before).Exec(ctx)
 	if err != nil {
@@ -209,6 +209,7 @@ func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) e
 	if !found {
 		return paykit.ErrNotFound
 	}
+	t.jobDue()
 	return nil
 }
 

@@ -70,7 +70,7 @@ func TestJobStatesMigration(t *testing.T) {
 			is.Equal(old.Attempts, 3)
 			err = s.EnqueueJob(ctx, &paykit.Job{ID: "job_dup", Kind: "payout.inquire", DedupKey: "inquire:po_2", RunAt: runAt, CreatedAt: runAt})
 			is.True(errors.Is(err, paykit.ErrAlreadyExists))
-			claimed, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: runAt, LeaseUntil: runAt.Add(time.Minute), Limit: 10})
+			claimed, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: runAt, LeaseUntil: runAt.Add(time.Minute), Limit: 10})
 			is.NoErr(err)
 			is.Equal(len(claimed), 2)
 		})

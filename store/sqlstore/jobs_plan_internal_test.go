@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"github.com/paykit/paykit"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +28,9 @@ func TestJobPlansSkipCompleted(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	for name, c := range map[string]struct{ query, index string }{
-		"claim": {s.tx.dueJobsQuery(now, 50).String(), "jobs_run_at_idx"},
-		"stats": {s.tx.jobStatsQuery(now).String(), "jobs_run_at_idx"},
+		"claim": {s.tx.claimQuery(paykit.ClaimParams{Owner: "w", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 50,
+			Skip: []string{"we_hung"}, PartitionLimit: 2}).String(), "jobs_claim_idx"},
+		"stats": {s.tx.jobStatsQuery(now).String(), "jobs_claim_idx"},
 		"purge": {s.tx.purgeJobsQuery(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)).String(), "jobs_completed_idx"},
 	} {
 		var plan []string

@@ -35,7 +35,7 @@ func (t tx) listMerchantsQuery(rows *[]merchantRow, q paykit.MerchantQuery) *bun
 // notLeased is the condition of a job no worker holds at ?.
 const notLeased = "(lease_until IS NULL OR lease_until <= ?)"
 
-// ListJobs implements paykit.MonitorStore.
+// ListJobs implements paykit.JobQueue.
 func (t tx) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
 	var rows []jobRow
 	if err := t.listJobsQuery(&rows, q).Scan(ctx); err != nil {
@@ -91,7 +91,7 @@ type jobStatsRow struct {
 	OldestDue *time.Time `bun:"oldest_due"`
 }
 
-// JobStats implements paykit.MonitorStore in one pass over the pending
+// JobStats implements paykit.JobQueue in one pass over the pending
 // jobs.
 func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats, error) {
 	var rows []jobStatsRow

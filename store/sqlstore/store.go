@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wakeup"
 )
 
 // Store is a paykit.Store on SQLite or PostgreSQL. Its paykit.Tx methods each
@@ -31,6 +33,12 @@ type Store struct {
 	persistent bool
 	writes     writeQueue // SQLite's write transactions
 	prep       *prepared  // the create paths' prepared writes; nil with NoPreparedStatements or a host's bun.DB (NewWith)
+	wakes      wakeup.Hub // the workers woken by due jobs
+	pollOnly   bool       // no LISTEN/NOTIFY (SQLite, or Options.PollOnly)
+	listen     sync.Once  // starts listen
+	peers      chan struct{}
+	closed     chan struct{}
+	closeOnce  sync.Once
 }
 
 // tx implements paykit.Tx on a bun.IDB: the *bun.DB for the Store itself;
@@ -45,6 +53,24 @@ type tx struct {
 	// detach: statements run without the caller's cancellation (a
 	// grouped transaction; see groupConn).
 	detach bool
+	// note: inside a transaction, what its commit must tell the workers.
+	note *txNote
+}
+
+// txNote is what a transaction wrote that its commit must tell.
+type txNote struct {
+	due bool // a job due at once
+}
+
+// jobDue records that t wrote a job due at once: the workers are woken
+// when it commits (outside a transaction, at once).
+func (t tx) jobDue() {
+	switch {
+	case t.note != nil:
+		t.note.due = true
+	case t.store != nil:
+		t.store.jobsDue()
+	}
 }
 
 var (
@@ -84,6 +110,12 @@ type Options struct {
 	// not keep a server session per client connection (PgBouncer in
 	// transaction mode) needs turned off.
 	NoPreparedStatements bool
+	// PollOnly keeps the Store from LISTENing on PostgreSQL for the jobs
+	// other instances enqueue, for a pooler that does not keep a server
+	// session per client connection (PgBouncer in transaction mode): their
+	// workers then find that work when they poll. This process's own jobs
+	// wake its workers either way.
+	PollOnly bool
 }
 
 // Defaults of Options, sized for a small machine. With 32 requests at once
@@ -247,7 +279,7 @@ func NewWith(db *bun.DB, opts Options) *Store {
 		p.writer, p.writerWait = make(chan struct{}, 1), opts.BusyTimeout
 	}
 	bun.WithConnResolver(p)(db) // statements outside InTx take their connection through p
-	s := &Store{db: db, pool: p, persistent: true}
+	s := &Store{db: db, pool: p, persistent: true, pollOnly: opts.PollOnly || !pg, closed: make(chan struct{})}
 	s.tx = tx{db: db, pg: pg, store: s}
 	return s
 }
@@ -267,6 +299,19 @@ func (s *Store) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error {
 // runTx runs fn in a new transaction on a connection of the pool; see InTx.
 // batched (PostgreSQL only) runs it batched first (see batch).
 func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) error {
+	var note txNote
+	err := s.runNoted(ctx, batched, func(t tx) error {
+		t.note = &note
+		return fn(t)
+	})
+	if err == nil && note.due {
+		s.jobsDue()
+	}
+	return err
+}
+
+// runNoted is runTx without the wake-up at commit.
+func (s *Store) runNoted(ctx context.Context, batched bool, fn func(t tx) error) error {
 	// On SQLite every transaction begins IMMEDIATE, taking the write
 	// lock: it waits its turn in the process, in a group (see writeQueue).
 	if s.pool.writer != nil {
@@ -299,6 +344,9 @@ func (s *Store) runTx(ctx context.Context, batched bool, fn func(t tx) error) er
 // again.
 func (s *Store) RunInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	return s.runTx(ctx, false, func(t tx) error {
+		// What fn writes through WrapTx is not seen here: its commit
+		// wakes the workers in case it enqueued a job.
+		t.note.due = true
 		switch d := t.db.(type) {
 		case bun.Tx:
 			return fn(ctx, d)
@@ -351,6 +399,7 @@ func (s *Store) Persistent() bool { return s.persistent }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
 	s.prep.close()
 	return s.db.Close()
 }

@@ -20,7 +20,7 @@ import (
 // stateIDs lists the ids of the jobs in state at now, newest first.
 func stateIDs(t *testing.T, s paykit.Store, state paykit.JobState, now time.Time) []string {
 	t.Helper()
-	got, err := s.ListJobs(context.Background(), paykit.JobQuery{State: state, Now: now})
+	got, err := s.Queue().ListJobs(context.Background(), paykit.JobQuery{State: state, Now: now})
 	if err != nil {
 		t.Fatalf("list jobs %q: %v", state, err)
 	}
@@ -42,7 +42,7 @@ func testJobStates(t *testing.T, s paykit.Store) {
 	}
 	claim := func(owner string, now time.Time, want ...string) []paykit.Job {
 		t.Helper()
-		got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+		got, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
 		is.NoErr(err)
 		is.Equal(jobIDs(got), want)
 		return got
@@ -63,11 +63,11 @@ func testJobStates(t *testing.T, s paykit.Store) {
 	c := claim("w1", at(time.Second), "job_done", "job_money")
 	is.Equal(c[1].Status, paykit.JobRunning)
 	is.Equal(*c[1].AttemptedAt, at(time.Second))
-	is.NoErr(s.RetryJob(ctx, "job_money", "w1", at(10*time.Second), "not_yet: provider outcome not final yet"))
+	is.NoErr(retryJob(ctx, s, "job_money", "w1", at(10*time.Second), "not_yet: provider outcome not final yet"))
 	is.Equal(get("job_money").Status, paykit.JobRetrying)
 
 	// running -> completed, kept with its time; listed only when asked for.
-	is.NoErr(s.CompleteJob(ctx, "job_done", "w1", at(5*time.Second)))
+	is.NoErr(completeJob(ctx, s, "job_done", "w1", at(5*time.Second)))
 	done := get("job_done")
 	is.Equal(done.Status, paykit.JobCompleted)
 	is.Equal(*done.CompletedAt, at(5*time.Second))
@@ -77,23 +77,23 @@ func testJobStates(t *testing.T, s paykit.Store) {
 	is.Equal(stateIDs(t, s, paykit.JobCompleted, now), []string{"job_done"})
 	is.Equal(stateIDs(t, s, paykit.JobRetrying, now), []string{"job_money"})
 	is.Equal(stateIDs(t, s, paykit.JobDue, now), []string(nil))
-	is.True(errors.Is(s.RetryJob(ctx, "job_done", "w1", now, "late"), paykit.ErrNotFound))
-	is.True(errors.Is(s.FlagJob(ctx, "job_done", "w1", now, "late"), paykit.ErrNotFound))
+	is.True(errors.Is(retryJob(ctx, s, "job_done", "w1", now, "late"), paykit.ErrNotFound))
+	is.True(errors.Is(flagJob(ctx, s, "job_done", "w1", now, "late"), paykit.ErrNotFound))
 
 	// retrying -> needs attention: flagged, yet claimed again when due,
 	// and still flagged while it runs and after its lease lapses.
 	now = at(10 * time.Second)
 	claim("w1", now, "job_money")
-	is.NoErr(s.FlagJob(ctx, "job_money", "w1", now.Add(time.Hour), "handler_error: provider answered 503"))
+	is.NoErr(flagJob(ctx, s, "job_money", "w1", now.Add(time.Hour), "handler_error: provider answered 503"))
 	flagged := get("job_money")
 	is.Equal(flagged.Status, paykit.JobNeedsAttention)
 	is.Equal(flagged.RunAt, now.Add(time.Hour))
 	is.Equal(flagged.LastError, "handler_error: provider answered 503")
 	is.Equal(flagged.Attempts, 2)
-	is.True(errors.Is(s.FlagJob(ctx, "job_money", "w1", now, "again"), paykit.ErrNotFound)) // lease released
+	is.True(errors.Is(flagJob(ctx, s, "job_money", "w1", now, "again"), paykit.ErrNotFound)) // lease released
 	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, now), []string{"job_money"})
 	is.Equal(stateIDs(t, s, paykit.JobRetrying, now), []string(nil))
-	stats, err := s.JobStats(ctx, now)
+	stats, err := s.Queue().JobStats(ctx, now)
 	is.NoErr(err)
 	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire", Retrying: 1, NeedsAttention: 1}})
 
@@ -103,7 +103,7 @@ func testJobStates(t *testing.T, s paykit.Store) {
 	is.Equal(again[0].Status, paykit.JobNeedsAttention) // a claim keeps the flag
 	is.Equal(again[0].Attempts, 3)
 	is.Equal(stateIDs(t, s, paykit.JobRunning, now), []string{"job_money"})
-	stats, err = s.JobStats(ctx, now)
+	stats, err = s.Queue().JobStats(ctx, now)
 	is.NoErr(err)
 	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire", Running: 1, NeedsAttention: 1}})
 	lapsed := now.Add(2 * time.Minute) // w2 died
@@ -118,11 +118,11 @@ func testJobStates(t *testing.T, s paykit.Store) {
 
 	// needs attention -> completed: its outcome came at last.
 	claim("w3", lapsed, "job_money")
-	is.NoErr(s.CompleteJob(ctx, "job_money", "w3", lapsed))
+	is.NoErr(completeJob(ctx, s, "job_money", "w3", lapsed))
 	is.Equal(get("job_money").Status, paykit.JobCompleted)
 	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, lapsed), []string(nil))
 	is.Equal(stateIDs(t, s, paykit.JobCompleted, lapsed), []string{"job_done", "job_money"})
-	stats, err = s.JobStats(ctx, lapsed)
+	stats, err = s.Queue().JobStats(ctx, lapsed)
 	is.NoErr(err)
 	is.Equal(stats, []paykit.JobKindStats{{Kind: "payout.inquire"}})                   // job_later, not due yet
 	is.True(errors.Is(s.ExpediteJob(ctx, "inquire:po_1", lapsed), paykit.ErrNotFound)) // completed: no pending job has the key
@@ -136,31 +136,31 @@ func testPurgeCompletedJobs(t *testing.T, s paykit.Store) {
 	for _, id := range []string{"job_old", "job_edge", "job_new", "job_stuck", "job_fresh"} {
 		is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: id, Kind: "k", RunAt: base, CreatedAt: base}))
 	}
-	got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
+	got, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(got), 5)
-	is.NoErr(s.CompleteJob(ctx, "job_old", "w1", at(time.Second)))
-	is.NoErr(s.CompleteJob(ctx, "job_edge", "w1", at(2*time.Second)))
-	is.NoErr(s.CompleteJob(ctx, "job_new", "w1", at(3*time.Second)))
-	is.NoErr(s.FlagJob(ctx, "job_stuck", "w1", at(time.Hour), "handler_error: down")) // old, but not completed
-	is.NoErr(s.RetryJob(ctx, "job_fresh", "w1", at(time.Hour), "handler_error: down"))
+	is.NoErr(completeJob(ctx, s, "job_old", "w1", at(time.Second)))
+	is.NoErr(completeJob(ctx, s, "job_edge", "w1", at(2*time.Second)))
+	is.NoErr(completeJob(ctx, s, "job_new", "w1", at(3*time.Second)))
+	is.NoErr(flagJob(ctx, s, "job_stuck", "w1", at(time.Hour), "handler_error: down")) // old, but not completed
+	is.NoErr(retryJob(ctx, s, "job_fresh", "w1", at(time.Hour), "handler_error: down"))
 
-	n, err := s.PurgeCompletedJobs(ctx, at(time.Second))
+	n, err := s.Queue().PurgeCompletedJobs(ctx, at(time.Second))
 	is.NoErr(err)
 	is.Equal(n, 0) // the bound is exclusive
-	n, err = s.PurgeCompletedJobs(ctx, at(2*time.Second))
+	n, err = s.Queue().PurgeCompletedJobs(ctx, at(2*time.Second))
 	is.NoErr(err)
 	is.Equal(n, 1)
 	_, err = s.GetJob(ctx, "job_old")
 	is.True(errors.Is(err, paykit.ErrNotFound))
 	is.Equal(stateIDs(t, s, paykit.JobCompleted, at(time.Hour)), []string{"job_new", "job_edge"})
 
-	n, err = s.PurgeCompletedJobs(ctx, at(48*time.Hour))
+	n, err = s.Queue().PurgeCompletedJobs(ctx, at(48*time.Hour))
 	is.NoErr(err)
 	is.Equal(n, 2)
 	is.Equal(stateIDs(t, s, paykit.JobCompleted, at(time.Hour)), []string(nil))
 	is.Equal(stateIDs(t, s, "", at(time.Minute)), []string{"job_stuck", "job_fresh"}) // pending jobs are never purged
-	n, err = s.PurgeCompletedJobs(ctx, at(48*time.Hour))
+	n, err = s.Queue().PurgeCompletedJobs(ctx, at(48*time.Hour))
 	is.NoErr(err)
 	is.Equal(n, 0)
 }

@@ -75,7 +75,7 @@ func seedMonitorJobs(t *testing.T, s paykit.Store) {
 	}
 	claim := func(now, until time.Time, want ...string) {
 		t.Helper()
-		got, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: until, Limit: 10})
+		got, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: until, Limit: 10})
 		is.NoErr(err)
 		slices.Sort(want)
 		is.Equal(jobIDs(got), want) // ordered by run_at, then id: here all by id
@@ -86,8 +86,8 @@ func seedMonitorJobs(t *testing.T, s paykit.Store) {
 	enqueue("job_rlater", "k1", scopeB, at(2*time.Second), base)
 	enqueue("job_rexp", "k2", scopeA, at(3*time.Second), base)
 	claim(base, at(10*time.Minute), "job_rdue", "job_rlater", "job_rexp")
-	is.NoErr(s.RetryJob(ctx, "job_rdue", "w1", at(40*time.Minute), "provider timeout"))
-	is.NoErr(s.RetryJob(ctx, "job_rlater", "w1", at(90*time.Minute), "not_yet: provider outcome not final yet"))
+	is.NoErr(retryJob(ctx, s, "job_rdue", "w1", at(40*time.Minute), "provider timeout"))
+	is.NoErr(retryJob(ctx, s, "job_rlater", "w1", at(90*time.Minute), "not_yet: provider outcome not final yet"))
 	enqueue("job_sched", "k1", scopeA, at(4*time.Second), at(70*time.Minute))
 	enqueue("job_due", "k1", scopeALive, at(5*time.Second), at(55*time.Minute))
 	enqueue("job_sys", "k3", paykit.Scope{}, at(6*time.Second), monitorNow)
@@ -96,7 +96,7 @@ func seedMonitorJobs(t *testing.T, s paykit.Store) {
 func testListJobs(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow, Limit: 10})
+	none, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow, Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 	seedMonitorJobs(t, s)
@@ -129,7 +129,7 @@ func testListJobs(t *testing.T, s paykit.Store) {
 			if q.Now.IsZero() {
 				q.Now = monitorNow
 			}
-			got, err := s.ListJobs(ctx, q)
+			got, err := s.Queue().ListJobs(ctx, q)
 			is.NoErr(err)
 			is.Equal(jobIDs(got), c.want)
 			for _, j := range got {
@@ -142,17 +142,17 @@ func testListJobs(t *testing.T, s paykit.Store) {
 
 	for _, limit := range []int{1, 2, 3, 7, 10} {
 		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
-			return s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow, After: after, Limit: limit})
+			return s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow, After: after, Limit: limit})
 		}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
 		is.Equal(got, all)
 	}
 	retrying := walkPages(t, 2, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
-		return s.ListJobs(ctx, paykit.JobQuery{State: paykit.JobRetrying, Now: monitorNow, After: after, Limit: limit})
+		return s.Queue().ListJobs(ctx, paykit.JobQuery{State: paykit.JobRetrying, Now: monitorNow, After: after, Limit: limit})
 	}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
 	is.Equal(retrying, []string{"job_rexp", "job_rlater", "job_rdue"})
 
 	// Listed jobs are the stored jobs, field for field.
-	listed, err := s.ListJobs(ctx, paykit.JobQuery{Now: monitorNow})
+	listed, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow})
 	is.NoErr(err)
 	for _, j := range listed {
 		stored, err := s.GetJob(ctx, j.ID)
@@ -176,12 +176,12 @@ func testListJobs(t *testing.T, s paykit.Store) {
 func testJobStats(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.JobStats(ctx, monitorNow)
+	none, err := s.Queue().JobStats(ctx, monitorNow)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 	seedMonitorJobs(t, s)
 
-	got, err := s.JobStats(ctx, monitorNow)
+	got, err := s.Queue().JobStats(ctx, monitorNow)
 	is.NoErr(err)
 	is.Equal(got, []paykit.JobKindStats{
 		{Kind: "k1", Due: 2, Running: 0, Retrying: 2, OldestDue: ptr(at(40 * time.Minute))},
@@ -192,7 +192,7 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	is.Equal(got[0].OldestDueAge(monitorNow), 20*time.Minute)
 
 	// Before the retries were due: nothing of k1 is due, k3 is not due yet.
-	early, err := s.JobStats(ctx, at(30*time.Minute))
+	early, err := s.Queue().JobStats(ctx, at(30*time.Minute))
 	is.NoErr(err)
 	is.Equal(early, []paykit.JobKindStats{
 		{Kind: "k1", Retrying: 2},
@@ -201,8 +201,8 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	})
 
 	// Completed jobs are gone from the counts.
-	is.NoErr(s.CompleteJob(ctx, "job_run", "w1", monitorNow))
-	after, err := s.JobStats(ctx, monitorNow)
+	is.NoErr(completeJob(ctx, s, "job_run", "w1", monitorNow))
+	after, err := s.Queue().JobStats(ctx, monitorNow)
 	is.NoErr(err)
 	is.Equal(after[1], paykit.JobKindStats{Kind: "k2", Due: 1, Retrying: 1, OldestDue: ptr(base)})
 }

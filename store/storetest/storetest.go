@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"IdempotencyRecords", testIdempotency},
 		{"Jobs", testJobs},
 		{"ConcurrentJobClaims", testConcurrentClaims},
+		{"JobLeaseFencing", testJobLeaseFencing},
 		{"JobStates", testJobStates},
 		{"PurgeCompletedJobs", testPurgeCompletedJobs},
 		{"Leases", testLeases},
@@ -513,7 +514,7 @@ func testConcurrentUniqueRace(t *testing.T, s paykit.Store) {
 	rows, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(rows), 1)
-	jobs, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w", Now: base, LeaseUntil: at(time.Minute), Limit: 100})
+	jobs, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w", Now: base, LeaseUntil: at(time.Minute), Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(jobs), 1) // the losers' other writes rolled back
 }
@@ -648,12 +649,12 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.True(got.AttemptedAt == nil && got.CompletedAt == nil)
 
 	// Nothing is due before its time.
-	none, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
+	none, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 
 	now := at(10 * time.Second)
-	claimed, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	claimed, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(ids(claimed, func(j paykit.Job) string { return j.ID }), []string{"job_1", "job_2"}) // oldest run_at first
 	is.Equal(claimed[0].LeaseOwner, "w1")
@@ -663,13 +664,13 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(*claimed[0].AttemptedAt, now)
 
 	// A live lease keeps others out.
-	other, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: now.Add(30 * time.Second), LeaseUntil: now.Add(2 * time.Minute), Limit: 10})
+	other, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: now.Add(30 * time.Second), LeaseUntil: now.Add(2 * time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(other), 0)
 
-	is.True(errors.Is(s.CompleteJob(ctx, "job_1", "w2", now), paykit.ErrNotFound)) // not the owner
-	is.NoErr(s.CompleteJob(ctx, "job_1", "w1", now.Add(time.Second)))
-	is.True(errors.Is(s.CompleteJob(ctx, "job_1", "w1", now), paykit.ErrNotFound)) // completed once
+	is.True(errors.Is(completeJob(ctx, s, "job_1", "w2", now), paykit.ErrNotFound)) // not the owner
+	is.NoErr(completeJob(ctx, s, "job_1", "w1", now.Add(time.Second)))
+	is.True(errors.Is(completeJob(ctx, s, "job_1", "w1", now), paykit.ErrNotFound)) // completed once
 	done, err := s.GetJob(ctx, "job_1")
 	is.NoErr(err) // kept, completed
 	is.Equal(done.Status, paykit.JobCompleted)
@@ -687,8 +688,8 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(j5.RunAt, at(20*time.Minute))
 	is.True(errors.Is(s.ExpediteJob(ctx, "recover:nothing", base), paykit.ErrNotFound))
 
-	is.NoErr(s.RetryJob(ctx, "job_2", "w1", now.Add(5*time.Second), "provider timeout"))
-	is.True(errors.Is(s.RetryJob(ctx, "job_2", "w1", now, "again"), paykit.ErrNotFound)) // lease released
+	is.NoErr(retryJob(ctx, s, "job_2", "w1", now.Add(5*time.Second), "provider timeout"))
+	is.True(errors.Is(retryJob(ctx, s, "job_2", "w1", now, "again"), paykit.ErrNotFound)) // lease released
 	retried, err := s.GetJob(ctx, "job_2")
 	is.NoErr(err)
 	is.Equal(retried.LastError, "provider timeout")
@@ -699,20 +700,20 @@ func testJobs(t *testing.T, s paykit.Store) {
 
 	// A crashed worker's lease expires and another worker takes over.
 	later := now.Add(10 * time.Second)
-	c1, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: later, LeaseUntil: later.Add(time.Minute), Limit: 10})
+	c1, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: later, LeaseUntil: later.Add(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(ids(c1, func(j paykit.Job) string { return j.ID }), []string{"job_2"})
 	expired := later.Add(time.Minute)
-	c2, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: expired, LeaseUntil: expired.Add(time.Minute), Limit: 10})
+	c2, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: expired, LeaseUntil: expired.Add(time.Minute), Limit: 10})
 	is.NoErr(err)
 	is.Equal(len(c2), 1)
 	is.Equal(c2[0].LeaseOwner, "w2")
 	is.Equal(c2[0].Attempts, 3)
-	is.True(errors.Is(s.CompleteJob(ctx, "job_2", "w1", expired), paykit.ErrNotFound)) // the old owner lost it
-	is.NoErr(s.CompleteJob(ctx, "job_2", "w2", expired))
+	is.True(errors.Is(completeJob(ctx, s, "job_2", "w1", expired), paykit.ErrNotFound)) // the old owner lost it
+	is.NoErr(completeJob(ctx, s, "job_2", "w2", expired))
 
 	// Completed jobs are never claimed again.
-	rest, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: "w3", Now: at(24 * time.Hour), LeaseUntil: at(25 * time.Hour), Limit: 10})
+	rest, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w3", Now: at(24 * time.Hour), LeaseUntil: at(25 * time.Hour), Limit: 10})
 	is.NoErr(err)
 	is.Equal(ids(rest, func(j paykit.Job) string { return j.ID }), []string{"job_5", "job_3"})
 }
@@ -738,7 +739,7 @@ func testConcurrentClaims(t *testing.T, s paykit.Store) {
 			defer wg.Done()
 			owner := fmt.Sprintf("w%d", w)
 			for {
-				jobs, err := s.ClaimJobs(ctx, paykit.ClaimParams{Owner: owner, Now: at(time.Second), LeaseUntil: at(time.Hour), Limit: 7})
+				jobs, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: owner, Now: at(time.Second), LeaseUntil: at(time.Hour), Limit: 7})
 				if errors.Is(err, paykit.ErrVersionConflict) {
 					continue // a backend may ask for a retry under contention
 				}
