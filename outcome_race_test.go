@@ -19,15 +19,16 @@ import (
 )
 
 // A Provider's final outcome reported by its callback while the worker's
-// inquiry finds it too, on every Store: one transition, one event, one
-// ledger move, and neither the callback nor the job fails.
+// inquiry finds it too, and an approval hold ended by an operator or the
+// merchant while the worker expires it, on every Store: one transition,
+// one event, one ledger move, and neither side fails.
 
 // raceIterations is how many resources each race test settles.
 const raceIterations = 20
 
 // gateStore holds each of the first two transactions that read the armed
 // resource, after its read, until the other has read it too: both then
-// apply the outcome to the state before either wrote. Only for a Store
+// act on the state before either wrote. Only for a Store
 // whose transactions run side by side (PostgreSQL): on memory and SQLite
 // they take turns, and the first would wait for the second for ever.
 type gateStore struct {
@@ -105,6 +106,14 @@ func (t gateTx) GetPayoutIntent(ctx context.Context, scope paykit.Scope, id stri
 	return po, t.s.read(ctx, id)
 }
 
+func (t gateTx) FindPayoutIntent(ctx context.Context, id string) (*paykit.PayoutIntent, error) {
+	po, err := t.Tx.FindPayoutIntent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return po, t.s.read(ctx, id)
+}
+
 func (t gateTx) GetRefund(ctx context.Context, scope paykit.Scope, id string) (*paykit.Refund, error) {
 	re, err := t.Tx.GetRefund(ctx, scope, id)
 	if err != nil {
@@ -141,18 +150,31 @@ func applyTwiceAtOnce(t *testing.T, svc *paykit.Service, gate *gateStore, inquir
 	defer cancel()
 	body, err := json.Marshal([]paykit.CallbackEvent{ev})
 	is.NoErr(err)
-	gate.arm(ev.Key)
+	var callback error
+	withWorker(ctx, t, svc, gate, ev.Key, func() {
+		req := httptest.NewRequest(http.MethodPost, "/providers/fake/callbacks", bytes.NewReader(body))
+		callback = svc.HandleProviderCallback(ctx, "fake", req)
+	})
+	is.NoErr(callback) // the callback is acknowledged
+	jobDone(t, svc, inquiry, ev.Key)
+}
+
+// withWorker runs fn and a round of svc's worker at once, with the gate
+// armed for resource id, and fails t unless the round ran without error
+// and, on a gated Store, both read id before either wrote.
+func withWorker(ctx context.Context, t *testing.T, svc *paykit.Service, gate *gateStore, id string, fn func()) {
+	t.Helper()
+	gate.arm(id)
 	var (
-		wg              sync.WaitGroup
-		start           = make(chan struct{})
-		callback, round error
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+		round error
 	)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		<-start
-		req := httptest.NewRequest(http.MethodPost, "/providers/fake/callbacks", bytes.NewReader(body))
-		callback = svc.HandleProviderCallback(ctx, "fake", req)
+		fn()
 	}()
 	go func() {
 		defer wg.Done()
@@ -161,16 +183,23 @@ func applyTwiceAtOnce(t *testing.T, svc *paykit.Service, gate *gateStore, inquir
 	}()
 	close(start)
 	wg.Wait()
-	is.NoErr(callback) // the callback is acknowledged
+	is := is.New(t)
 	is.NoErr(round)
 	if gate != nil {
 		is.Equal(gate.disarm(), 2) // both read the resource before either wrote
 	}
-	pending, err := svc.ListJobs(context.Background(), paykit.JobListParams{Kind: inquiry})
-	is.NoErr(err)
+}
+
+// jobDone fails t unless no job of kind about id is left to run.
+func jobDone(t *testing.T, svc *paykit.Service, kind, id string) {
+	t.Helper()
+	pending, err := svc.ListJobs(context.Background(), paykit.JobListParams{Kind: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, j := range pending.Data {
-		if j.TargetID == ev.Key {
-			t.Fatalf("the inquiry of %s did not complete: attempts %d, last error %q", ev.Key, j.Attempts, j.LastError)
+		if j.TargetID == id {
+			t.Fatalf("the %s job of %s did not complete: attempts %d, last error %q", kind, id, j.Attempts, j.LastError)
 		}
 	}
 }
@@ -346,4 +375,65 @@ func TestPaymentSuccessAppliedTwiceAtOnce(t *testing.T) {
 		}
 		storetest.CheckLedger(t, store, e.test.Scope)
 	})
+}
+
+// TestApprovalHoldEndedTwiceAtOnce: an operator's reject, or the
+// merchant's cancel, while the worker expires the same approval hold.
+// Whichever comes first ends it and releases the reservation, once; the
+// other finds it ended: the reject or cancel answers invalid_state, the
+// expiry job completes.
+func TestApprovalHoldEndedTwiceAtOnce(t *testing.T) {
+	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		by     string
+		status paykit.PayoutStatus // when it comes first
+		event  string
+	}{
+		{"reject", paykit.PayoutFailed, paykit.EventPayoutFailed},
+		{"cancel", paykit.PayoutCancelled, paykit.EventPayoutCancelled},
+	} {
+		t.Run(c.by, func(t *testing.T) {
+			onEveryRaceStore(t, func(t *testing.T, store paykit.Store, gate *gateStore) {
+				is := is.New(t)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				e := newPayoutEnvOn(t, store, keys, 1000) // every payout here is held
+				before := e.balance(t, "THB")
+				for i := range raceIterations {
+					ref := fmt.Sprintf("race-%d", i)
+					po, _, err := e.svc.CreatePayoutIntent(ctx, e.test, "k-"+ref, thPayout(int64(1000+i), ref, "000123456789"))
+					is.NoErr(err)
+					is.Equal(po.Status, paykit.PayoutRequiresApproval)
+					e.clock.Advance(72*time.Hour + time.Second) // the hold's expiry is due
+
+					var ended error
+					withWorker(ctx, t, e.svc, gate, po.ID, func() {
+						if c.by == "reject" {
+							_, ended = e.svc.RejectPayout(ctx, "ops", po.ID, "suspicious recipient")
+						} else {
+							_, _, ended = e.svc.CancelPayoutIntent(ctx, e.test, "c-"+ref, po.ID, paykit.CancelPayoutIntentRequest{Reason: "changed my mind"})
+						}
+					})
+					jobDone(t, e.svc, "payout.expire", po.ID)
+					got, err := e.svc.GetPayoutIntent(ctx, e.test, po.ID)
+					is.NoErr(err)
+					event := paykit.EventPayoutExpired
+					if ended == nil {
+						is.Equal(got.Status, c.status)
+						event = c.event
+					} else {
+						is.Equal(paykit.ErrorCode(ended), paykit.CodeInvalidState) // expired first
+						is.Equal(got.Status, paykit.PayoutExpired)
+					}
+					appliedOnce(t, store, e.test.Scope, po.ID, "payout.released", event)
+					b := e.balance(t, "THB")
+					is.Equal([]int64{b.Available, b.Reserved}, []int64{before.Available, 0})
+				}
+				storetest.CheckLedger(t, store, e.test.Scope)
+			})
+		})
+	}
 }

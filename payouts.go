@@ -665,19 +665,6 @@ func (s *Service) updatePayout(ctx context.Context, tx Tx, po *PayoutIntent, now
 	return s.post(ctx, tx, po.Scope(), po.Currency, m.kind, po.ID, now, Posting{m.from, -m.amount}, Posting{m.to, m.amount})
 }
 
-// release gives a reservation back to the available balance.
-func (s *Service) release(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
-	if po.ReservedAmount == 0 {
-		return nil
-	}
-	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.released", po.ID, now,
-		Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountAvailable, po.ReservedAmount}); err != nil {
-		return err
-	}
-	po.ReservedAmount = 0
-	return nil
-}
-
 var failureMessages = map[string]string{
 	FailureProviderDeclined: "The provider declined the transfer.",
 	FailureProviderError:    "The provider could not process the transfer.",
@@ -828,15 +815,14 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 			return AnswerAccepted, po, nil // a cancel is already under way
 		}
 		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
+		var m ledgerMove
 		if po.Dispatch == DispatchNone {
-			if err := s.release(ctx, tx, po, now); err != nil {
-				return "", nil, err
-			}
+			m = endReservation(po, "payout.released", AccountAvailable)
 			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
 		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
 			return "", nil, err
 		}
-		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return "", nil, err
 		}
 		// The merchant's cancel and its reason, in the operators' log.
@@ -882,12 +868,10 @@ func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
 		if po.ApprovalExpiresAt != nil && po.ApprovalExpiresAt.After(now) {
 			return errNotYet
 		}
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m := endReservation(po, "payout.released", AccountAvailable)
 		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
 		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
-		return tx.UpdatePayoutIntent(ctx, po)
+		return s.updatePayout(ctx, tx, po, now, m)
 	})
 }
 
@@ -939,12 +923,10 @@ func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*
 			return err
 		}
 		now := s.Now()
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m := endReservation(po, "payout.released", AccountAvailable)
 		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
 		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
-		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return err
 		}
 		out = po
