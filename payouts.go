@@ -370,18 +370,6 @@ func (s *Service) post(ctx context.Context, tx Tx, scope Scope, currency, kind, 
 	return tx.PostLedger(ctx, &LedgerTxn{ID: s.newID("ltx"), Scope: scope, Currency: currency, Kind: kind, RefID: ref, Postings: postings, At: at})
 }
 
-// staleReservation is err of an answer applied to a copy that may be
-// stale: a final answer moves the reservation before the versioned update
-// of the payout or refund, so a reservation gone already was moved by
-// whoever changed it since, which is a version conflict (the transaction
-// is retried with reads).
-func staleReservation(stale bool, err error) error {
-	if stale && errors.Is(err, ErrInsufficientFunds) {
-		return ErrVersionConflict
-	}
-	return err
-}
-
 // scheduleDispatch makes the worker (re)send po's transfer at the latest at
 // at; idemKey names the merchant's idempotency record it completes, if any.
 func (s *Service) scheduleDispatch(ctx context.Context, tx Tx, po *PayoutIntent, at time.Time, idemKey string) error {
@@ -472,7 +460,6 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 	err := s.inTx(ctx, func(tx Tx) error {
 		cur := known
 		known = nil
-		stale := cur != nil // may be: its versioned update tells
 		if cur != nil {
 			c := *cur
 			cur = &c
@@ -485,7 +472,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		}
 		if result != nil && cur.Dispatch == DispatchSending && cur.Provider == po.Provider {
 			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
-				return staleReservation(stale, err)
+				return err
 			}
 		}
 		if idemKey == "" {
@@ -606,16 +593,15 @@ func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent
 // applyPayoutFinal applies a final Provider result to po in tx with its
 // ledger movement. Non-final results change nothing.
 func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent, r Result, now time.Time) error {
+	var m ledgerMove
 	switch r.Outcome {
 	case OutcomeSucceeded:
 		if po.Status == PayoutSucceeded {
 			return nil
 		}
-		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.succeeded", po.ID, now,
-			Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountPayouts, po.ReservedAmount}); err != nil {
-			return err
-		}
-		po.Status, po.CompletedAmount, po.ReservedAmount = PayoutSucceeded, po.ReservedAmount, 0
+		po.CompletedAmount = po.ReservedAmount
+		m = endReservation(po, "payout.succeeded", AccountPayouts)
+		po.Status = PayoutSucceeded
 	case OutcomeFailed, OutcomeRefused:
 		code := r.FailureCode
 		if r.Outcome == OutcomeRefused {
@@ -624,14 +610,10 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 		if code == "" {
 			code = FailureProviderDeclined
 		}
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m = endReservation(po, "payout.released", AccountAvailable)
 		po.Status, po.FailureCode, po.FailureMessage = PayoutFailed, code, failureMessages[code]
 	case OutcomeCancelled:
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m = endReservation(po, "payout.released", AccountAvailable)
 		po.Status = PayoutCancelled
 	case OutcomeReturned:
 		if po.ReturnedAmount > 0 {
@@ -642,30 +624,45 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 				return err
 			}
 		}
-		if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.returned", po.ID, now,
-			Posting{AccountPayouts, -po.CompletedAmount}, Posting{AccountAvailable, po.CompletedAmount}); err != nil {
-			return err
-		}
+		m = ledgerMove{"payout.returned", AccountPayouts, AccountAvailable, po.CompletedAmount}
 		po.Status, po.ReturnedAmount = PayoutFailed, po.CompletedAmount
 		po.FailureCode, po.FailureMessage = FailureFundsReturned, failureMessages[FailureFundsReturned]
 	default:
 		return nil
 	}
 	po.Dispatch, po.UpdatedAt = DispatchClosed, now
-	return tx.UpdatePayoutIntent(ctx, po)
+	return s.updatePayout(ctx, tx, po, now, m)
 }
 
-// release gives a reservation back to the available balance.
-func (s *Service) release(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
-	if po.ReservedAmount == 0 {
-		return nil
-	}
-	if err := s.post(ctx, tx, po.Scope(), po.Currency, "payout.released", po.ID, now,
-		Posting{AccountReserved, -po.ReservedAmount}, Posting{AccountAvailable, po.ReservedAmount}); err != nil {
+// ledgerMove is the ledger transaction a change of a payout calls for:
+// amount from one account to another. A zero amount moves nothing.
+type ledgerMove struct {
+	kind     string
+	from, to string
+	amount   int64
+}
+
+// endReservation zeroes po's reservation and returns its move to account
+// to.
+func endReservation(po *PayoutIntent, kind, to string) ledgerMove {
+	m := ledgerMove{kind, AccountReserved, to, po.ReservedAmount}
+	po.ReservedAmount = 0
+	return m
+}
+
+// updatePayout writes po by its versioned update, then posts m. The update
+// comes first: a transaction that read po before another changed it fails
+// there with ErrVersionConflict, and is retried with fresh reads, rather
+// than finding the reservation it would move already moved
+// (ErrInsufficientFunds).
+func (s *Service) updatePayout(ctx context.Context, tx Tx, po *PayoutIntent, now time.Time, m ledgerMove) error {
+	if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
 		return err
 	}
-	po.ReservedAmount = 0
-	return nil
+	if m.amount == 0 {
+		return nil
+	}
+	return s.post(ctx, tx, po.Scope(), po.Currency, m.kind, po.ID, now, Posting{m.from, -m.amount}, Posting{m.to, m.amount})
 }
 
 var failureMessages = map[string]string{
@@ -818,15 +815,14 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 			return AnswerAccepted, po, nil // a cancel is already under way
 		}
 		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
+		var m ledgerMove
 		if po.Dispatch == DispatchNone {
-			if err := s.release(ctx, tx, po, now); err != nil {
-				return "", nil, err
-			}
+			m = endReservation(po, "payout.released", AccountAvailable)
 			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
 		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
 			return "", nil, err
 		}
-		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return "", nil, err
 		}
 		// The merchant's cancel and its reason, in the operators' log.
@@ -872,12 +868,10 @@ func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
 		if po.ApprovalExpiresAt != nil && po.ApprovalExpiresAt.After(now) {
 			return errNotYet
 		}
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m := endReservation(po, "payout.released", AccountAvailable)
 		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
 		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
-		return tx.UpdatePayoutIntent(ctx, po)
+		return s.updatePayout(ctx, tx, po, now, m)
 	})
 }
 
@@ -929,12 +923,10 @@ func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*
 			return err
 		}
 		now := s.Now()
-		if err := s.release(ctx, tx, po, now); err != nil {
-			return err
-		}
+		m := endReservation(po, "payout.released", AccountAvailable)
 		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
 		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
-		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return err
 		}
 		out = po

@@ -327,7 +327,6 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		known = nil
 	}
 	err = s.inTx(ctx, func(tx Tx) error {
-		stale := known != nil // may be: its versioned update tells
 		if known != nil {
 			c := *known
 			cur, known = &c, nil
@@ -340,7 +339,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		}
 		if result != nil && cur.Dispatch == DispatchSending {
 			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
-				return staleReservation(stale, err)
+				return err
 			}
 		}
 		if idemKey == "" {
@@ -414,24 +413,13 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	if r.Reference != "" && re.ProviderRef == "" {
 		re.ProviderRef = r.Reference
 	}
-	pi, err := tx.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID)
-	if err != nil {
-		return err
-	}
-	pi.RefundPendingAmount -= re.Amount
+	var kind, to string
 	switch r.Outcome {
 	case OutcomeSucceeded:
-		if err := s.post(ctx, tx, re.Scope(), re.Currency, "refund.succeeded", re.ID, now,
-			Posting{AccountReserved, -re.Amount}, Posting{AccountPayments, re.Amount}); err != nil {
-			return err
-		}
-		pi.RefundedAmount += re.Amount
+		kind, to = "refund.succeeded", AccountPayments
 		re.Status = RefundSucceeded
 	case OutcomeFailed:
-		if err := s.post(ctx, tx, re.Scope(), re.Currency, "refund.released", re.ID, now,
-			Posting{AccountReserved, -re.Amount}, Posting{AccountAvailable, re.Amount}); err != nil {
-			return err
-		}
+		kind, to = "refund.released", AccountAvailable
 		re.Status, re.FailureCode = RefundFailed, RefundProviderDeclined
 		if r.FailureCode == RefundProviderError {
 			re.FailureCode = RefundProviderError
@@ -439,12 +427,24 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	default:
 		return nil
 	}
+	re.Dispatch, re.CompletedAt, re.UpdatedAt = DispatchClosed, &now, now
+	// The versioned update first, as for payouts (see updatePayout).
+	if err := tx.UpdateRefund(ctx, re); err != nil {
+		return err
+	}
+	pi, err := tx.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID)
+	if err != nil {
+		return err
+	}
+	pi.RefundPendingAmount -= re.Amount
+	if re.Status == RefundSucceeded {
+		pi.RefundedAmount += re.Amount
+	}
 	pi.UpdatedAt = now
 	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
 		return err
 	}
-	re.Dispatch, re.CompletedAt, re.UpdatedAt = DispatchClosed, &now, now
-	return tx.UpdateRefund(ctx, re)
+	return s.post(ctx, tx, re.Scope(), re.Currency, kind, re.ID, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 }
 
 // currentRefund reads a refund now, for the replay of a legacy answer.
