@@ -67,7 +67,7 @@ type jobCollector struct {
 
 	due, running, retrying, oldestDue *prometheus.Desc
 	needsAttention                    *prometheus.Desc
-	attempts, errors                  *prometheus.Desc
+	attempts, errors, leasesLost      *prometheus.Desc
 	stalePayments, stalePayouts       *prometheus.Desc
 	up                                *prometheus.Desc
 	providerUsable                    *prometheus.Desc
@@ -93,6 +93,8 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 		errors: prometheus.NewDesc("paykit_job_errors_total",
 			"Job attempts of this process that did not complete, by kind and error kind (handler_error, panic, no_handler, not_yet, rescheduled).",
 			[]string{"kind", "error"}, nil),
+		leasesLost: prometheus.NewDesc("paykit_job_leases_lost_total",
+			"Job runs of this process that lost their lease before they ended (it lapsed unrenewed, or another run claimed the job); their ends were not written.", kind, nil),
 		stalePayments: prometheus.NewDesc("paykit_payment_intents_stale",
 			"Payment intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
 		stalePayouts: prometheus.NewDesc("paykit_payout_intents_stale",
@@ -107,7 +109,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.stalePayments, c.stalePayouts, c.up, c.providerUsable} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.up, c.providerUsable} {
 		ch <- d
 	}
 }
@@ -123,6 +125,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, r := range c.svc.JobRuns() {
 		ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(r.Attempts), r.Kind)
+		ch <- prometheus.MustNewConstMetric(c.leasesLost, prometheus.CounterValue, float64(r.LostLeases), r.Kind)
 		for kind, n := range r.Errors {
 			ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n), r.Kind, string(kind))
 		}
