@@ -1,0 +1,3 @@
+module paykit-bench/backoffice-load
+
+go 1.26.0
