@@ -134,7 +134,7 @@ func (t tx) claimQuery(p paykit.ClaimParams) *bun.RawQuery {
 	args = append(args, now, now)
 	if len(p.Skip) > 0 {
 		cond.WriteString(" AND (partition_key IS NULL OR partition_key NOT IN (?))")
-		args = append(args, bun.In(p.Skip))
+		args = append(args, bun.List(p.Skip))
 	}
 	lock := ""
 	if t.pg {
