@@ -182,6 +182,56 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	is.Equal(e.svc.ProviderStates()[0], paykit.ProviderState{Name: "a"}) // closed again
 }
 
+// While a Provider's circuit is open, the jobs that would call it wait
+// out the cool-down without calling it; after it they recover their
+// payments there.
+func TestOpenCircuitDefersJobsAtItsProvider(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newTwoRouteEnv(t, func(c *paykit.Config) {
+		c.CircuitBreaker = paykit.CircuitBreaker{Failures: 3, Cooldown: time.Minute}
+	})
+	var stuck []*paykit.PaymentIntent
+	for i := range 3 {
+		pi := e.create(t, 15902, "lost-"+string(rune('a'+i)), "") // a: the answer is lost
+		is.Equal(pi.Status, paykit.PaymentProcessing)
+		stuck = append(stuck, pi)
+	}
+	is.True(e.svc.ProviderStates()[0].CircuitOpen)
+	opened := e.clock.Now()
+	inquiries := func() (n int) {
+		e.a.mu.Lock()
+		defer e.a.mu.Unlock()
+		for _, c := range e.a.inquired {
+			n += c
+		}
+		return n
+	}
+	for range 5 {
+		e.clock.Advance(10 * time.Second)
+		drainWorker(t, e.svc)
+	}
+	is.Equal(inquiries(), 0) // a heard nothing while its circuit was open
+	jobs, err := e.store.Queue().ListJobs(context.Background(), paykit.JobQuery{})
+	is.NoErr(err)
+	is.True(len(jobs) >= len(stuck))
+	for _, j := range jobs {
+		is.True(!j.RunAt.Before(opened.Add(time.Minute)))                              // not before the cool-down ends
+		is.True(j.RunAt.Before(opened.Add(time.Minute + time.Minute/2 + time.Second))) // spread over half of it at most
+	}
+
+	for range 10 {
+		e.clock.Advance(10 * time.Second)
+		drainWorker(t, e.svc)
+	}
+	is.True(inquiries() > 0)
+	for _, p := range stuck {
+		got, err := e.svc.GetPaymentIntent(context.Background(), e.p, p.ID)
+		is.NoErr(err)
+		is.Equal(got.Status, paykit.PaymentSucceeded) // recovered at a
+	}
+}
+
 func TestDisabledProviderTakesNothingNew(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paykit/paykit/internal/workctx"
 )
 
 // ErrLeaseLost is the answer of CheckJobLease in a job run that no longer
@@ -36,6 +38,9 @@ func CheckJobLease(ctx context.Context) error {
 
 // runKey is the context key of the job run a handler runs in.
 type runKey struct{}
+
+// inJobRun reports whether ctx is a job run's.
+func inJobRun(ctx context.Context) bool { return ctx.Value(runKey{}) != nil }
 
 // leaseMargin is how long before its lease ends a run stops counting on
 // it: the time a side effect may take to start once checked, and the clock
@@ -177,7 +182,7 @@ func (rs *runSet) renew(s *Service, runs []*jobRun) {
 		ids[i] = r.job
 	}
 	until := now.Add(s.lease)
-	ctx, cancel := context.WithTimeout(context.Background(), s.lease/3)
+	ctx, cancel := context.WithTimeout(workctx.With(context.Background()), s.lease/3)
 	defer cancel()
 	lost, err := s.store.Queue().RenewJobLeases(ctx, s.workerID, ids, until)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/paykit/paykit/internal/workctx"
 )
 
 // enqueue writes a job in tx, to run at runAt. A job with the same DedupKey
@@ -75,6 +77,7 @@ func (s *Service) enqueueSoon(ctx context.Context, tx Tx, j *Job) error {
 // against one shared Store: a job never runs on two at once while its
 // lease is live.
 func (s *Service) Run(ctx context.Context) error {
+	ctx = workctx.With(ctx) // the Store's worker share serves it
 	fin := s.newFinisher()
 	defer fin.close()
 	tick := time.NewTicker(s.interval)
@@ -226,6 +229,7 @@ func (p *partitions) full(limit int) []string {
 // than JobRetention ago. It returns how many jobs it ran, after all of them
 // ended. Tests call it to drive the worker step by step.
 func (s *Service) ProcessDue(ctx context.Context) (int, error) {
+	ctx = workctx.With(ctx)
 	now := s.Now()
 	jobs, err := s.claim(ctx, 50)
 	if err != nil {
@@ -241,7 +245,11 @@ func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 		})
 	}
 	_ = g.Wait() // the runs report through ends
-	errs := []error{s.finish(ctx, ends)}
+	// Ends are written even when ctx ended: a run that ended is not run
+	// again, and an interrupted one is given back.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	errs := []error{s.finish(fctx, ends)}
 	if s.purgeDue(now) {
 		errs = append(errs, s.purge(ctx, now))
 	}
@@ -322,14 +330,18 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 		s.jobCounts.record(j.Kind, "")
 		return jobEnd{JobEnd{JobRun: run, Status: JobCompleted, At: s.Now()}, r}
 	}
-	if ctx.Err() != nil {
-		// Stopped by shutdown, not failed: the lease lapses and any
-		// instance takes the job over.
-		s.log.DebugContext(ctx, "job interrupted", "job_id", j.ID, "kind", j.Kind)
-		return jobEnd{run: r}
-	}
 	if r.lost.Load() {
 		return jobEnd{run: r} // logged and counted when it was lost
+	}
+	if ctx.Err() != nil {
+		// Stopped by shutdown, not failed: the lease is given back, so
+		// that any instance takes the job over at once.
+		s.log.DebugContext(ctx, "job interrupted", "job_id", j.ID, "kind", j.Kind)
+		status := JobRetrying
+		if j.Status == JobNeedsAttention {
+			status = JobNeedsAttention
+		}
+		return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: s.Now().Truncate(time.Millisecond), LastError: j.LastError}, r}
 	}
 	kind := classifyJobError(err)
 	s.jobCounts.record(j.Kind, kind)
@@ -437,7 +449,7 @@ func (f *finisher) loop() {
 		}
 		// Ends are written even while the worker stops: a run that ended
 		// is not run again.
-		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		ctx, cancel := context.WithTimeout(workctx.With(context.Background()), finishTimeout)
 		if err := f.s.finish(ctx, batch); err != nil {
 			f.s.log.ErrorContext(ctx, "background work failed", "err", err)
 		}

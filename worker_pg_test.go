@@ -34,7 +34,7 @@ func TestWorkersShareJobsOnPostgres(t *testing.T) {
 			runs[j.ID]++
 			mu.Unlock()
 			perInstance[i].Add(1)
-			time.Sleep(time.Millisecond) // hold the lease a moment so others must skip it
+			time.Sleep(10 * time.Millisecond) // hold the lease a moment so others must skip it
 			return nil
 		})
 	}

@@ -32,14 +32,15 @@ func main() {
 	n := flag.Int("n", 20000, "jobs")
 	batch := flag.Int("batch", 1000, "jobs per transaction")
 	maxWait := flag.Duration("max", 10*time.Minute, "give up after")
+	conc := flag.Int("concurrency", 0, "Config.WorkerConcurrency (0: the Service's default)")
 	flag.Parse()
-	if err := run(*dsn, *n, *batch, *maxWait); err != nil {
+	if err := run(*dsn, *n, *batch, *conc, *maxWait); err != nil {
 		fmt.Fprintln(os.Stderr, "paykit-noop:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dsn string, n, batch int, maxWait time.Duration) error {
+func run(dsn string, n, batch, conc int, maxWait time.Duration) error {
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
@@ -54,7 +55,7 @@ func run(dsn string, n, batch int, maxWait time.Duration) error {
 		return err
 	}
 	svc, err := paykit.New(paykit.Config{
-		Store: st, SigningKey: signing, AccountKeys: paykit.RandomKeyring(),
+		Store: st, SigningKey: signing, AccountKeys: paykit.RandomKeyring(), WorkerConcurrency: conc,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

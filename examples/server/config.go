@@ -24,6 +24,7 @@ type config struct {
 	OperatorToken string // empty: a random one is drawn and printed
 	Keys          string // key file; empty: defaultKeysPath(DB)
 	DBMaxConns    int    // database connections at most; 0: sqlstore's default
+	DBWorkerConns int    // the worker's own connections, beyond DBMaxConns
 	Demo          bool
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
@@ -58,6 +59,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&c.DB, "db", "sqlite:paykit.db", "store: memory, sqlite:PATH, or a postgres:// URL")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", sqlstore.DefaultMaxConns, "database connections at most, all kept open for reuse; a request that finds none free within 2s answers 503")
+	fs.IntVar(&c.DBWorkerConns, "db-worker-conns", sqlstore.DefaultWorkerConns, "database connections of the background worker, beyond -db-max-conns, so requests and the worker cannot starve each other")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
 	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database, shared by every instance; none for memory)")
@@ -144,6 +146,9 @@ func (c *config) validate() error {
 	}
 	if c.DBMaxConns < 1 {
 		bad("-db-max-conns must be at least 1")
+	}
+	if c.DBWorkerConns < 1 {
+		bad("-db-worker-conns must be at least 1")
 	}
 	if c.ApprovalThreshold < 0 {
 		bad("-approval-threshold must not be negative")

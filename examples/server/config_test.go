@@ -22,7 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 	is.Equal(c, config{
 		Addr: "127.0.0.1:8080", DB: "sqlite:paykit.db", Demo: true, RateLimit: 100,
 		WorkerInterval: time.Second, SandboxDelay: 2 * time.Second, PaymentTTL: 30 * time.Minute,
-		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 16,
+		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 16, DBWorkerConns: 4,
 	})
 }
 
@@ -32,14 +32,14 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		Addr: "0.0.0.0:9000", DB: "postgres://u:p@db:5432/paykit?sslmode=disable",
 		PublicURL: "https://pay.example.com", OperatorToken: "0123456789abcdef-token", Demo: false,
 		WorkerInterval: 250 * time.Millisecond, SandboxDelay: 0, PaymentTTL: 10 * time.Minute,
-		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3,
+		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3, DBWorkerConns: 2,
 		Providers: "/etc/paykit/providers.json", PprofAddr: "127.0.0.1:6060",
 	}
 	values := map[string]string{
 		"addr": "0.0.0.0:9000", "db": want.DB, "public-url": "https://pay.example.com/",
 		"operator-token": want.OperatorToken, "demo": "false", "worker-interval": "250ms",
 		"sandbox-delay": "0s", "payment-ttl": "10m", "checkout-ttl": "1h", "approval-ttl": "2h",
-		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3",
+		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3", "db-worker-conns": "2",
 		"providers": "/etc/paykit/providers.json", "pprof-addr": "127.0.0.1:6060",
 	}
 	vars := map[string]string{}

@@ -411,7 +411,7 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 			release()
 		}
 	}()
-	store, err := openStore(ctx, cfg.DB, sqlstore.Options{MaxConns: cfg.DBMaxConns})
+	store, err := openStore(ctx, cfg.DB, sqlstore.Options{MaxConns: cfg.DBMaxConns, WorkerConns: cfg.DBWorkerConns})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -168,10 +168,11 @@ func (s *Store) runGroup(group []*writeReq) []error {
 		return fail(err)
 	}
 	defer s.pool.releaseWriter()
-	if err := s.pool.acquire(ctx); err != nil {
+	slots, err := s.pool.acquire(ctx)
+	if err != nil {
 		return fail(err)
 	}
-	defer s.pool.release()
+	defer release(slots)
 	if len(group) == 1 {
 		r := group[0]
 		errs[0] = protect(func() error { return s.runOne(r.ctx, r.fn) })

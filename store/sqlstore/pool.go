@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/workctx"
 )
 
 // pool bounds how long the Store waits for a connection. database/sql
@@ -19,10 +20,13 @@ import (
 // pool has connections, waiting at most wait for a slot, and reports
 // paykit.ErrUnavailable when none came free. An admitted operation then
 // finds a connection at once. It is the bun ConnResolver of every statement
-// outside InTx, and InTx takes a slot for its transaction.
+// outside InTx, and InTx takes a slot for its transaction. The worker's
+// operations (contexts marked by workctx) take their slots from a share of
+// their own, work, when the Store has one.
 type pool struct {
 	db    *bun.DB
 	slots chan struct{}
+	work  chan struct{} // nil: the worker shares slots
 	wait  time.Duration
 	// writer, on SQLite, admits one writing transaction or statement of
 	// this process at a time, so that writers queue here in turn instead
@@ -34,34 +38,51 @@ type pool struct {
 
 var _ bun.ConnResolver = (*pool)(nil)
 
-func newPool(db *bun.DB, size int, wait time.Duration) *pool {
-	return &pool{db: db, slots: make(chan struct{}, size), wait: wait}
+// newPool admits size operations at once, and work more of the worker's
+// (0: the worker's take the same size slots).
+func newPool(db *bun.DB, size, work int, wait time.Duration) *pool {
+	p := &pool{db: db, slots: make(chan struct{}, size), wait: wait}
+	if work > 0 {
+		p.work = make(chan struct{}, work)
+	}
+	return p
 }
 
-// acquire takes a slot, waiting at most p.wait; release gives it back.
-func (p *pool) acquire(ctx context.Context) error {
+// share is the slots ctx's operations take.
+func (p *pool) share(ctx context.Context) chan struct{} {
+	if p.work != nil && workctx.Is(ctx) {
+		return p.work
+	}
+	return p.slots
+}
+
+// acquire takes a slot of ctx's share, waiting at most p.wait; release
+// gives it back.
+func (p *pool) acquire(ctx context.Context) (slots chan struct{}, err error) {
+	slots = p.share(ctx)
 	select {
-	case p.slots <- struct{}{}: // the usual case: no timer needed
-		return nil
+	case slots <- struct{}{}: // the usual case: no timer needed
+		return slots, nil
 	default:
 	}
 	t := time.NewTimer(p.wait)
 	defer t.Stop()
 	select {
-	case p.slots <- struct{}{}:
-		return nil
+	case slots <- struct{}{}:
+		return slots, nil
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			// The caller's own time ran out waiting: still overload.
-			return fmt.Errorf("%w: no free database connection before the deadline", paykit.ErrUnavailable)
+			return nil, fmt.Errorf("%w: no free database connection before the deadline", paykit.ErrUnavailable)
 		}
-		return ctx.Err() // the caller went away
+		return nil, ctx.Err() // the caller went away
 	case <-t.C:
-		return fmt.Errorf("%w: no free database connection within %s", paykit.ErrUnavailable, p.wait)
+		return nil, fmt.Errorf("%w: no free database connection within %s", paykit.ErrUnavailable, p.wait)
 	}
 }
 
-func (p *pool) release() { <-p.slots }
+// release gives back a slot that acquire took from slots.
+func release(slots chan struct{}) { <-slots }
 
 // acquireWriter takes the writer turn on SQLite, waiting at most
 // p.writerWait; a no-op on PostgreSQL.
@@ -105,14 +126,15 @@ func (p *pool) admit(ctx context.Context, query string) (done func(), err error)
 			return nil, err
 		}
 	}
-	if err := p.acquire(ctx); err != nil {
+	slots, err := p.acquire(ctx)
+	if err != nil {
 		if write {
 			p.releaseWriter()
 		}
 		return nil, err
 	}
 	return func() {
-		p.release()
+		release(slots)
 		if write {
 			p.releaseWriter()
 		}

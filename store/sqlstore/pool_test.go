@@ -18,6 +18,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/internal/workctx"
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
@@ -55,24 +56,7 @@ func TestPoolExhaustedIsUnavailable(t *testing.T) {
 			ctx := context.Background()
 			n := map[string]int{"sqlite": 1, "postgres": 2}[name]
 			s := openWith(t, dsn, sqlstore.Options{MaxConns: n, ConnWait: 100 * time.Millisecond})
-			release := make(chan struct{})
-			inside := make(chan struct{}, n)
-			var holders sync.WaitGroup
-			for range n {
-				holders.Go(func() {
-					err := s.InTx(ctx, func(tx paykit.Tx) error {
-						inside <- struct{}{}
-						<-release
-						return nil
-					})
-					if err != nil {
-						t.Error(err)
-					}
-				})
-			}
-			for range n {
-				<-inside
-			}
+			release := holdTx(t, s, ctx, n)
 			m := &paykit.Merchant{ID: "mch_busy", Name: "Busy", CreatedAt: time.UnixMilli(1e12).UTC()}
 			waitForUnavailable := func(err error) {
 				t.Helper()
@@ -89,8 +73,7 @@ func TestPoolExhaustedIsUnavailable(t *testing.T) {
 			_, err = s.GetMerchant(cctx, "mch_any")
 			is.True(err != nil && !errors.Is(err, paykit.ErrUnavailable))
 
-			close(release)
-			holders.Wait()
+			release()
 			_, err = s.GetMerchant(ctx, "mch_busy")
 			is.True(errors.Is(err, paykit.ErrNotFound)) // nothing was written
 			is.NoErr(s.CreateMerchant(ctx, m))
@@ -98,9 +81,32 @@ func TestPoolExhaustedIsUnavailable(t *testing.T) {
 	}
 }
 
+// holdTx keeps n transactions of ctx open on s until the returned func is
+// called.
+func holdTx(t *testing.T, s *sqlstore.Store, ctx context.Context, n int) func() {
+	release, inside := make(chan struct{}), make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			err := s.InTx(ctx, func(tx paykit.Tx) error {
+				inside <- struct{}{}
+				<-release
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for range n {
+		<-inside
+	}
+	return func() { close(release); wg.Wait() }
+}
+
 // TestPoolReusesConnections runs a burst of concurrent operations on a pool
-// of three: the pool never opens a fourth connection and closes none for
-// being idle, so sessions are reused rather than churned.
+// of three: the pool opens no more than its shares' connections and closes
+// none for being idle, so sessions are reused rather than churned.
 func TestPoolReusesConnections(t *testing.T) {
 	for name, dsn := range sqlDSNs(t) {
 		t.Run(name, func(t *testing.T) {
@@ -127,14 +133,18 @@ func TestPoolReusesConnections(t *testing.T) {
 				is.NoErr(err)
 			}
 			st := s.DB().Stats()
-			is.Equal(st.MaxOpenConnections, 3)
-			is.True(st.OpenConnections <= 3)
+			is.Equal(st.MaxOpenConnections, 3+sqlstore.DefaultWorkerConns) // the worker's share is open to it only
+			// The requests' share; a query's slot goes back just before its
+			// connection does (see QueryContext), so a burst may briefly
+			// open some of the worker's share too, never more.
+			open := 3 + sqlstore.DefaultWorkerConns
+			is.True(st.OpenConnections <= open)
 			is.Equal(st.MaxIdleClosed, int64(0)) // idle connections are kept, not closed and reopened
 			is.Equal(st.MaxLifetimeClosed, int64(0))
 			if name == "postgres" {
 				var sessions int
 				is.NoErr(s.DB().NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()").Scan(ctx, &sessions))
-				is.True(sessions <= 3)
+				is.True(sessions <= open)
 			}
 		})
 	}
@@ -288,4 +298,37 @@ func TestSQLiteWritersQueueInProcess(t *testing.T) {
 	is.NoErr(<-done)
 	_, err = s.GetMerchant(ctx, "mch_late")
 	is.True(errors.Is(err, paykit.ErrNotFound))
+}
+
+// TestWorkerShareOfConnections fills one share of the pool with open
+// transactions: the other share's operations still find connections at
+// once, so requests cannot starve the worker nor the worker requests.
+func TestWorkerShareOfConnections(t *testing.T) {
+	for name, dsn := range sqlDSNs(t) {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			ctx := context.Background()
+			wctx := workctx.With(ctx)
+			n := map[string]int{"sqlite": 1, "postgres": 2}[name] // SQLite runs one transaction at a time
+			s := openWith(t, dsn, sqlstore.Options{MaxConns: n, WorkerConns: 1, ConnWait: 100 * time.Millisecond})
+			m := &paykit.Merchant{ID: "mch_share", Name: "Share", CreatedAt: time.UnixMilli(1e12).UTC()}
+			is.NoErr(s.CreateMerchant(ctx, m))
+			done := holdTx(t, s, ctx, n)
+			_, err := s.GetMerchant(ctx, m.ID)
+			is.True(errors.Is(err, paykit.ErrUnavailable)) // the requests' share is full
+			got, err := s.GetMerchant(wctx, m.ID)
+			is.NoErr(err) // the worker's is not
+			is.Equal(got.Name, "Share")
+			done()
+
+			if name == "postgres" {
+				done = holdTx(t, s, wctx, 1)
+				_, err = s.GetMerchant(wctx, m.ID)
+				is.True(errors.Is(err, paykit.ErrUnavailable)) // the worker's share is full
+				_, err = s.GetMerchant(ctx, m.ID)
+				is.NoErr(err) // the requests' is not
+				done()
+			}
+		})
+	}
 }

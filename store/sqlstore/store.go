@@ -82,11 +82,18 @@ var (
 // Options bound the Store's use of the database. The zero value gives the
 // defaults.
 type Options struct {
-	// MaxConns is how many connections the Store opens at most; as many
-	// stay open when idle, so they are reused rather than reopened. Default
-	// DefaultMaxConns. Keep the sum over all instances below the server's
-	// max_connections (PostgreSQL's default is 100).
+	// MaxConns is how many connections the Store opens at most for
+	// everything but the Service's worker; as many stay open when idle, so
+	// they are reused rather than reopened. Default DefaultMaxConns.
 	MaxConns int
+	// WorkerConns is how many connections the Store opens, beyond
+	// MaxConns, for the Service's worker (its claims, job ends and the
+	// work of its jobs), so that requests cannot starve the worker nor the
+	// worker requests. Default DefaultWorkerConns. Keep the sum of both
+	// over all instances (plus one listening connection each on
+	// PostgreSQL) below the server's max_connections (PostgreSQL's default
+	// is 100).
+	WorkerConns int
 	// ConnWait is how long an operation waits for a free connection before
 	// it fails with paykit.ErrUnavailable (the Service answers 503
 	// service_unavailable with Retry-After). Default DefaultConnWait.
@@ -122,14 +129,22 @@ type Options struct {
 // on two cores, 16 connections to PostgreSQL served 6–9% more creates than
 // 8, at less CPU per create (fewer requests park waiting for one), and the
 // same on SQLite; fewer than 8 served less.
+//
+// The worker's share serves claims and ends of many jobs in one statement
+// each, and the short transactions of its jobs, which mostly wait on
+// Providers and webhook endpoints without a connection.
 const (
-	DefaultMaxConns = 16
-	DefaultConnWait = 2 * time.Second
+	DefaultMaxConns    = 16
+	DefaultWorkerConns = 4
+	DefaultConnWait    = 2 * time.Second
 )
 
 func (o Options) withDefaults() Options {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.WorkerConns <= 0 {
+		o.WorkerConns = DefaultWorkerConns
 	}
 	if o.ConnWait <= 0 {
 		o.ConnWait = DefaultConnWait
@@ -193,7 +208,7 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		// Every connection to ":memory:" is a separate empty database, so
 		// keep exactly one and never let it expire.
-		opts.MaxConns = 1
+		opts.MaxConns, opts.WorkerConns = 1, 0
 		persistent = false
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	case strings.HasPrefix(dsn, "sqlite:"):
@@ -233,16 +248,16 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, errors.New(`sqlstore: open: dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
 	}
 	// A bounded pool whose idle limit equals its open limit: connections
-	// are reused, never churned, and never more than MaxConns.
-	db.SetMaxOpenConns(opts.MaxConns)
-	db.SetMaxIdleConns(opts.MaxConns)
+	// are reused, never churned, and never more than both shares.
+	db.SetMaxOpenConns(opts.MaxConns + opts.WorkerConns)
+	db.SetMaxIdleConns(opts.MaxConns + opts.WorkerConns)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlstore: open: %w", mapError("ping", err))
 	}
-	s := NewWith(db, opts)
+	s := newStore(db, opts, opts.MaxConns, opts.WorkerConns)
 	s.persistent = persistent
 	if !opts.NoPreparedStatements {
 		s.prep = &prepared{pg: s.pg}
@@ -254,14 +269,32 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // modernc.org/sqlite, with the settings described in the package doc) or
 // pgdialect. It panics on another dialect. The host's pool settings stay;
 // New installs a connection resolver on db that admits at most as many of
-// the Store's operations as db's MaxOpenConns (DefaultMaxConns when
-// unbounded), each waiting at most DefaultConnWait. Close closes db.
+// the Store's operations as db's MaxOpenConns (DefaultMaxConns, plus
+// DefaultWorkerConns for the worker, when unbounded), each waiting at most
+// DefaultConnWait. Close closes db.
 func New(db *bun.DB) *Store { return NewWith(db, Options{}) }
 
-// NewWith is New with Options: MaxConns applies when db's pool is
-// unbounded, ConnWait always.
+// NewWith is New with Options: MaxConns and WorkerConns apply when db's
+// pool is unbounded; of a bounded pool, the worker's share is WorkerConns
+// when that leaves more to the rest. ConnWait applies always.
 func NewWith(db *bun.DB, opts Options) *Store {
 	opts = opts.withDefaults()
+	size, work := opts.MaxConns, opts.WorkerConns
+	if n := db.Stats().MaxOpenConnections; n > 0 {
+		// The pool's own bound: the worker's share comes out of it, when
+		// it leaves the others more than that.
+		if size = n; n > 2*work {
+			size = n - work
+		} else {
+			work = 0
+		}
+	}
+	return newStore(db, opts, size, work)
+}
+
+// newStore returns a Store on db admitting size operations at once and
+// work more of the worker's.
+func newStore(db *bun.DB, opts Options, size, work int) *Store {
 	var pg bool
 	switch name := db.Dialect().Name(); name {
 	case dialect.PG:
@@ -270,11 +303,7 @@ func NewWith(db *bun.DB, opts Options) *Store {
 	default:
 		panic(fmt.Sprintf("sqlstore: unsupported dialect %s", name))
 	}
-	size := opts.MaxConns
-	if n := db.Stats().MaxOpenConnections; n > 0 {
-		size = n // the pool's own bound
-	}
-	p := newPool(db, size, opts.ConnWait)
+	p := newPool(db, size, work, opts.ConnWait)
 	if !pg {
 		p.writer, p.writerWait = make(chan struct{}, 1), opts.BusyTimeout
 	}
@@ -320,10 +349,11 @@ func (s *Store) runNoted(ctx context.Context, batched bool, fn func(t tx) error)
 		}
 		return s.runQueued(ctx, fn)
 	}
-	if err := s.pool.acquire(ctx); err != nil {
+	slots, err := s.pool.acquire(ctx)
+	if err != nil {
 		return err
 	}
-	defer s.pool.release()
+	defer release(slots)
 	if batched {
 		if rerun, err := s.runBatched(ctx, fn); !rerun {
 			return err
