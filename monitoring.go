@@ -82,6 +82,9 @@ type MonitorStore interface {
 	// CountStatuses counts the resources of kind in scope created at or
 	// after since, by status; statuses without any are absent.
 	CountStatuses(ctx context.Context, kind ResourceKind, scope Scope, since time.Time) (map[string]int, error)
+	// CountPausedWebhookEndpoints counts the webhook endpoints whose
+	// PausedUntil is after now.
+	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)
 }
 
 // ResourceKind names a resource whose statuses the Store counts.
@@ -122,10 +125,13 @@ type JobStats struct {
 	// Stale counts the payments and payouts processing for longer than
 	// ProcessingStaleAfter.
 	Stale StaleCounts
+	// PausedWebhookEndpoints counts the webhook endpoints paused at At.
+	PausedWebhookEndpoints int
 }
 
 // JobStats reads from the Store how much background work is due, running
-// and retrying, by kind, and how many intents are past their stale time.
+// and retrying, by kind, how many intents are past their stale time, and
+// how many webhook endpoints are paused.
 func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	now := s.Now()
 	kinds, err := s.store.Queue().JobStats(ctx, now)
@@ -133,6 +139,10 @@ func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 		return nil, err
 	}
 	stale, err := s.store.CountStaleProcessing(ctx, now.Add(-ProcessingStaleAfter))
+	if err != nil {
+		return nil, err
+	}
+	paused, err := s.store.CountPausedWebhookEndpoints(ctx, now)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +155,7 @@ func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	for _, k := range kinds {
 		byKind[k.Kind] = k
 	}
-	out := &JobStats{At: now, Stale: stale}
+	out := &JobStats{At: now, Stale: stale, PausedWebhookEndpoints: paused}
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 		out.Kinds = append(out.Kinds, byKind[kind])
 	}

@@ -224,6 +224,10 @@ type JobStore interface {
 	// DeferJobs moves the pending jobs of partition whose RunAt is before
 	// until to until: what waits on a paused webhook endpoint.
 	DeferJobs(ctx context.Context, partition string, until time.Time) error
+	// ResumeJobs moves the pending jobs of partition whose RunAt is after
+	// now and not after until to now: what waited on a webhook endpoint
+	// paused until until, when the pause is lifted early.
+	ResumeJobs(ctx context.Context, partition string, until, now time.Time) error
 }
 
 // ClaimParams asks for up to Limit due jobs: not completed, RunAt <= Now
@@ -287,7 +291,7 @@ type JobQueue interface {
 	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
 	// Subscribe returns a channel that receives soon after a transaction
 	// that wrote a job due at once (RunAt not after CreatedAt), or
-	// expedited one, commits, and the function that ends the subscription.
+	// expedited or resumed one, commits, and the function that ends the subscription.
 	// Signals merge while one is pending, and may come without new work.
 	// A Store that shares its jobs between processes signals for every
 	// process's commits where it can; a nil channel means it cannot tell,

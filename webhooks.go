@@ -53,6 +53,11 @@ type WebhookEndpoint struct {
 	PauseReason string
 }
 
+// Paused reports whether the endpoint's deliveries wait on a pause at now.
+func (w *WebhookEndpoint) Paused(now time.Time) bool {
+	return w.PausedUntil != nil && w.PausedUntil.After(now)
+}
+
 // WebhookSecret is one sealed signing secret of an endpoint. After a
 // rotation the previous secret keeps signing until ExpiresAt.
 type WebhookSecret struct {
@@ -212,7 +217,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, ove
 		return nil, InvalidRequest("expire_previous_after", "expire_previous_after must be between 0 and 604800 seconds.")
 	}
 	var out *NewWebhookSecret
-	err := s.updateWebhookEndpoint(ctx, actor, id, "webhook_endpoint.rotate_secret", func(w *WebhookEndpoint, now time.Time) error {
+	err := s.updateWebhookEndpoint(ctx, actor, id, "webhook_endpoint.rotate_secret", func(_ Tx, w *WebhookEndpoint, now time.Time) error {
 		until := now.Add(overlap)
 		kept := w.Secrets[:0]
 		for _, sec := range w.Secrets {
@@ -241,7 +246,7 @@ func (s *Service) SetWebhookEndpointEnabled(ctx context.Context, actor, id strin
 		action = "webhook_endpoint.enable"
 	}
 	var out *WebhookEndpoint
-	err := s.updateWebhookEndpoint(ctx, actor, id, action, func(w *WebhookEndpoint, _ time.Time) error {
+	err := s.updateWebhookEndpoint(ctx, actor, id, action, func(_ Tx, w *WebhookEndpoint, _ time.Time) error {
 		w.Status, w.DisabledReason = WebhookEnabled, ""
 		if !enabled {
 			w.Status, w.DisabledReason = WebhookDisabled, DisabledByOperator
@@ -252,16 +257,36 @@ func (s *Service) SetWebhookEndpointEnabled(ctx context.Context, actor, id strin
 	return out, err
 }
 
+// ResumeWebhookEndpoint lifts an endpoint's pause now, as an operator: its
+// count of failed deliveries in a row starts again from 0, and the
+// deliveries that waited on the pause are due at once (a retry scheduled
+// after the pause's end keeps its time). On an endpoint that is not paused
+// it only resets the count. Audited as webhook_endpoint.resume.
+func (s *Service) ResumeWebhookEndpoint(ctx context.Context, actor, id string) (*WebhookEndpoint, error) {
+	var out *WebhookEndpoint
+	err := s.updateWebhookEndpoint(ctx, actor, id, "webhook_endpoint.resume", func(tx Tx, w *WebhookEndpoint, now time.Time) error {
+		if w.Paused(now) {
+			if err := tx.ResumeJobs(ctx, w.ID, *w.PausedUntil, now); err != nil {
+				return err
+			}
+		}
+		w.Failures, w.PausedUntil, w.PauseReason = 0, nil, ""
+		out = w
+		return nil
+	})
+	return out, err
+}
+
 // updateWebhookEndpoint changes an endpoint in a transaction with an audit
 // event.
-func (s *Service) updateWebhookEndpoint(ctx context.Context, actor, id, action string, change func(w *WebhookEndpoint, now time.Time) error) error {
+func (s *Service) updateWebhookEndpoint(ctx context.Context, actor, id, action string, change func(tx Tx, w *WebhookEndpoint, now time.Time) error) error {
 	err := s.inTx(ctx, func(tx Tx) error {
 		w, err := tx.GetWebhookEndpoint(ctx, id)
 		if err != nil {
 			return err
 		}
 		now := s.Now()
-		if err := change(w, now); err != nil {
+		if err := change(tx, w, now); err != nil {
 			return err
 		}
 		w.UpdatedAt = now
@@ -371,7 +396,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if w.Status != WebhookEnabled {
 		return nil
 	}
-	if w.PausedUntil != nil && w.PausedUntil.After(s.Now()) {
+	if w.Paused(s.Now()) {
 		return retryAt{*w.PausedUntil} // the endpoint is paused: wait, untried
 	}
 	e, err := s.store.GetEvent(ctx, j.Scope, j.TargetID)

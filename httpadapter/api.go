@@ -287,7 +287,7 @@ func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v an
 	// What json.Marshal makes of v, and the newline writeBody ends with.
 	if pi := paymentIntentOf(v); pi != nil {
 		buf.Write(append(appendPaymentIntent(buf.AvailableBuffer(), pi), '\n'))
-	} else if err := json.NewEncoder(buf).Encode(project(v)); err != nil {
+	} else if err := json.NewEncoder(buf).Encode(project(v, a.svc.Now)); err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
 	}

@@ -1,11 +1,13 @@
 package httpadapter_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,17 +123,23 @@ func TestBrowserDashboardAPIKey(t *testing.T) {
 }
 
 // A webhook endpoint with a delivered event: resend it and see the new
-// attempt; disable the endpoint.
+// attempt; let it fail three deliveries in a row, see it paused on the
+// merchant's page and its own, and resume it; disable the endpoint.
 func TestBrowserDashboardWebhookResend(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e, b := newDashBrowser(t)
 	var mu sync.Mutex
 	received := 0
+	var failing atomic.Bool
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		received++
 		mu.Unlock()
+		if failing.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(hook.Close)
@@ -167,6 +175,65 @@ func TestBrowserDashboardWebhookResend(t *testing.T) {
 	mu.Lock()
 	is.Equal(received, 2)
 	mu.Unlock()
+
+	// Three failures in a row: the first attempt of a new event, then its
+	// retries 5 s and 5 min later (the worker runs on the test's clock,
+	// moved on once the delivery job waits for its retry).
+	failing.Store(true)
+	heldPayout(t, e.sandboxEnv, m.ID)
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(pageWait); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	failed := func(attempts int) {
+		t.Helper()
+		eventually(fmt.Sprintf("no delivery failed %d times", attempts), func() bool {
+			jobs, err := e.svc.ListJobs(e.ctx, paykit.JobListParams{Kind: "webhook.deliver", State: paykit.JobRetrying})
+			is.NoErr(err)
+			return len(jobs.Data) == 1 && jobs.Data[0].Attempts == attempts
+		})
+	}
+	deliveries := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return received
+	}
+	failed(1)
+	e.clock.Advance(6 * time.Second)
+	failed(2)
+	e.clock.Advance(6 * time.Minute)
+	failed(3)
+	is.Equal(deliveries(), 5)
+	paused, err := e.svc.GetWebhookEndpoint(e.ctx, ep.Endpoint.ID)
+	is.NoErr(err)
+	state := "Paused until " + paused.PausedUntil.Format("2006-01-02 15:04:05 UTC") + " — 3 deliveries in a row failed; the last: answered 500 (3 failures)"
+	b.Navigate(page)
+	is.Equal(b.Text("#delivery"), state)
+	b.Navigate(e.base + "/merchants/" + m.ID)
+	b.WaitFor("#endpoints", pageWait)
+	is.True(strings.Contains(b.Text("#endpoints tbody tr"), state))
+
+	// An event made during the pause waits for it; resuming sends it now.
+	heldPayout(t, e.sandboxEnv, m.ID)
+	waiting, err := e.svc.ListJobs(e.ctx, paykit.JobListParams{Kind: "webhook.deliver", State: paykit.JobScheduled})
+	is.NoErr(err)
+	is.Equal(len(waiting.Data), 1)
+	failing.Store(false)
+	b.Navigate(page)
+	b.ClickAndLoad("#resume-submit")
+	b.WaitFor("#notice", pageWait)
+	is.Equal(b.Text("#notice"), "Deliveries resumed; those that waited are sent now.")
+	is.Equal(b.Text("#delivery"), "active")
+	is.True(!browsertest.Eval[bool](b, `!!document.getElementById("resume-submit")`))
+	eventually("the waiting delivery was not sent after the resume", func() bool { return deliveries() == 6 })
+	resumed, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "webhook_endpoint.resume"})
+	is.NoErr(err)
+	is.Equal(len(resumed.Data), 1)
+	is.True(strings.HasPrefix(resumed.Data[0].Actor, "dashboard:alice:dss_"))
 
 	b.ClickAndLoad("#disable")
 	b.WaitFor("#notice", pageWait)

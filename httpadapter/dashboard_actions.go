@@ -231,7 +231,7 @@ func (d *dashboard) merchantAction(w http.ResponseWriter, r *http.Request, s *se
 	return d.showMerchant(w, r, s, http.StatusOK, &notice{Text: done}, secret)
 }
 
-// endpointAction: resend, enable, disable, rotate.
+// endpointAction: resend, enable, disable, resume, rotate.
 func (d *dashboard) endpointAction(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx, id, f := r.Context(), r.PathValue("id"), r.PostFormValue
 	var secret *secretView
@@ -246,6 +246,10 @@ func (d *dashboard) endpointAction(w http.ResponseWriter, r *http.Request, s *se
 	case "enable", "disable":
 		if _, err = d.svc.SetWebhookEndpointEnabled(ctx, s.actor(), id, f("action") == "enable"); err == nil {
 			done = "Endpoint " + f("action") + "d."
+		}
+	case "resume":
+		if _, err = d.svc.ResumeWebhookEndpoint(ctx, s.actor(), id); err == nil {
+			done = "Deliveries resumed; those that waited are sent now."
 		}
 	case "rotate":
 		var ns *paykit.NewWebhookSecret

@@ -2,6 +2,7 @@ package httpadapter
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -625,9 +626,11 @@ func (d *dashboard) showMerchant(w http.ResponseWriter, r *http.Request, s *sess
 	if err != nil {
 		return err
 	}
-	et := &table{Head: []string{"Endpoint", "Environment", "URL", "Status", "Created"}, Empty: "No webhook endpoints."}
+	et := &table{Head: []string{"Endpoint", "Environment", "URL", "Status", "Deliveries", "Created"}, Empty: "No webhook endpoints."}
+	now := d.svc.Now()
 	for _, e := range eps.Data {
-		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL), endpointStatus(&e), text(when(e.CreatedAt))})
+		et.Rows = append(et.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(string(e.Environment)), mono(e.URL),
+			endpointStatus(&e), deliveryCell(&e, now), text(when(e.CreatedAt))})
 	}
 	createEP := &form{ID: "create-endpoint", Action: self, Submit: "Add endpoint", ButtonID: "create-endpoint-submit", Hidden: []hidden{{"action", "create_endpoint"}},
 		Fields: []formField{{Name: "environment", Label: "Environment", Options: options("test", "test", "live")},
@@ -654,6 +657,11 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		toggle = &form{ID: "toggle", Action: self, Submit: "Enable", ButtonID: "enable", Hidden: []hidden{{"action", "enable"}}}
 	}
 	rotate := &form{ID: "rotate", Action: self, Submit: "Rotate secret", Class: "secondary", ButtonID: "rotate", Hidden: []hidden{{"action", "rotate"}}}
+	forms := []*form{toggle, rotate}
+	now := d.svc.Now()
+	if e.Paused(now) {
+		forms = append([]*form{{ID: "resume", Action: self, Submit: "Resume deliveries", ButtonID: "resume-submit", Hidden: []hidden{{"action", "resume"}}}}, forms...)
+	}
 	secrets := ""
 	for _, sec := range e.Secrets {
 		secrets += "made " + when(sec.CreatedAt)
@@ -664,9 +672,10 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	p := &dashPageView{Title: "Webhook endpoint " + e.ID, Secret: secret, Sections: []section{{ID: "details", Heading: "Endpoint", Fields: []field{
 		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: endpointStatus(e)},
+		{Label: "Deliveries", ID: "delivery", Value: deliveryCell(e, now)},
 		{Label: "Merchant", Value: merchantCell(r, e.MerchantID)}, {Label: "Environment", Value: text(string(e.Environment))},
 		{Label: "Secrets", Value: text(secrets)}, {Label: "Created", Value: text(when(e.CreatedAt))},
-	}, Forms: []*form{toggle, rotate}}}}
+	}, Forms: forms}}}
 
 	cursor := r.URL.Query().Get("cursor")
 	attempts, err := d.svc.ListWebhookAttempts(ctx, e.ID, paykit.PageParams{Cursor: cursor})
@@ -779,4 +788,13 @@ func endpointStatus(e *paykit.WebhookEndpoint) cell {
 		st.Text += " (" + e.DisabledReason + ")"
 	}
 	return st
+}
+
+// deliveryCell is a webhook endpoint's delivery state at now: active, or
+// paused, until when and why.
+func deliveryCell(e *paykit.WebhookEndpoint, now time.Time) cell {
+	if !e.Paused(now) {
+		return statusCell(deliveryActive)
+	}
+	return cell{Text: fmt.Sprintf("Paused until %s — %s (%d failures)", when(*e.PausedUntil), e.PauseReason, e.Failures), Tone: "bad"}
 }

@@ -75,6 +75,7 @@ var everyStore = map[string]bool{
 	"TestOperatorListJobStates":              false,
 	"TestStuckPayoutNeedsAttention":          false,
 	"TestWebhookDelivery":                    false,
+	"TestWebhookEndpointPauseAndResume":      false,
 	// Refunds: the ledger, the payment's refundable share, lists.
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,

@@ -1,6 +1,7 @@
 package httpadapter
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -47,10 +48,17 @@ func (m *merchantAPI) listEvents(w http.ResponseWriter, r *http.Request, p payki
 // Operator webhook endpoint routes.
 func (o *operatorAPI) routeWebhooks() {
 	o.handle("POST /merchants/{id}/webhook_endpoints", o.auth(o.createWebhookEndpoint))
-	o.handle("GET /merchants/{id}/webhook_endpoints", o.auth(o.listWebhookEndpoints))
+	o.handle("GET /merchants/{id}/webhook_endpoints", o.auth(serveByID(o, o.svc.ListWebhookEndpoints)))
 	o.handle("POST /webhook_endpoints/{id}/rotate_secret", o.auth(o.rotateWebhookSecret))
-	o.handle("POST /webhook_endpoints/{id}/enable", o.auth(o.setWebhookEndpointEnabled(true)))
-	o.handle("POST /webhook_endpoints/{id}/disable", o.auth(o.setWebhookEndpointEnabled(false)))
+	setEnabled := func(enabled bool) func(ctx context.Context, actor, id string) (*paykit.WebhookEndpoint, error) {
+		return func(ctx context.Context, actor, id string) (*paykit.WebhookEndpoint, error) {
+			return o.svc.SetWebhookEndpointEnabled(ctx, actor, id, enabled)
+		}
+	}
+	o.handle("POST /webhook_endpoints/{id}/enable", o.auth(o.endpointAction(setEnabled(true))))
+	o.handle("POST /webhook_endpoints/{id}/disable", o.auth(o.endpointAction(setEnabled(false))))
+	o.handle("POST /webhook_endpoints/{id}/resume", o.auth(o.endpointAction(o.svc.ResumeWebhookEndpoint)))
+	o.handle("GET /webhook_endpoints/{id}", o.auth(serveByID(o, o.svc.GetWebhookEndpoint)))
 	o.handle("GET /webhook_endpoints/{id}/attempts", o.auth(servePaged(o, func(r *http.Request, p paykit.PageParams) (*paykit.Page[paykit.WebhookAttempt], error) {
 		return o.svc.ListWebhookAttempts(r.Context(), r.PathValue("id"), p)
 	})))
@@ -69,18 +77,6 @@ func (o *operatorAPI) createWebhookEndpoint(w http.ResponseWriter, r *http.Reque
 		return err
 	}
 	o.writeJSON(w, r, http.StatusCreated, ep)
-	return nil
-}
-
-func (o *operatorAPI) listWebhookEndpoints(w http.ResponseWriter, r *http.Request, _ string) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
-	}
-	page, err := o.svc.ListWebhookEndpoints(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	o.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 
@@ -110,7 +106,9 @@ func (o *operatorAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
-func (o *operatorAPI) setWebhookEndpointEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, actor string) error {
+// endpointAction serves a POST that acts on the endpoint of the path (an
+// empty body or {}) and answers 200 with the endpoint.
+func (o *operatorAPI) endpointAction(act func(ctx context.Context, actor, id string) (*paykit.WebhookEndpoint, error)) func(w http.ResponseWriter, r *http.Request, actor string) error {
 	return func(w http.ResponseWriter, r *http.Request, actor string) error {
 		if err := allowQuery(r.URL.Query()); err != nil {
 			return err
@@ -118,7 +116,7 @@ func (o *operatorAPI) setWebhookEndpointEnabled(enabled bool) func(w http.Respon
 		if err := decodeOptionalBody(w, r, &struct{}{}); err != nil {
 			return err
 		}
-		ep, err := o.svc.SetWebhookEndpointEnabled(r.Context(), actor, r.PathValue("id"), enabled)
+		ep, err := act(r.Context(), actor, r.PathValue("id"))
 		if err != nil {
 			return err
 		}

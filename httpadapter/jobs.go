@@ -69,6 +69,7 @@ type jobCollector struct {
 	needsAttention                    *prometheus.Desc
 	attempts, errors, leasesLost      *prometheus.Desc
 	stalePayments, stalePayouts       *prometheus.Desc
+	pausedEndpoints                   *prometheus.Desc
 	up                                *prometheus.Desc
 	providerUsable                    *prometheus.Desc
 }
@@ -99,6 +100,8 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 			"Payment intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
 		stalePayouts: prometheus.NewDesc("paykit_payout_intents_stale",
 			"Payout intents processing for longer than the recovery escalation point ("+stale+" since their last change).", nil, nil),
+		pausedEndpoints: prometheus.NewDesc("paykit_webhook_endpoints_paused",
+			"Webhook endpoints paused now after failing deliveries in a row: their deliveries wait until the pause ends or an operator resumes them.", nil, nil),
 		providerUsable: prometheus.NewDesc("paykit_provider_usable",
 			"1 when this instance sends new attempts to the Provider, 0 when it is disabled or its circuit is open (attempts it holds are still recovered there).",
 			[]string{"provider"}, nil),
@@ -109,7 +112,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.up, c.providerUsable} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.pausedEndpoints, c.up, c.providerUsable} {
 		ch <- d
 	}
 }
@@ -147,4 +150,5 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.stalePayments, prometheus.GaugeValue, float64(stats.Stale.PaymentIntents))
 	ch <- prometheus.MustNewConstMetric(c.stalePayouts, prometheus.GaugeValue, float64(stats.Stale.PayoutIntents))
+	ch <- prometheus.MustNewConstMetric(c.pausedEndpoints, prometheus.GaugeValue, float64(stats.PausedWebhookEndpoints))
 }

@@ -1,6 +1,7 @@
 package httpadapter
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
@@ -48,7 +49,9 @@ type operatorToken struct {
 // paykit_jobs_oldest_due_age_seconds by job kind (from the Store, so shared
 // by every instance), paykit_job_attempts_total and paykit_job_errors_total
 // (this process's worker), paykit_payment_intents_stale and
-// paykit_payout_intents_stale (processing past paykit.ProcessingStaleAfter).
+// paykit_payout_intents_stale (processing past paykit.ProcessingStaleAfter),
+// and paykit_webhook_endpoints_paused (the webhook endpoints paused now,
+// from the Store).
 // A Registerer serves one Service: a second operator API registered on it
 // reuses the first one's collector.
 func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
@@ -62,7 +65,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o.handle("GET /merchants", o.auth(servePaged(o, func(r *http.Request, p paykit.PageParams) (*paykit.Page[paykit.Merchant], error) {
 		return o.svc.ListMerchants(r.Context(), p) // every merchant, newest first
 	})))
-	o.handle("GET /merchants/{id}", o.auth(o.getMerchant))
+	o.handle("GET /merchants/{id}", o.auth(serveByID(o, o.svc.GetMerchant)))
 	o.handle("POST /merchants/{id}/api_keys", o.auth(o.createAPIKey))
 	o.handle("GET /merchants/{id}/api_keys", o.auth(o.listAPIKeys))
 	o.handle("POST /api_keys/{id}/revoke", o.auth(o.revokeAPIKey))
@@ -135,16 +138,20 @@ func servePaged[T any](o *operatorAPI, list func(r *http.Request, p paykit.PageP
 	}
 }
 
-func (o *operatorAPI) getMerchant(w http.ResponseWriter, r *http.Request, _ string) error {
-	if err := allowQuery(r.URL.Query()); err != nil {
-		return err
+// serveByID serves an operator read of the {id} of the path, which takes
+// no query parameters.
+func serveByID[T any](o *operatorAPI, get func(context.Context, string) (T, error)) func(http.ResponseWriter, *http.Request, string) error {
+	return func(w http.ResponseWriter, r *http.Request, _ string) error {
+		if err := allowQuery(r.URL.Query()); err != nil {
+			return err
+		}
+		v, err := get(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		o.writeJSON(w, r, http.StatusOK, v)
+		return nil
 	}
-	m, err := o.svc.GetMerchant(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	o.writeJSON(w, r, http.StatusOK, m)
-	return nil
 }
 
 type createAPIKeyRequest struct {

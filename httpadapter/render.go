@@ -15,8 +15,10 @@ import (
 // value; everything the API writes goes through it.
 
 // project returns the JSON projection of v; values without one (maps,
-// slices of strings) are returned as they are.
-func project(v any) any {
+// slices of strings) are returned as they are. now is the Service's time,
+// read only for projections that depend on it (a webhook endpoint's
+// delivery_state).
+func project(v any, now func() time.Time) any {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
 		p := reflect.New(rv.Type()) // the cases below are pointers
 		p.Elem().Set(rv)
@@ -40,9 +42,9 @@ func project(v any) any {
 	case *paykit.APIKey:
 		return apiKeyView(v)
 	case *paykit.NewWebhookSecret:
-		return newWebhookSecretView(v)
+		return newWebhookSecretView(v, now())
 	case *paykit.WebhookEndpoint:
-		return webhookEndpointView(v)
+		return webhookEndpointView(v, now())
 	case *paykit.BalanceAdjustment:
 		return balanceAdjustmentView(v)
 	case *paykit.Page[paykit.PaymentIntent]:
@@ -66,7 +68,8 @@ func project(v any) any {
 	case *paykit.Page[paykit.PaymentMethod]:
 		return pageView(v, paymentMethodView)
 	case *paykit.Page[paykit.WebhookEndpoint]:
-		return pageView(v, webhookEndpointView)
+		at := now()
+		return pageView(v, func(w *paykit.WebhookEndpoint) webhookEndpointJSON { return webhookEndpointView(w, at) })
 	case *paykit.Page[paykit.WebhookAttempt]:
 		return pageView(v, webhookAttemptView)
 	case *paykit.Page[paykit.JobView]:
@@ -484,6 +487,13 @@ func paymentMethodView(m *paykit.PaymentMethod) paymentMethodJSON {
 }
 
 type webhookEndpointJSON struct {
+	webhookEndpointFields
+	webhookDeliveryJSON
+}
+
+// webhookEndpointFields are the fields of an endpoint before its delivery
+// state.
+type webhookEndpointFields struct {
 	Object         string             `json:"object"`
 	ID             string             `json:"id"`
 	MerchantID     string             `json:"merchant_id"`
@@ -495,21 +505,54 @@ type webhookEndpointJSON struct {
 	UpdatedAt      string             `json:"updated_at"`
 }
 
-// webhookEndpointView renders an endpoint without its secrets.
-func webhookEndpointView(w *paykit.WebhookEndpoint) webhookEndpointJSON {
-	return webhookEndpointJSON{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
+// webhookDeliveryJSON is an endpoint's delivery state: paused while its
+// pause lasts, with the failures in a row that caused it.
+type webhookDeliveryJSON struct {
+	DeliveryState       string  `json:"delivery_state"`
+	ConsecutiveFailures int     `json:"consecutive_failures"`
+	PausedUntil         *string `json:"paused_until"`
+	PauseReason         *string `json:"pause_reason"`
+}
+
+// Delivery states of a webhook endpoint.
+const (
+	deliveryActive = "active"
+	deliveryPaused = "paused"
+)
+
+// deliveryState is whether w's deliveries wait on a pause at now.
+func deliveryState(w *paykit.WebhookEndpoint, now time.Time) string {
+	if w.Paused(now) {
+		return deliveryPaused
+	}
+	return deliveryActive
+}
+
+func webhookEndpointFieldsOf(w *paykit.WebhookEndpoint) webhookEndpointFields {
+	return webhookEndpointFields{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
 		nullString(w.DisabledReason), formatTime(w.CreatedAt), formatTime(w.UpdatedAt)}
 }
 
+func webhookDeliveryView(w *paykit.WebhookEndpoint, now time.Time) webhookDeliveryJSON {
+	return webhookDeliveryJSON{deliveryState(w, now), w.Failures, formatTimePtr(w.PausedUntil), nullString(w.PauseReason)}
+}
+
+// webhookEndpointView renders an endpoint without its secrets, with its
+// delivery state at now.
+func webhookEndpointView(w *paykit.WebhookEndpoint, now time.Time) webhookEndpointJSON {
+	return webhookEndpointJSON{webhookEndpointFieldsOf(w), webhookDeliveryView(w, now)}
+}
+
 type newWebhookSecretJSON struct {
-	webhookEndpointJSON
+	webhookEndpointFields
 	Secret string `json:"secret"`
+	webhookDeliveryJSON
 }
 
 // newWebhookSecretView renders an endpoint with the secret just made for
 // it, the only time it is shown.
-func newWebhookSecretView(n *paykit.NewWebhookSecret) newWebhookSecretJSON {
-	return newWebhookSecretJSON{webhookEndpointView(n.Endpoint), n.Secret}
+func newWebhookSecretView(n *paykit.NewWebhookSecret, now time.Time) newWebhookSecretJSON {
+	return newWebhookSecretJSON{webhookEndpointFieldsOf(n.Endpoint), n.Secret, webhookDeliveryView(n.Endpoint, now)}
 }
 
 type webhookAttemptJSON struct {
@@ -560,8 +603,9 @@ func jobView(v *paykit.JobView) jobJSON {
 
 // Marshal returns the contract's JSON of a value the Service returns (a
 // payment intent, checkout, payout intent, event, page of them, ...):
-// the bytes the API answers with.
-func Marshal(v any) ([]byte, error) { return json.Marshal(project(v)) }
+// the bytes the API answers with. A webhook endpoint's delivery_state is
+// read at the real time; the API reads it on the Service's clock.
+func Marshal(v any) ([]byte, error) { return json.Marshal(project(v, time.Now)) }
 
 // AnswerStatus returns the HTTP status of an answer of kind k: 201 for
 // created, 202 for accepted, 200 for done.

@@ -23,7 +23,7 @@ func TestPaymentIntentJSONAsEncodingJSON(t *testing.T) {
 	intents := shapes.PaymentIntents()
 	for _, pi := range intents {
 		var want bytes.Buffer
-		if err := json.NewEncoder(&want).Encode(project(pi)); err != nil {
+		if err := json.NewEncoder(&want).Encode(project(pi, nil)); err != nil {
 			t.Fatal(err)
 		}
 		if got := append(appendPaymentIntent(nil, pi), '\n'); !bytes.Equal(got, want.Bytes()) {

@@ -61,6 +61,7 @@ func copyEndpoint(w paykit.WebhookEndpoint) paykit.WebhookEndpoint {
 		w.Secrets[i].Sealed = slices.Clone(w.Secrets[i].Sealed)
 		w.Secrets[i].ExpiresAt = copyTime(w.Secrets[i].ExpiresAt)
 	}
+	w.PausedUntil = copyTime(w.PausedUntil)
 	return w
 }
 

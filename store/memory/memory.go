@@ -733,6 +733,19 @@ func (t *txn) DeferJobs(_ context.Context, partition string, until time.Time) er
 	return nil
 }
 
+// ResumeJobs implements paykit.JobStore.
+func (t *txn) ResumeJobs(_ context.Context, partition string, until, now time.Time) error {
+	for _, j := range t.d.jobs {
+		if j.Partition == partition && j.RunAt.After(now) && !j.RunAt.After(until) {
+			j = copyJob(j)
+			j.RunAt = now
+			t.putJob(j)
+			t.due = true
+		}
+	}
+	return nil
+}
+
 // ExpediteJob implements paykit.JobStore.
 func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) error {
 	id, ok := t.d.jobByDedup[dedupKey]

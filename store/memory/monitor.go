@@ -84,6 +84,17 @@ func (t *txn) CountStaleProcessing(_ context.Context, updatedBefore time.Time) (
 	return c, nil
 }
 
+// CountPausedWebhookEndpoints implements paykit.MonitorStore.
+func (t *txn) CountPausedWebhookEndpoints(_ context.Context, now time.Time) (int, error) {
+	n := 0
+	for _, w := range t.d.endpoints {
+		if w.Paused(now) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // ListMerchants implements paykit.Tx in its own transaction.
 func (s *Store) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Merchant, error) { return t.ListMerchants(ctx, q) })
@@ -92,4 +103,9 @@ func (s *Store) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]pa
 // CountStaleProcessing implements paykit.Tx in its own transaction.
 func (s *Store) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
 	return call(s, ctx, func(t *txn) (paykit.StaleCounts, error) { return t.CountStaleProcessing(ctx, updatedBefore) })
+}
+
+// CountPausedWebhookEndpoints implements paykit.Tx in its own transaction.
+func (s *Store) CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error) {
+	return call(s, ctx, func(t *txn) (int, error) { return t.CountPausedWebhookEndpoints(ctx, now) })
 }

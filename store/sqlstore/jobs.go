@@ -174,6 +174,18 @@ func (t tx) DeferJobs(ctx context.Context, partition string, until time.Time) er
 	return mapError("defer jobs", err)
 }
 
+// ResumeJobs implements paykit.JobStore.
+func (t tx) ResumeJobs(ctx context.Context, partition string, until, now time.Time) error {
+	now = now.UTC()
+	_, err := t.db.NewUpdate().Table("jobs").Set("run_at = ?", now).Set("version = version + 1").
+		Where("partition_key = ?", partition).Where(pendingJob).Where("run_at > ?", now).Where("run_at <= ?", until.UTC()).Exec(ctx)
+	if err != nil {
+		return mapError("resume jobs", err)
+	}
+	t.jobDue()
+	return nil
+}
+
 // purgeJobsQuery deletes the jobs completed before before.
 func (t tx) purgeJobsQuery(before time.Time) *bun.DeleteQuery {
 	return t.db.NewDelete().Table("jobs").Where("completed_at < ?", before.UTC())

@@ -138,6 +138,20 @@ func (t tx) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (
 	return c, nil
 }
 
+// CountPausedWebhookEndpoints implements paykit.MonitorStore with a count
+// that reads the partial index of paused endpoints (migration 0016).
+func (t tx) CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	if err := t.pausedEndpointsQuery(now).Scan(ctx, &n); err != nil {
+		return 0, mapError("count paused webhook endpoints", err)
+	}
+	return n, nil
+}
+
+func (t tx) pausedEndpointsQuery(now time.Time) *bun.SelectQuery {
+	return t.db.NewSelect().Table("webhook_endpoints").ColumnExpr("count(*)").Where("paused_until > ?", now.UTC())
+}
+
 // statusTables are the tables of the resources CountStatuses counts.
 var statusTables = map[paykit.ResourceKind]string{
 	paykit.KindPaymentIntent: "payment_intents",

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +46,37 @@ func TestOperatorListPlansUseIndex(t *testing.T) {
 	} {
 		var rows []jobRow
 		checkIndexScan(t, s, name, s.tx.listJobsQuery(&rows, c.q).String(), c.index)
+	}
+}
+
+// TestPausedEndpointsCountUsesIndex: the gauge of paused webhook endpoints
+// reads the partial index of paused ones (migration 0016), not every
+// endpoint.
+func TestPausedEndpointsCountUsesIndex(t *testing.T) {
+	s := openPostgres(t)
+	ctx := context.Background()
+	for _, stmt := range []string{
+		`INSERT INTO webhook_endpoints (id, merchant_id, environment, url, secrets, status, disabled_reason, created_at, updated_at, paused_until)
+		SELECT 'we_' || lpad(i::text, 8, '0'), 'mch_' || (i % 500), 'live', 'https://hooks.example.com/' || i, '[]', 'enabled', '', t, t,
+			CASE WHEN i % 1000 = 0 THEN t + INTERVAL '1 hour' END
+		FROM generate_series(1, 20000) AS i, LATERAL (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond' AS t) x`,
+		"ANALYZE webhook_endpoints",
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
+	n, err := s.CountPausedWebhookEndpoints(ctx, now)
+	if err != nil || n != 20 {
+		t.Fatalf("count = %d, %v; want 20", n, err)
+	}
+	var plan []string
+	if err := s.db.NewRaw("EXPLAIN "+s.tx.pausedEndpointsQuery(now).String()).Scan(ctx, &plan); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "webhook_endpoints_paused_idx") || strings.Contains(text, "Seq Scan") {
+		t.Errorf("the count does not read webhook_endpoints_paused_idx:\n%s", text)
 	}
 }

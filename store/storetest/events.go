@@ -136,6 +136,79 @@ func testWebhookEndpoints(t *testing.T, s paykit.Store) {
 	is.True(errors.Is(s.UpdateWebhookEndpoint(ctx, missing), paykit.ErrNotFound))
 }
 
+// testWebhookEndpointPause: an endpoint's pause is stored and counted,
+// and the deliveries that wait on it are deferred to its end and resumed
+// early.
+func testWebhookEndpointPause(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	now := at(time.Hour)
+	until := now.Add(4 * time.Minute)
+	paused := endpoint(scopeA, "we_paused", at(0))
+	lapsed := endpoint(scopeA, "we_lapsed", at(0))
+	active := endpoint(scopeB, "we_active", at(0))
+	for _, w := range []*paykit.WebhookEndpoint{paused, lapsed, active} {
+		is.NoErr(s.CreateWebhookEndpoint(ctx, w))
+	}
+	n, err := s.CountPausedWebhookEndpoints(ctx, now)
+	is.NoErr(err)
+	is.Equal(n, 0)
+	paused.Failures, paused.PausedUntil, paused.PauseReason = 4, ptr(until), "4 deliveries in a row failed; the last: answered 500"
+	lapsed.Failures, lapsed.PausedUntil, lapsed.PauseReason = 3, ptr(now), "3 deliveries in a row failed; the last: timeout"
+	is.NoErr(s.UpdateWebhookEndpoint(ctx, paused))
+	is.NoErr(s.UpdateWebhookEndpoint(ctx, lapsed))
+	got, err := s.GetWebhookEndpoint(ctx, "we_paused")
+	is.NoErr(err)
+	is.Equal(*got, *paused)
+	is.Equal(got.PausedUntil.Location(), time.UTC)
+	for _, c := range []struct {
+		at   time.Time
+		want int
+	}{{now.Add(-time.Second), 2}, {now, 1}, {until.Add(-time.Millisecond), 1}, {until, 0}} {
+		n, err := s.CountPausedWebhookEndpoints(ctx, c.at)
+		is.NoErr(err)
+		is.Equal(n, c.want)
+	}
+
+	delivery := func(id, partition string, runAt time.Time) *paykit.Job {
+		return &paykit.Job{ID: id, Kind: "webhook.deliver", Scope: scopeA, TargetID: "evt_" + id, RunAt: runAt, CreatedAt: at(0),
+			Partition: partition}
+	}
+	// A completed delivery is left alone.
+	is.NoErr(s.EnqueueJob(ctx, delivery("job_done", "we_paused", now.Add(-2*time.Minute))))
+	done, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w0", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	is.NoErr(err)
+	is.Equal(jobIDs(done), []string{"job_done"})
+	is.NoErr(completeJob(ctx, s, "job_done", "w0", now))
+	for _, j := range []*paykit.Job{
+		delivery("job_due", "we_paused", now.Add(-time.Minute)),
+		delivery("job_soon", "we_paused", now.Add(time.Minute)),
+		delivery("job_retry", "we_paused", until.Add(25*time.Minute)), // its own schedule, after the pause
+		delivery("job_other", "we_active", now.Add(-time.Minute)),
+	} {
+		is.NoErr(s.EnqueueJob(ctx, j))
+	}
+	runAts := func() map[string]time.Time {
+		out := map[string]time.Time{}
+		for _, id := range []string{"job_due", "job_soon", "job_retry", "job_other", "job_done"} {
+			j, err := s.GetJob(ctx, id)
+			is.NoErr(err)
+			out[id] = j.RunAt
+		}
+		return out
+	}
+	is.NoErr(s.DeferJobs(ctx, "we_paused", until))
+	is.Equal(runAts(), map[string]time.Time{"job_due": until, "job_soon": until, "job_retry": until.Add(25 * time.Minute),
+		"job_other": now.Add(-time.Minute), "job_done": now.Add(-2 * time.Minute)})
+	resumed := now.Add(time.Second)
+	is.NoErr(s.ResumeJobs(ctx, "we_paused", until, resumed))
+	is.Equal(runAts(), map[string]time.Time{"job_due": resumed, "job_soon": resumed, "job_retry": until.Add(25 * time.Minute),
+		"job_other": now.Add(-time.Minute), "job_done": now.Add(-2 * time.Minute)})
+	claimed, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: resumed, LeaseUntil: resumed.Add(time.Minute), Limit: 10})
+	is.NoErr(err)
+	is.Equal(jobIDs(claimed), []string{"job_other", "job_due", "job_soon"}) // oldest RunAt first
+}
+
 func testWebhookAttempts(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()

@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"Events", testEvents},
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookAttempts", testWebhookAttempts},
+		{"WebhookEndpointPause", testWebhookEndpointPause},
 		{"Heartbeat", testHeartbeat},
 	}
 	for _, tc := range tests {
