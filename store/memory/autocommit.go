@@ -123,6 +123,11 @@ func (s *Store) DeferJobs(ctx context.Context, partition string, until time.Time
 	return s.run(ctx, func(t *txn) error { return t.DeferJobs(ctx, partition, until) })
 }
 
+// CompleteJobByDedupKey implements paykit.Tx in its own transaction.
+func (s *Store) CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error {
+	return s.run(ctx, func(t *txn) error { return t.CompleteJobByDedupKey(ctx, dedupKey, at) })
+}
+
 // ExpediteJob implements paykit.Tx in its own transaction.
 func (s *Store) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
 	return s.run(ctx, func(t *txn) error { return t.ExpediteJob(ctx, dedupKey, runAt) })
