@@ -120,7 +120,7 @@ func (s *Service) provider(ctx context.Context, name string, need Capabilities) 
 	if until, open := a.circuit.openAt(s.Now()); open && inJobRun(ctx) {
 		// The job waits out the cool-down instead of calling a Provider
 		// that keeps failing; spread so that one call decides first.
-		return nil, retryAt{until.Add(jitter(s.breaker.Cooldown / 2))}
+		return nil, retryAt{at: until.Add(jitter(s.breaker.Cooldown / 2)), wait: true}
 	}
 	return a, nil
 }

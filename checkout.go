@@ -404,6 +404,9 @@ func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKe
 		if err := tx.UpdateCheckout(ctx, co); err != nil {
 			return "", nil, err
 		}
+		if err := s.completeJob(ctx, tx, jobCheckoutExpire, co.ID); err != nil { // nothing left to expire
+			return "", nil, err
+		}
 		return AnswerDone, s.project(co, pi), nil
 	}, s.currentCheckout(s.store, p.Scope, id))
 }
@@ -429,8 +432,17 @@ func (s *Service) cancelLinkedIntent(ctx context.Context, tx Tx, pi *PaymentInte
 
 // expireCheckoutJob ends an open checkout at its expiry: a payment the
 // payer never started expires with it; an attempt in flight is left to its
-// own lifecycle (if it succeeds, the checkout becomes completed).
+// own lifecycle (if it succeeds, the checkout becomes completed). A
+// checkout that ended already (completed, cancelled) ends the job without
+// a transaction.
 func (s *Service) expireCheckoutJob(ctx context.Context, j *Job) error {
+	co, err := s.store.GetCheckout(ctx, j.Scope, j.TargetID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil || co.Status != CheckoutOpen {
+		return err
+	}
 	return s.inTx(ctx, func(tx Tx) error {
 		co, pi, err := loadCheckout(ctx, tx, j.Scope, j.TargetID)
 		if errors.Is(err, ErrNotFound) {

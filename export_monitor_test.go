@@ -8,4 +8,8 @@ import "time"
 var ErrNotYet = errNotYet
 
 // RetryAt is the answer of a handler that chooses its next run time.
-func RetryAt(t time.Time) error { return retryAt{t} }
+func RetryAt(t time.Time) error { return retryAt{at: t} }
+
+// WaitAt is the answer of a handler whose job waits, untried, until t (a
+// paused webhook endpoint).
+func WaitAt(t time.Time) error { return retryAt{at: t, wait: true} }

@@ -216,6 +216,8 @@ func TestOpenCircuitDefersJobsAtItsProvider(t *testing.T) {
 	is.NoErr(err)
 	is.True(len(jobs) >= len(stuck))
 	for _, j := range jobs {
+		is.Equal(j.LastError, "") // waiting, not failing
+		is.Equal(j.State(e.clock.Now()), paykit.JobWaiting)
 		is.True(!j.RunAt.Before(opened.Add(time.Minute)))                              // not before the cool-down ends
 		is.True(j.RunAt.Before(opened.Add(time.Minute + time.Minute/2 + time.Second))) // spread over half of it at most
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // JobState is the state of a job. A Store keeps one of JobAvailable,
-// JobRunning, JobRetrying, JobNeedsAttention and JobCompleted in
-// Job.Status; Job.State tells where a job stands at a given moment, in
+// JobRunning, JobWaiting, JobRetrying, JobNeedsAttention and JobCompleted
+// in Job.Status; Job.State tells where a job stands at a given moment, in
 // exactly one of the states below but JobAvailable, the first that applies.
 type JobState string
 
@@ -22,12 +22,19 @@ const (
 	JobCompleted JobState = "completed"
 	// JobRunning: a worker holds a live lease on the job.
 	JobRunning JobState = "running"
-	// JobNeedsAttention: the job failed its kind's MaxAttempts times. It
-	// keeps being tried at the longest backoff interval: money is never
-	// failed by giving up, but an operator should look.
+	// JobNeedsAttention: the job ran its kind's MaxAttempts times without
+	// completing, failing or waiting. It keeps being tried at the longest
+	// backoff interval: money is never failed by giving up, but an
+	// operator should look.
 	JobNeedsAttention JobState = "needs_attention"
-	// JobRetrying: the job ran before (it failed, or its outcome was not
-	// final yet) and waits for its next attempt, which may be due already.
+	// JobWaiting: the job ran, its purpose is not met yet (a payer who has
+	// not paid, a Provider that has not decided) and it runs again at
+	// RunAt. Waiting is not failing: the run left no LastError. Its runs
+	// still count towards its kind's MaxAttempts, so that work stuck for
+	// hours needs attention.
+	JobWaiting JobState = "waiting"
+	// JobRetrying: the job ran before and failed (or its run ended without
+	// an answer) and waits for its next attempt, which may be due already.
 	JobRetrying JobState = "retrying"
 	// JobDue: the job never ran and its time has come.
 	JobDue JobState = "due"
@@ -39,7 +46,7 @@ const (
 )
 
 // JobStates lists the job states a list can be filtered by.
-var JobStates = []JobState{JobDue, JobRunning, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
+var JobStates = []JobState{JobDue, JobRunning, JobWaiting, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
 
 // Valid reports whether s is a known job state.
 func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
@@ -54,6 +61,8 @@ func (j *Job) State(now time.Time) JobState {
 		return JobRunning
 	case j.Status == JobNeedsAttention:
 		return JobNeedsAttention
+	case j.Status == JobWaiting:
+		return JobWaiting
 	case j.Attempts > 0:
 		return JobRetrying
 	case j.RunAt.After(now):
@@ -147,9 +156,10 @@ type Job struct {
 	LeaseUntil *time.Time
 	LastError  string
 	CreatedAt  time.Time
-	// Status is the stored state: JobAvailable, JobRunning, JobRetrying,
-	// JobNeedsAttention or JobCompleted. Empty is JobAvailable. State
-	// derives from it what an operator sees at a given moment.
+	// Status is the stored state: JobAvailable, JobRunning, JobWaiting,
+	// JobRetrying, JobNeedsAttention or JobCompleted. Empty is
+	// JobAvailable. State derives from it what an operator sees at a
+	// given moment.
 	Status JobState
 	// AttemptedAt is when the last attempt began (nil before the first).
 	AttemptedAt *time.Time
@@ -285,6 +295,17 @@ func (s *Service) EnqueueJobTx(ctx context.Context, tx Tx, j *Job) error {
 		j.RunAt = j.RunAt.UTC().Truncate(time.Millisecond)
 	}
 	return s.enqueue(ctx, tx, j)
+}
+
+// completeJob completes, in tx, the pending job of kind about targetID
+// (DedupKey kind:targetID), whose purpose tx met, so that it never runs
+// for nothing. In a run of that kind it does nothing: a handler acts on
+// its own target only, and the run completes its job when it returns.
+func (s *Service) completeJob(ctx context.Context, tx Tx, kind, targetID string) error {
+	if r, _ := ctx.Value(runKey{}).(*jobRun); r != nil && r.kind == kind {
+		return nil
+	}
+	return tx.CompleteJobByDedupKey(ctx, kind+":"+targetID, s.Now())
 }
 
 // Timeouts of paykit's own job kinds: a job that calls a Provider may take

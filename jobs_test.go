@@ -1,11 +1,9 @@
 package paykit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -128,11 +126,7 @@ func TestAttemptLimitNeedsAttention(t *testing.T) {
 		is := is.New(t)
 		ctx := context.Background()
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
-		var logs bytes.Buffer
-		svc, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "w1", JobLease: time.Minute,
-			SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring(),
-			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-		is.NoErr(err)
+		svc, logs := newLoggedWorkerService(t, store, clock)
 		var healthy atomic.Bool
 		var runs atomic.Int32
 		is.NoErr(svc.RegisterJobKind("host.sync", func(context.Context, *paykit.Job) error {

@@ -48,8 +48,11 @@ type JobKindStats struct {
 	// Running: jobs under a live lease.
 	Running int
 	// Retrying: jobs not leased that ran before (Attempts > 0), those that
-	// need attention included.
+	// need attention included, but not those waiting.
 	Retrying int
+	// Waiting: jobs not leased whose last run waited (Status JobWaiting):
+	// their purpose is not met yet, and nothing failed.
+	Waiting int
 	// NeedsAttention: jobs past their kind's attempt limit (Status
 	// JobNeedsAttention), leased or not.
 	NeedsAttention int
@@ -129,9 +132,9 @@ type JobStats struct {
 	PausedWebhookEndpoints int
 }
 
-// JobStats reads from the Store how much background work is due, running
-// and retrying, by kind, how many intents are past their stale time, and
-// how many webhook endpoints are paused.
+// JobStats reads from the Store how much background work is due, running,
+// waiting and retrying, by kind, how many intents are past their stale
+// time, and how many webhook endpoints are paused.
 func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	now := s.Now()
 	kinds, err := s.store.Queue().JobStats(ctx, now)
@@ -175,8 +178,10 @@ const (
 	// JobErrorNoHandler: no handler is registered for the job's kind (a job
 	// of another version); it is retried with backoff.
 	JobErrorNoHandler JobErrorKind = "no_handler"
-	// JobErrorNotYet: the outcome is not final yet (a Provider still working
-	// on an attempt); the job asks again later.
+	// JobErrorNotYet: the outcome is not final yet (a payer who has not
+	// paid, a Provider still working on an attempt); the job waits
+	// (JobWaiting) and asks again later. A wait is not counted as an
+	// error; it is the LastError of a waiting job that needs attention.
 	JobErrorNotYet JobErrorKind = "not_yet"
 	// JobErrorRescheduled: the attempt failed and the handler chose when
 	// to try again (a webhook delivery on its own schedule).
@@ -184,7 +189,7 @@ const (
 )
 
 // JobRunCounts counts the attempts of one job kind this Service ran since
-// New, and how the failed ones failed.
+// New, and how the failed ones failed (waits are attempts, not failures).
 type JobRunCounts struct {
 	Kind     string
 	Attempts uint64

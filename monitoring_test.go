@@ -30,6 +30,10 @@ func TestJobState(t *testing.T) {
 		{"lease ends this instant", paykit.Job{RunAt: earlier, Attempts: 1, LeaseUntil: &now}, paykit.JobRetrying},
 		{"failed, waits for its backoff", paykit.Job{RunAt: later, Attempts: 3}, paykit.JobRetrying},
 		{"failed, due again", paykit.Job{RunAt: earlier, Attempts: 3}, paykit.JobRetrying},
+		{"waited, runs again later", paykit.Job{RunAt: later, Attempts: 3, Status: paykit.JobWaiting}, paykit.JobWaiting},
+		{"waited, due again", paykit.Job{RunAt: earlier, Attempts: 3, Status: paykit.JobWaiting}, paykit.JobWaiting},
+		{"waited, running again", paykit.Job{RunAt: earlier, Attempts: 4, Status: paykit.JobWaiting, LeaseUntil: &later}, paykit.JobRunning},
+		{"waited past the limit", paykit.Job{RunAt: later, Attempts: 25, Status: paykit.JobNeedsAttention}, paykit.JobNeedsAttention},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is.New(t).Equal(c.job.State(now), c.want)
@@ -49,10 +53,11 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 	paykit.HandleJob(svc, "t.panics", func(context.Context, *paykit.Job) error { panic("account 123456789012 broke it") })
 	paykit.HandleJob(svc, "t.waits", func(context.Context, *paykit.Job) error { return paykit.ErrNotYet })
 	paykit.HandleJob(svc, "t.later", func(context.Context, *paykit.Job) error { return paykit.RetryAt(start.Add(10 * time.Minute)) })
+	paykit.HandleJob(svc, "t.paused", func(context.Context, *paykit.Job) error { return paykit.WaitAt(clock.Now().Add(10 * time.Minute)) })
 	is.Equal(len(svc.JobRuns()), 0)
 
 	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
-		for _, kind := range []string{"t.ok", "t.fails", "t.panics", "t.waits", "t.later", "t.orphan"} {
+		for _, kind := range []string{"t.ok", "t.fails", "t.panics", "t.waits", "t.later", "t.paused", "t.orphan"} {
 			if err := paykit.EnqueueJob(ctx, svc, tx, &paykit.Job{ID: "job_" + kind, Kind: kind}); err != nil {
 				return err
 			}
@@ -61,11 +66,11 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 	}))
 	n, err := svc.ProcessDue(ctx)
 	is.NoErr(err)
-	is.Equal(n, 6)
-	clock.Advance(2 * time.Hour) // past every backoff: the five failures run again
+	is.Equal(n, 7)
+	clock.Advance(2 * time.Hour) // past every backoff: the four failures and two waits run again
 	n, err = svc.ProcessDue(ctx)
 	is.NoErr(err)
-	is.Equal(n, 5)
+	is.Equal(n, 6)
 
 	is.Equal(svc.JobRuns(), []paykit.JobRunCounts{
 		{Kind: "t.fails", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorHandler: 2}},
@@ -73,14 +78,16 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 		{Kind: "t.ok", Attempts: 1, Errors: map[paykit.JobErrorKind]uint64{}},
 		{Kind: "t.orphan", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorNoHandler: 2}},
 		{Kind: "t.panics", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorPanic: 2}},
-		{Kind: "t.waits", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorNotYet: 2}},
+		{Kind: "t.paused", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{}}, // waits are not errors
+		{Kind: "t.waits", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{}},
 	})
 
-	// What each failure left for the operator.
+	// What each failure left for the operator; a wait leaves nothing.
 	for kind, want := range map[string]string{
 		"t.fails":  "handler_error: provider answered 502",
 		"t.panics": "panic: job handler panicked", // the panic's value stays in the log
-		"t.waits":  "not_yet: provider outcome not final yet",
+		"t.waits":  "",
+		"t.paused": "",
 		"t.later":  "rescheduled: retry at 2026-05-01T00:10:00.000Z",
 		"t.orphan": `no_handler: job kind "t.orphan": no handler for this job kind`,
 	} {
@@ -89,7 +96,15 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 		is.Equal(j.LastError, want)
 		is.Equal(j.Attempts, 2)
 		is.Equal(j.RunAt, j.RunAt.Truncate(time.Millisecond)) // stored at the contract's precision
+		wantStatus := paykit.JobRetrying
+		if want == "" {
+			wantStatus = paykit.JobWaiting
+		}
+		is.Equal(j.Status, wantStatus)
 	}
+	paused, err := store.GetJob(ctx, "job_t.paused")
+	is.NoErr(err)
+	is.Equal(paused.RunAt, clock.Now().Add(10*time.Minute)) // the time it asked for
 	ok, err := store.GetJob(ctx, "job_t.ok")
 	is.NoErr(err)
 	is.Equal(ok.Status, paykit.JobCompleted)

@@ -797,7 +797,7 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 		if resumed == nil {
 			return nil // no record to finish: a create of an earlier version, with a resume job of its own
 		}
-		return s.notYet(resumed) // just answered: ask again on the schedule
+		return s.notYet(resumed, j.Attempts) // just answered: ask again on the schedule
 	}
 	if pi.Status.Terminal() || pi.Attempt == AttemptClosed || pi.Attempt == AttemptNone {
 		return nil
@@ -823,12 +823,12 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	}
 	if pi.Attempt == AttemptOpen && (r.Reference == "" || pi.ProviderRef != "") && !changesOpenAttempt(r.Outcome) {
 		// Nothing to record: wait, without a transaction that would change nothing.
-		return s.notYet(pi)
+		return s.notYet(pi, j.Attempts)
 	}
 	if err := s.applyInquiry(ctx, j.Scope, pi.ID, r); !errors.Is(err, errNotYet) {
 		return err
 	}
-	return s.notYet(pi)
+	return s.notYet(pi, j.Attempts)
 }
 
 // changesOpenAttempt reports whether an inquiry's outcome changes an open
@@ -843,13 +843,21 @@ func changesOpenAttempt(o Outcome) bool {
 	return true
 }
 
-// notYet is the inquiry job's answer while pi is not final: a payment
-// waiting for its payer is asked about again after as long as it has
-// waited (30 s, 1 min, 2 min, ... at most payerPollMax), since callbacks
-// bring the payer's outcome first and polling is only their fallback for a
-// callback lost on the way; an attempt pending at the Provider is retried
-// on the backoff schedule.
-func (s *Service) notYet(pi *PaymentIntent) error {
+// notYet is the inquiry job's answer, in its run number attempts, while pi
+// is not final: a payment waiting for its payer is asked about again after
+// as long as it has waited (30 s, 1 min, 2 min, ... at most payerPollMax),
+// since callbacks bring the payer's outcome first and polling is only
+// their fallback for a callback lost on the way; an attempt pending at the
+// Provider is retried on the backoff schedule.
+//
+// Every poll is a run of the job, which needs attention after its kind's
+// MaxAttempts runs. With the defaults (25 runs, PaymentTTL 30 min) a payer
+// who never pays takes 10 runs, the last at expires_at; a longer TTL would
+// get to 25 about 108 min after the create. So when the polls left at most
+// payerPollSpare short of the limit would not cover the time to expires_at
+// every payerPollMax, they are spread evenly over it instead: a payer's
+// wait alone never needs attention.
+func (s *Service) notYet(pi *PaymentIntent, attempts int) error {
 	if pi.Status.Terminal() || pi.Attempt == AttemptClosed {
 		return nil
 	}
@@ -857,7 +865,12 @@ func (s *Service) notYet(pi *PaymentIntent) error {
 		return errNotYet
 	}
 	now := s.Now()
-	at := now.Add(min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax))
+	wait := min(max(now.Sub(pi.CreatedAt), payerPollMin), payerPollMax)
+	left := s.maxAttempts(jobPaymentInquire) - payerPollSpare - attempts
+	if rest := pi.ExpiresAt.Sub(now); left < 1 || rest > time.Duration(left)*payerPollMax {
+		wait = max(wait, rest/time.Duration(max(left, 1)))
+	}
+	at := now.Add(wait)
 	if pi.ExpiresAt.Before(at) { // expire it on time
 		at = pi.ExpiresAt
 	}
@@ -865,10 +878,12 @@ func (s *Service) notYet(pi *PaymentIntent) error {
 }
 
 // The bounds of the interval between inquiries about a payment waiting for
-// its payer.
+// its payer, and the runs of its job kept past the last one, for the
+// expiry's cancel at the Provider and its retries.
 const (
-	payerPollMin = 30 * time.Second
-	payerPollMax = 5 * time.Minute
+	payerPollMin   = 30 * time.Second
+	payerPollMax   = 5 * time.Minute
+	payerPollSpare = 5
 )
 
 // notYetAt is errNotYet with the time the job runs again.
@@ -878,7 +893,8 @@ func (e notYetAt) Error() string        { return errNotYet.Error() }
 func (e notYetAt) Is(target error) bool { return target == errNotYet }
 
 // applyInquiry applies an inquiry (or callback) result. A final result
-// closes the intent; a pending one keeps it waiting (errNotYet).
+// closes the intent, and completes its inquiry job when another path
+// decided it; a pending one keeps it waiting (errNotYet).
 func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Result) error {
 	final := false
 	err := s.inTx(ctx, func(tx Tx) error {
@@ -909,7 +925,11 @@ func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Re
 		if err := s.applyFinal(ctx, tx, pi, r, s.Now()); err != nil {
 			return err
 		}
-		final = pi.Status != before
+		if final = pi.Status != before; final {
+			// A callback or another job decided it: the inquiry job
+			// has nothing left to ask.
+			return s.completeJob(ctx, tx, jobPaymentInquire, pi.ID)
+		}
 		return nil
 	})
 	if err != nil {

@@ -772,11 +772,16 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 			}
 			return nil
 		}
-		before := po.Status
+		before, sent := po.Status, po.Dispatch
 		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
 			return err
 		}
 		final = po.Status != before || po.Dispatch == DispatchClosed
+		if sent != DispatchClosed && po.Dispatch == DispatchClosed {
+			// Decided here (by a callback, or a cancel): nothing is left
+			// for the inquiry job to ask.
+			return s.completeJob(ctx, tx, jobPayoutInquire, po.ID)
+		}
 		return nil
 	})
 	if err != nil {
@@ -819,6 +824,9 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 		if po.Dispatch == DispatchNone {
 			m = endReservation(po, "payout.released", AccountAvailable)
 			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+			if err := s.completeJob(ctx, tx, jobPayoutExpire, po.ID); err != nil { // the hold ended
+				return "", nil, err
+			}
 		} else if err := s.enqueue(ctx, tx, &Job{Kind: jobPayoutCancel, Scope: p.Scope, TargetID: po.ID, RunAt: now, DedupKey: jobPayoutCancel + ":" + po.ID}); err != nil {
 			return "", nil, err
 		}
@@ -857,8 +865,13 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
 }
 
-// expirePayoutJob ends an approval hold older than the approval TTL.
+// expirePayoutJob ends an approval hold older than the approval TTL. A
+// hold that ended already (a decision of an earlier version left this job
+// pending) ends the job without a transaction.
 func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
+	if po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err != nil || !po.ApprovalPending {
+		return err
+	}
 	return s.inTx(ctx, func(tx Tx) error {
 		po, err := tx.GetPayoutIntent(ctx, j.Scope, j.TargetID)
 		if err != nil || !po.ApprovalPending {
@@ -889,6 +902,9 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 		scope = po.Scope()
 		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutProcessing, false, DispatchSending, now
 		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
+			return err
+		}
+		if err := s.completeJob(ctx, tx, jobPayoutExpire, po.ID); err != nil { // the hold ended
 			return err
 		}
 		if err := s.scheduleDispatch(ctx, tx, po, now.Add(idempotencyLock), ""); err != nil {
@@ -927,6 +943,9 @@ func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*
 		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
 		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
 		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
+			return err
+		}
+		if err := s.completeJob(ctx, tx, jobPayoutExpire, po.ID); err != nil { // the hold ended
 			return err
 		}
 		out = po

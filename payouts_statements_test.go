@@ -54,13 +54,19 @@ func TestPayoutCreateStatements(t *testing.T) {
 
 // onEveryPayoutStore runs test on a payout environment on every Store.
 func onEveryPayoutStore(t *testing.T, test func(t *testing.T, e *payoutEnv)) {
+	onEveryPayoutStoreHolding(t, 0, test)
+}
+
+// onEveryPayoutStoreHolding is onEveryPayoutStore with the payouts of
+// threshold and more held for approval (0: none).
+func onEveryPayoutStoreHolding(t *testing.T, threshold int64, test func(t *testing.T, e *payoutEnv)) {
 	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
-			test(t, newPayoutEnvOn(t, paykittest.OpenStore(t, kind), keys, 0))
+			test(t, newPayoutEnvOn(t, paykittest.OpenStore(t, kind), keys, threshold))
 		})
 	}
 }

@@ -538,12 +538,17 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 				return s.scheduleRefundDispatch(ctx, tx, re, now)
 			}
 			return nil
-		case OutcomeSucceeded, OutcomeFailed:
+		case OutcomeSucceeded, OutcomeFailed, OutcomeRefused:
 			final = true
-			return s.applyRefundFinal(ctx, tx, re, r, now)
-		case OutcomeRefused: // a create sent again was refused: nothing exists
-			final = true
-			return s.applyRefundFinal(ctx, tx, re, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError}, now)
+			if r.Outcome == OutcomeRefused { // a create sent again was refused: nothing exists
+				r = Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError}
+			}
+			if err := s.applyRefundFinal(ctx, tx, re, r, now); err != nil {
+				return err
+			}
+			// Decided here, by a callback or the inquiry job: the
+			// inquiry job, if not this one, has nothing left to ask.
+			return s.completeJob(ctx, tx, jobRefundInquire, re.ID)
 		}
 		// Not final: keep what it taught us (the Provider's id, that it
 		// has the refund).

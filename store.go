@@ -219,6 +219,11 @@ type JobStore interface {
 	// runAt (a later RunAt is left alone); ErrNotFound when no such job
 	// exists.
 	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
+	// CompleteJobByDedupKey completes, at at, the pending job with
+	// dedupKey, whose purpose the transaction met, unless a run holds it
+	// under a live lease at at (that run finds the purpose met and
+	// completes it). No such job is not an error.
+	CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error
 	// GetJob returns a job by id or ErrNotFound.
 	GetJob(ctx context.Context, id string) (*Job, error)
 	// DeferJobs moves the pending jobs of partition whose RunAt is before
@@ -251,8 +256,9 @@ type JobRun struct {
 	Attempts int
 }
 
-// JobEnd is how a run ended: Status JobCompleted (at At), or JobRetrying
-// or JobNeedsAttention to run again at RunAt, with LastError.
+// JobEnd is how a run ended: Status JobCompleted (at At), or JobWaiting,
+// JobRetrying or JobNeedsAttention to run again at RunAt, with LastError
+// (empty for JobWaiting).
 type JobEnd struct {
 	JobRun
 	Status    JobState

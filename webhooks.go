@@ -397,7 +397,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 		return nil
 	}
 	if w.Paused(s.Now()) {
-		return retryAt{*w.PausedUntil} // the endpoint is paused: wait, untried
+		return retryAt{at: *w.PausedUntil, wait: true} // the endpoint is paused: wait, untried
 	}
 	e, err := s.store.GetEvent(ctx, j.Scope, j.TargetID)
 	if errors.Is(err, ErrNotFound) {
@@ -450,7 +450,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if err := s.endpointFailed(ctx, w.ID, res); err != nil {
 		return err
 	}
-	return retryAt{s.Now().Add(delay)}
+	return retryAt{at: s.Now().Add(delay)}
 }
 
 // An endpoint that fails pauseAfter deliveries in a row pauses: its

@@ -309,9 +309,10 @@ type jobEnd struct {
 // execute runs one claimed job under a lease that is renewed while it
 // runs, within its kind's Timeout, and says how it ended. Every attempt is
 // counted (JobRuns), and a failure leaves its kind and scrubbed text in the
-// job's LastError for the operator. A job that failed its kind's
-// MaxAttempts times needs attention: it is flagged and tried again at the
-// longest backoff interval, never given up.
+// job's LastError for the operator; a job that waits (errNotYet) is no
+// failure and leaves none. A job that ran its kind's MaxAttempts times,
+// failing or waiting, needs attention: it is flagged and tried again at
+// the longest backoff interval, never given up.
 func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	k, ok := s.kind(j.Kind)
 	r := s.runs.start(s, j)
@@ -344,14 +345,21 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 		return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: s.Now().Truncate(time.Millisecond), LastError: j.LastError}, r}
 	}
 	kind := classifyJobError(err)
-	s.jobCounts.record(j.Kind, kind)
+	var at retryAt
+	// A job that waits (its purpose not met yet, or an endpoint paused)
+	// did not fail: no error counted or kept, no warning.
+	wait := errors.Is(err, errNotYet) || errors.As(err, &at) && at.wait
+	counted := kind
+	if wait {
+		counted = ""
+	}
+	s.jobCounts.record(j.Kind, counted)
 	limit := s.maxAttempts(j.Kind)
 	flag := j.Attempts >= limit
 	runAt := s.Now().Add(Backoff(j.Attempts))
 	if flag {
 		runAt = s.Now().Add(Backoff(maxBackoffAttempts))
 	}
-	var at retryAt
 	var p panicError
 	switch {
 	case errors.As(err, &at):
@@ -367,16 +375,21 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	default:
 		s.log.WarnContext(ctx, "job failed, will retry", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", err)
 	}
-	status := JobRetrying
+	status, lastError := JobRetrying, jobErrorText(kind, err)
+	if wait {
+		status, lastError = JobWaiting, ""
+	}
 	if flag {
-		status = JobNeedsAttention
+		// Waits count too: work stuck for hours (a payout the Provider
+		// never decides) needs attention, and says why.
+		status, lastError = JobNeedsAttention, jobErrorText(kind, err)
 		if j.Status != JobNeedsAttention {
 			s.log.ErrorContext(ctx, "job failed its attempt limit; needs operator attention, will keep retrying",
 				"job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "max_attempts", limit, "target_id", j.TargetID)
 		}
 	}
 	// Truncated to the contract's precision, as every stored time.
-	return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: runAt.Truncate(time.Millisecond), LastError: jobErrorText(kind, err)}, r}
+	return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: runAt.Truncate(time.Millisecond), LastError: lastError}, r}
 }
 
 // finish writes the ends of runs in one write, then forgets the runs. A
@@ -465,8 +478,12 @@ const finishTimeout = 30 * time.Second
 const maxBackoffAttempts = 64
 
 // retryAt is a handler's answer asking for the job to run again at a time
-// of its choosing rather than on the backoff schedule.
-type retryAt struct{ at time.Time }
+// of its choosing rather than on the backoff schedule; wait: the job was
+// not tried (its webhook endpoint is paused), it waits.
+type retryAt struct {
+	at   time.Time
+	wait bool
+}
 
 func (r retryAt) Error() string { return "retry at " + FormatTime(r.at) }
 

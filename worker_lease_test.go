@@ -17,14 +17,7 @@ import (
 // renewed keeps its job.
 
 // lostLeases is how many of svc's runs of kind lost their lease.
-func lostLeases(svc *paykit.Service, kind string) uint64 {
-	for _, c := range svc.JobRuns() {
-		if c.Kind == kind {
-			return c.LostLeases
-		}
-	}
-	return 0
-}
+func lostLeases(svc *paykit.Service, kind string) uint64 { return runCounts(svc, kind).LostLeases }
 
 func TestLapsedLeaseFencesTheOldRun(t *testing.T) {
 	for _, checks := range []bool{true, false} {

@@ -26,6 +26,20 @@ func newWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualCloc
 	return s
 }
 
+// newLoggedWorkerService is newWorkerService with its log written to
+// the returned buffer.
+func newLoggedWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualClock) (*paykit.Service, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "w1", JobLease: time.Minute,
+		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring(),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &logs
+}
+
 func TestBackoffGrowsAndIsCapped(t *testing.T) {
 	is := is.New(t)
 	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 5: 16 * time.Second, 30: time.Hour} {

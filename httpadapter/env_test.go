@@ -74,6 +74,7 @@ var everyStore = map[string]bool{
 	"TestStuckPayoutIsVisible":               false,
 	"TestOperatorListJobStates":              false,
 	"TestStuckPayoutNeedsAttention":          false,
+	"TestWaitingPaymentIsNotRetrying":        false,
 	"TestWebhookDelivery":                    false,
 	"TestWebhookEndpointPauseAndResume":      false,
 	// Refunds: the ledger, the payment's refundable share, lists.

@@ -65,13 +65,14 @@ const jobStatsTimeout = 5 * time.Second
 type jobCollector struct {
 	svc *paykit.Service
 
-	due, running, retrying, oldestDue *prometheus.Desc
-	needsAttention                    *prometheus.Desc
-	attempts, errors, leasesLost      *prometheus.Desc
-	stalePayments, stalePayouts       *prometheus.Desc
-	pausedEndpoints                   *prometheus.Desc
-	up                                *prometheus.Desc
-	providerUsable                    *prometheus.Desc
+	due, running, waiting, retrying *prometheus.Desc
+	oldestDue                       *prometheus.Desc
+	needsAttention                  *prometheus.Desc
+	attempts, errors, leasesLost    *prometheus.Desc
+	stalePayments, stalePayouts     *prometheus.Desc
+	pausedEndpoints                 *prometheus.Desc
+	up                              *prometheus.Desc
+	providerUsable                  *prometheus.Desc
 }
 
 func newJobCollector(svc *paykit.Service) *jobCollector {
@@ -83,8 +84,10 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 			"Pending jobs whose run time has come and that no worker holds, retrying ones included, by kind.", kind, nil),
 		running: prometheus.NewDesc("paykit_jobs_running",
 			"Jobs a worker holds under a live lease, by kind.", kind, nil),
+		waiting: prometheus.NewDesc("paykit_jobs_waiting",
+			"Jobs whose purpose is not met yet (a payer who has not paid, a Provider that has not decided) and that run again later; nothing failed, by kind.", kind, nil),
 		retrying: prometheus.NewDesc("paykit_jobs_retrying",
-			"Jobs that ran before without completing (failed or not final yet) and wait for their next attempt, by kind.", kind, nil),
+			"Jobs that ran before and failed, and wait for their next attempt, by kind.", kind, nil),
 		needsAttention: prometheus.NewDesc("paykit_jobs_needs_attention",
 			"Jobs that failed their kind's attempt limit and are still tried at the longest interval (never given up), by kind.", kind, nil),
 		oldestDue: prometheus.NewDesc("paykit_jobs_oldest_due_age_seconds",
@@ -92,7 +95,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 		attempts: prometheus.NewDesc("paykit_job_attempts_total",
 			"Job attempts this process ran, by kind.", kind, nil),
 		errors: prometheus.NewDesc("paykit_job_errors_total",
-			"Job attempts of this process that did not complete, by kind and error kind (handler_error, panic, no_handler, not_yet, rescheduled).",
+			"Job attempts of this process that failed, by kind and error kind (handler_error, panic, no_handler, rescheduled); a job that waits is not counted.",
 			[]string{"kind", "error"}, nil),
 		leasesLost: prometheus.NewDesc("paykit_job_leases_lost_total",
 			"Job runs of this process that lost their lease before they ended (it lapsed unrenewed, or another run claimed the job); their ends were not written.", kind, nil),
@@ -112,7 +115,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.pausedEndpoints, c.up, c.providerUsable} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.waiting, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.pausedEndpoints, c.up, c.providerUsable} {
 		ch <- d
 	}
 }
@@ -144,6 +147,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range stats.Kinds {
 		ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(k.Due), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(k.Running), k.Kind)
+		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(k.Waiting), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.retrying, prometheus.GaugeValue, float64(k.Retrying), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.needsAttention, prometheus.GaugeValue, float64(k.NeedsAttention), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.oldestDue, prometheus.GaugeValue, k.OldestDueAge(stats.At).Seconds(), k.Kind)

@@ -162,3 +162,47 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		is.Equal(jobs[0].(map[string]any)["attempts"], float64(paykit.DefaultMaxAttempts+1))
 	})
 }
+
+// TestWaitingPaymentIsNotRetrying: a payment waiting for its payer has a
+// job that waits: listed as waiting (not retrying, no last_error) by the
+// operator API and the dashboard, counted by paykit_jobs_waiting, and no
+// error of paykit_job_errors_total nor a warning in the log.
+func TestWaitingPaymentIsNotRetrying(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		is := is.New(t)
+		e := newDashEnv(t, open)
+		k := e.merchant(paykit.Test)
+		pi := e.create(k, "wait-1", fpxBody("15000", "wait-1")).json(t)
+		is.Equal(pi["status"], "requires_action")
+		e.clock.Advance(30 * time.Second) // the first poll: the payer has not paid
+		e.drain()
+
+		jobs := listAll(t, e.env, "/operator/jobs?state=waiting&kind=payment.inquire")
+		is.Equal(len(jobs), 1)
+		job := jobs[0].(map[string]any)
+		is.Equal(job["target_id"], pi["id"])
+		is.Equal(job["state"], "waiting")
+		is.Equal(job["attempts"], 1.0)
+		is.Equal(job["last_error"], nil)
+		is.Equal(len(listAll(t, e.env, "/operator/jobs?state=retrying")), 0)
+		all := listAll(t, e.env, "/operator/jobs?kind=payment.inquire")
+		is.Equal(all[0].(map[string]any)["state"], "waiting")
+
+		text := metricsText(t, e.env)
+		is.Equal(mustSample(t, text, `paykit_jobs_waiting{kind="payment.inquire"}`), 1.0)
+		is.Equal(mustSample(t, text, `paykit_jobs_retrying{kind="payment.inquire"}`), 0.0)
+		is.Equal(mustSample(t, text, `paykit_jobs_waiting{kind="payout.inquire"}`), 0.0) // every handled kind is reported
+		is.Equal(mustSample(t, text, `paykit_job_attempts_total{kind="payment.inquire"}`), 1.0)
+		is.True(!strings.Contains(text, `paykit_job_errors_total{error="not_yet"`))
+		is.True(!strings.Contains(e.logs.String(), `"level":"WARN"`))
+
+		e.csrf()
+		r := e.get("/jobs?state=waiting")
+		is.Equal(r.status, http.StatusOK)
+		is.True(strings.Contains(string(r.body), `<option value="waiting" selected>`))
+		is.True(strings.Contains(string(r.body), pi["id"].(string)))
+		r = e.get("/jobs?state=retrying")
+		is.Equal(r.status, http.StatusOK)
+		is.True(!strings.Contains(string(r.body), pi["id"].(string)))
+	})
+}

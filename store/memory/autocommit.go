@@ -128,6 +128,11 @@ func (s *Store) ResumeJobs(ctx context.Context, partition string, until, now tim
 	return s.run(ctx, func(t *txn) error { return t.ResumeJobs(ctx, partition, until, now) })
 }
 
+// CompleteJobByDedupKey implements paykit.Tx in its own transaction.
+func (s *Store) CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error {
+	return s.run(ctx, func(t *txn) error { return t.CompleteJobByDedupKey(ctx, dedupKey, at) })
+}
+
 // ExpediteJob implements paykit.Tx in its own transaction.
 func (s *Store) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
 	return s.run(ctx, func(t *txn) error { return t.ExpediteJob(ctx, dedupKey, runAt) })

@@ -710,15 +710,34 @@ func (t *txn) finishJobs(owner string, ends []paykit.JobEnd) []paykit.JobRun {
 			t.putJob(j)
 			continue
 		}
-		at := e.At
-		j.Status, j.CompletedAt = paykit.JobCompleted, &at
-		del(t, t.d.jobs, j.ID)
-		put(t, t.d.doneJobs, j.ID, j)
-		if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == j.ID {
-			del(t, t.d.jobByDedup, j.DedupKey)
-		}
+		t.completeJob(j, e.At)
 	}
 	return lost
+}
+
+// completeJob moves the pending job j to the completed ones, at at.
+func (t *txn) completeJob(j paykit.Job, at time.Time) {
+	j.Status, j.CompletedAt = paykit.JobCompleted, &at
+	del(t, t.d.jobs, j.ID)
+	put(t, t.d.doneJobs, j.ID, j)
+	if j.DedupKey != "" && t.d.jobByDedup[j.DedupKey] == j.ID {
+		del(t, t.d.jobByDedup, j.DedupKey)
+	}
+}
+
+// CompleteJobByDedupKey implements paykit.JobStore.
+func (t *txn) CompleteJobByDedupKey(_ context.Context, dedupKey string, at time.Time) error {
+	id, ok := t.d.jobByDedup[dedupKey]
+	if !ok {
+		return nil
+	}
+	j := copyJob(t.d.jobs[id])
+	if j.LeaseUntil != nil && j.LeaseUntil.After(at) {
+		return nil // its run completes it
+	}
+	j.LeaseOwner, j.LeaseUntil = "", nil
+	t.completeJob(j, at)
+	return nil
 }
 
 // DeferJobs implements paykit.JobStore.

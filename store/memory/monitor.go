@@ -53,7 +53,11 @@ func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats,
 				k.OldestDue = copyTime(&j.RunAt)
 			}
 		}
-		if !leased && j.Attempts > 0 {
+		switch {
+		case leased:
+		case j.Status == paykit.JobWaiting:
+			k.Waiting++
+		case j.Attempts > 0:
 			k.Retrying++
 		}
 		if j.Status == paykit.JobNeedsAttention {

@@ -225,6 +225,22 @@ func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) e
 	return nil
 }
 
+// CompleteJobByDedupKey implements paykit.JobStore with one UPDATE, which
+// a batched transaction holds: it needs no answer.
+func (t tx) CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error {
+	at = at.UTC()
+	q := t.db.NewUpdate().Table("jobs").
+		Set("state = ?", string(paykit.JobCompleted)).Set("completed_at = ?", at).
+		Set("lease_owner = ''").Set("lease_until = NULL").Set("version = version + 1").
+		Where("dedup_key = ?", dedupKey).Where(pendingJob).Where(notLeased, at)
+	if t.b != nil {
+		t.b.hold(q.String())
+		return nil
+	}
+	_, err := q.Exec(ctx)
+	return mapError("complete job", err)
+}
+
 // GetJob implements paykit.JobStore.
 func (t tx) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 	var row jobRow

@@ -61,22 +61,26 @@ func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
 		return newestFirst(sel.Where("completed_at IS NOT NULL"), q.After, q.Limit)
 	}
 	sel = sel.Where(pendingJob)
-	waiting := func(sel *bun.SelectQuery) *bun.SelectQuery {
-		return sel.Where(notLeased, now).Where("state <> 'needs_attention'")
+	// idle: not leased, and neither flagged nor waiting (the states that
+	// come before retrying, due and scheduled).
+	idle := func(sel *bun.SelectQuery) *bun.SelectQuery {
+		return sel.Where(notLeased, now).Where("state NOT IN ('needs_attention', 'waiting')")
 	}
 	switch q.State {
 	case paykit.JobRunning:
 		sel = sel.Where("lease_until > ?", now)
 	case paykit.JobNeedsAttention:
 		sel = sel.Where(notLeased, now).Where("state = 'needs_attention'")
+	case paykit.JobWaiting:
+		sel = sel.Where(notLeased, now).Where("state = 'waiting'")
 	case paykit.JobRetrying:
-		sel = waiting(sel).Where("attempts > 0")
+		sel = idle(sel).Where("attempts > 0")
 	case paykit.JobAvailable:
-		sel = waiting(sel).Where("attempts = 0")
+		sel = idle(sel).Where("attempts = 0")
 	case paykit.JobDue:
-		sel = waiting(sel).Where("attempts = 0").Where("run_at <= ?", now)
+		sel = idle(sel).Where("attempts = 0").Where("run_at <= ?", now)
 	case paykit.JobScheduled:
-		sel = waiting(sel).Where("attempts = 0").Where("run_at > ?", now)
+		sel = idle(sel).Where("attempts = 0").Where("run_at > ?", now)
 	}
 	return newestFirst(sel, q.After, q.Limit)
 }
@@ -87,6 +91,7 @@ type jobStatsRow struct {
 	Due       int        `bun:"due"`
 	Running   int        `bun:"running"`
 	Retrying  int        `bun:"retrying"`
+	Waiting   int        `bun:"waiting"`
 	Attention int        `bun:"needs_attention"`
 	OldestDue *time.Time `bun:"oldest_due"`
 }
@@ -100,7 +105,7 @@ func (t tx) JobStats(ctx context.Context, now time.Time) ([]paykit.JobKindStats,
 	}
 	out := make([]paykit.JobKindStats, len(rows))
 	for i, r := range rows {
-		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, NeedsAttention: r.Attention, OldestDue: utcPtr(r.OldestDue)}
+		out[i] = paykit.JobKindStats{Kind: r.Kind, Due: r.Due, Running: r.Running, Retrying: r.Retrying, Waiting: r.Waiting, NeedsAttention: r.Attention, OldestDue: utcPtr(r.OldestDue)}
 	}
 	return out, nil
 }
@@ -111,7 +116,8 @@ func (t tx) jobStatsQuery(now time.Time) *bun.SelectQuery {
 		Column("kind").
 		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND run_at <= ? THEN 1 ELSE 0 END) AS due", now, now).
 		ColumnExpr("SUM(CASE WHEN lease_until > ? THEN 1 ELSE 0 END) AS running", now).
-		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 THEN 1 ELSE 0 END) AS retrying", now).
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND attempts > 0 AND state <> 'waiting' THEN 1 ELSE 0 END) AS retrying", now).
+		ColumnExpr("SUM(CASE WHEN "+notLeased+" AND state = 'waiting' THEN 1 ELSE 0 END) AS waiting", now).
 		ColumnExpr("SUM(CASE WHEN state = 'needs_attention' THEN 1 ELSE 0 END) AS needs_attention").
 		ColumnExpr("MIN(CASE WHEN "+notLeased+" AND run_at <= ? THEN run_at END) AS oldest_due", now, now).
 		Where(pendingJob).Group("kind").Order("kind")

@@ -19,9 +19,10 @@ func TestOperatorListPlansUseIndex(t *testing.T) {
 		`INSERT INTO merchants (id, name, created_at, version)
 		SELECT 'mch_' || lpad(i::text, 8, '0'), 'Kedai ' || i, TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond', 0
 		FROM generate_series(1, 20000) AS i`,
-		`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, run_at, attempts, lease_owner, last_error, created_at, version)
+		`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, run_at, attempts, lease_owner, last_error, created_at, version, state)
 		SELECT 'job_' || lpad(i::text, 8, '0'), CASE WHEN i % 3 = 0 THEN 'payout.inquire' ELSE 'webhook.deliver' END,
-		'mch_' || (i % 20), 'live', 'po_' || i, t, i % 2, '', '', t, 0
+		'mch_' || (i % 20), 'live', 'po_' || i, t, i % 2, '', '', t, 0,
+		CASE WHEN i % 4 = 1 THEN 'waiting' WHEN i % 4 = 3 THEN 'retrying' ELSE 'available' END
 		FROM generate_series(1, 20000) AS i, LATERAL (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond' AS t) x`,
 		"ANALYZE merchants",
 		"ANALYZE jobs",
@@ -41,6 +42,7 @@ func TestOperatorListPlansUseIndex(t *testing.T) {
 	}{
 		"all":            {paykit.JobQuery{Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
 		"retrying":       {paykit.JobQuery{State: paykit.JobRetrying, Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
+		"waiting":        {paykit.JobQuery{State: paykit.JobWaiting, Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
 		"merchant":       {paykit.JobQuery{MerchantID: "mch_7", Now: now, After: deep, Limit: 26}, "jobs_merchant_list_idx"},
 		"kind and state": {paykit.JobQuery{Kind: "payout.inquire", State: paykit.JobDue, Now: now, After: deep, Limit: 26}, "jobs_"}, // by kind or by time, as the planner likes
 	} {

@@ -218,3 +218,138 @@ func testLeases(t *testing.T, s paykit.Store) {
 	is.Equal(n, 1)
 	is.True(take("purge", "c", at(3*time.Minute))) // a purged name can be taken again
 }
+
+func waitJob(ctx context.Context, s paykit.Store, id, owner string, runAt time.Time) error {
+	return endJob(ctx, s, id, owner, paykit.JobEnd{Status: paykit.JobWaiting, RunAt: runAt})
+}
+
+// testJobWaiting: a run that waits leaves the job waiting, without a last
+// error (a failure's is cleared), listed and counted apart from retrying
+// jobs while it waits and once it is due; a claim runs it again.
+func testJobWaiting(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: "job_w", Kind: "payment.inquire", Scope: scopeA, TargetID: "pi_1",
+		DedupKey: "payment.inquire:pi_1", RunAt: base, CreatedAt: base}))
+	claim := func(now time.Time) {
+		t.Helper()
+		got, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+		is.NoErr(err)
+		is.Equal(jobIDs(got), []string{"job_w"})
+		is.Equal(got[0].Status, paykit.JobRunning)
+	}
+	stats := func(now time.Time) paykit.JobKindStats {
+		t.Helper()
+		got, err := s.Queue().JobStats(ctx, now)
+		is.NoErr(err)
+		is.Equal(len(got), 1)
+		return got[0]
+	}
+
+	// A failure first, then a wait: the wait clears its error.
+	claim(base)
+	is.NoErr(retryJob(ctx, s, "job_w", "w1", at(time.Second), "handler_error: provider answered 502"))
+	claim(at(time.Second))
+	is.NoErr(waitJob(ctx, s, "job_w", "w1", at(30*time.Second)))
+	j, err := s.GetJob(ctx, "job_w")
+	is.NoErr(err)
+	is.Equal(j.Status, paykit.JobWaiting)
+	is.Equal(j.LastError, "")
+	is.Equal(j.RunAt, at(30*time.Second))
+	is.Equal(j.Attempts, 2)
+	is.True(j.LeaseUntil == nil)
+
+	for _, now := range []time.Time{at(10 * time.Second), at(30 * time.Second)} { // before and once due
+		is.Equal(stateIDs(t, s, paykit.JobWaiting, now), []string{"job_w"})
+		is.Equal(stateIDs(t, s, "", now), []string{"job_w"})
+		for _, other := range []paykit.JobState{paykit.JobRetrying, paykit.JobDue, paykit.JobScheduled, paykit.JobAvailable, paykit.JobRunning, paykit.JobNeedsAttention} {
+			is.Equal(stateIDs(t, s, other, now), []string(nil))
+		}
+	}
+	is.Equal(stats(at(10*time.Second)), paykit.JobKindStats{Kind: "payment.inquire", Waiting: 1})
+	is.Equal(stats(at(30*time.Second)), paykit.JobKindStats{Kind: "payment.inquire", Due: 1, Waiting: 1, OldestDue: ptr(at(30 * time.Second))})
+
+	// Running again, it is running, not waiting; and may wait again.
+	claim(at(30 * time.Second))
+	is.Equal(stateIDs(t, s, paykit.JobRunning, at(40*time.Second)), []string{"job_w"})
+	is.Equal(stateIDs(t, s, paykit.JobWaiting, at(40*time.Second)), []string(nil))
+	is.Equal(stats(at(40*time.Second)), paykit.JobKindStats{Kind: "payment.inquire", Running: 1})
+	is.NoErr(waitJob(ctx, s, "job_w", "w1", at(time.Hour)))
+	is.Equal(stateIDs(t, s, paykit.JobWaiting, at(time.Minute)), []string{"job_w"})
+
+	// A wait past the attempt limit is flagged like a failure.
+	claim(at(time.Hour))
+	is.NoErr(flagJob(ctx, s, "job_w", "w1", at(2*time.Hour), "not_yet: provider outcome not final yet"))
+	is.Equal(stateIDs(t, s, paykit.JobNeedsAttention, at(time.Hour)), []string{"job_w"})
+	is.Equal(stateIDs(t, s, paykit.JobWaiting, at(time.Hour)), []string(nil))
+	is.Equal(stats(at(time.Hour)), paykit.JobKindStats{Kind: "payment.inquire", Retrying: 1, NeedsAttention: 1})
+}
+
+// testCompleteJobByDedupKey: a transaction completes the pending job of a
+// dedup key whose purpose it met, with its other writes or not at all; a
+// job under a live lease is left to its run, one whose lease lapsed is
+// completed and its run fenced; the key is free for a new job at once.
+func testCompleteJobByDedupKey(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	enqueue := func(id, dedup string, runAt time.Time) {
+		t.Helper()
+		is.NoErr(s.EnqueueJob(ctx, &paykit.Job{ID: id, Kind: "payout.expire", Scope: scopeA, TargetID: "po_" + id,
+			DedupKey: dedup, RunAt: runAt, CreatedAt: base}))
+	}
+	get := func(id string) *paykit.Job {
+		t.Helper()
+		j, err := s.GetJob(ctx, id)
+		is.NoErr(err)
+		return j
+	}
+	enqueue("job_hold", "payout.expire:po_1", at(72*time.Hour))
+	enqueue("job_kept", "payout.expire:po_2", at(72*time.Hour))
+	enqueue("job_run", "payment.inquire:pi_1", base)
+	enqueue("job_other", "", base)
+
+	// Committed with the transaction's other writes.
+	now := at(time.Minute)
+	is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error {
+		if err := tx.CompleteJobByDedupKey(ctx, "payout.expire:po_1", now); err != nil {
+			return err
+		}
+		return tx.EnqueueJob(ctx, &paykit.Job{ID: "job_next", Kind: "payout.dispatch", DedupKey: "payout.dispatch:po_1", RunAt: at(5 * time.Minute), CreatedAt: now})
+	}))
+	done := get("job_hold")
+	is.Equal(done.Status, paykit.JobCompleted)
+	is.Equal(*done.CompletedAt, now)
+	is.Equal(done.Attempts, 0)
+	is.Equal(stateIDs(t, s, paykit.JobCompleted, now), []string{"job_hold"})
+	// Its key is free at once; no such key, or one completed, is no error.
+	enqueue("job_again", "payout.expire:po_1", at(72*time.Hour))
+	is.NoErr(s.CompleteJobByDedupKey(ctx, "payout.expire:po_9", now))
+	is.NoErr(s.CompleteJobByDedupKey(ctx, "", now))
+
+	// Rolled back with its transaction.
+	is.True(errors.Is(s.InTx(ctx, func(tx paykit.Tx) error {
+		if err := tx.CompleteJobByDedupKey(ctx, "payout.expire:po_2", now); err != nil {
+			return err
+		}
+		return errBoom
+	}), errBoom))
+	is.Equal(get("job_kept").Status, paykit.JobAvailable)
+
+	// A run under a live lease finishes the job itself; once its lease
+	// lapsed, the job is completed and the run fenced.
+	got, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: now, LeaseUntil: at(2 * time.Minute), Limit: 10})
+	is.NoErr(err)
+	is.Equal(jobIDs(got), []string{"job_other", "job_run"})
+	is.NoErr(s.CompleteJobByDedupKey(ctx, "payment.inquire:pi_1", at(90*time.Second)))
+	is.Equal(get("job_run").Status, paykit.JobRunning)
+	is.NoErr(s.CompleteJobByDedupKey(ctx, "payment.inquire:pi_1", at(2*time.Minute)))
+	is.Equal(get("job_run").Status, paykit.JobCompleted)
+	is.True(get("job_run").LeaseUntil == nil)
+	is.True(errors.Is(completeJob(ctx, s, "job_run", "w1", at(2*time.Minute)), paykit.ErrNotFound)) // fenced
+	is.NoErr(completeJob(ctx, s, "job_other", "w1", at(90*time.Second)))
+
+	// Completed jobs are never claimed.
+	got, err = s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: at(100 * time.Hour), LeaseUntil: at(101 * time.Hour), Limit: 10})
+	is.NoErr(err)
+	is.Equal(jobIDs(got), []string{"job_next", "job_again", "job_kept"})
+}

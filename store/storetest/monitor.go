@@ -55,12 +55,13 @@ func testListMerchants(t *testing.T, s paykit.Store) {
 // monitorNow is the moment the job tests ask about.
 var monitorNow = at(time.Hour)
 
-// seedMonitorJobs brings seven jobs into every state by the Store's own
+// seedMonitorJobs brings eight jobs into every state by the Store's own
 // operations. At monitorNow:
 //
 //	job_run     k2 mch_b   running: leased until 2h
 //	job_rdue    k1 mch_a   retrying, due since 40m ("provider timeout")
-//	job_rlater  k1 mch_b   retrying, next attempt at 90m
+//	job_rlater  k1 mch_b   waiting, next run at 90m
+//	job_wdue    k2 mch_a   waiting, due since 50m
 //	job_rexp    k2 mch_a   retrying: its lease ended at 10m, due since 0
 //	job_sched   k1 mch_a   scheduled at 70m
 //	job_due     k1 mch_a   due since 55m (live environment)
@@ -85,9 +86,11 @@ func seedMonitorJobs(t *testing.T, s paykit.Store) {
 	enqueue("job_rdue", "k1", scopeA, at(2*time.Second), base)
 	enqueue("job_rlater", "k1", scopeB, at(2*time.Second), base)
 	enqueue("job_rexp", "k2", scopeA, at(3*time.Second), base)
-	claim(base, at(10*time.Minute), "job_rdue", "job_rlater", "job_rexp")
+	enqueue("job_wdue", "k2", scopeA, at(7*time.Second), base)
+	claim(base, at(10*time.Minute), "job_rdue", "job_rlater", "job_rexp", "job_wdue")
 	is.NoErr(retryJob(ctx, s, "job_rdue", "w1", at(40*time.Minute), "provider timeout"))
-	is.NoErr(retryJob(ctx, s, "job_rlater", "w1", at(90*time.Minute), "not_yet: provider outcome not final yet"))
+	is.NoErr(waitJob(ctx, s, "job_rlater", "w1", at(90*time.Minute)))
+	is.NoErr(waitJob(ctx, s, "job_wdue", "w1", at(50*time.Minute)))
 	enqueue("job_sched", "k1", scopeA, at(4*time.Second), at(70*time.Minute))
 	enqueue("job_due", "k1", scopeALive, at(5*time.Second), at(55*time.Minute))
 	enqueue("job_sys", "k3", paykit.Scope{}, at(6*time.Second), monitorNow)
@@ -101,7 +104,7 @@ func testListJobs(t *testing.T, s paykit.Store) {
 	is.Equal(len(none), 0)
 	seedMonitorJobs(t, s)
 
-	all := []string{"job_sys", "job_due", "job_sched", "job_rexp", "job_rlater", "job_rdue", "job_run"}
+	all := []string{"job_wdue", "job_sys", "job_due", "job_sched", "job_rexp", "job_rlater", "job_rdue", "job_run"}
 	for _, c := range []struct {
 		name string
 		q    paykit.JobQuery
@@ -109,19 +112,22 @@ func testListJobs(t *testing.T, s paykit.Store) {
 	}{
 		{"all", paykit.JobQuery{}, all},
 		{"running", paykit.JobQuery{State: paykit.JobRunning}, []string{"job_run"}},
-		{"retrying", paykit.JobQuery{State: paykit.JobRetrying}, []string{"job_rexp", "job_rlater", "job_rdue"}},
+		{"retrying", paykit.JobQuery{State: paykit.JobRetrying}, []string{"job_rexp", "job_rdue"}},
+		{"waiting", paykit.JobQuery{State: paykit.JobWaiting}, []string{"job_wdue", "job_rlater"}},
 		{"due", paykit.JobQuery{State: paykit.JobDue}, []string{"job_sys", "job_due"}},
 		{"scheduled", paykit.JobQuery{State: paykit.JobScheduled}, []string{"job_sched"}},
 		{"kind", paykit.JobQuery{Kind: "k1"}, []string{"job_due", "job_sched", "job_rlater", "job_rdue"}},
 		{"unknown kind", paykit.JobQuery{Kind: "k9"}, nil},
-		{"merchant, both environments", paykit.JobQuery{MerchantID: "mch_a"}, []string{"job_due", "job_sched", "job_rexp", "job_rdue"}},
+		{"merchant, both environments", paykit.JobQuery{MerchantID: "mch_a"}, []string{"job_wdue", "job_due", "job_sched", "job_rexp", "job_rdue"}},
 		{"merchant b", paykit.JobQuery{MerchantID: "mch_b"}, []string{"job_rlater", "job_run"}},
 		{"kind and state", paykit.JobQuery{Kind: "k2", State: paykit.JobRetrying}, []string{"job_rexp"}},
+		{"kind and waiting", paykit.JobQuery{Kind: "k2", State: paykit.JobWaiting}, []string{"job_wdue"}},
 		{"merchant and state", paykit.JobQuery{MerchantID: "mch_a", State: paykit.JobDue}, []string{"job_due"}},
 		// Two hours later every lease has ended and everything has come due.
 		{"later: nothing runs", paykit.JobQuery{State: paykit.JobRunning, Now: at(2 * time.Hour)}, nil},
 		{"later: due", paykit.JobQuery{State: paykit.JobDue, Now: at(2 * time.Hour)}, []string{"job_sys", "job_due", "job_sched"}},
-		{"later: retrying", paykit.JobQuery{State: paykit.JobRetrying, Now: at(2 * time.Hour)}, []string{"job_rexp", "job_rlater", "job_rdue", "job_run"}},
+		{"later: retrying", paykit.JobQuery{State: paykit.JobRetrying, Now: at(2 * time.Hour)}, []string{"job_rexp", "job_rdue", "job_run"}},
+		{"later: waiting", paykit.JobQuery{State: paykit.JobWaiting, Now: at(2 * time.Hour)}, []string{"job_wdue", "job_rlater"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
@@ -149,7 +155,7 @@ func testListJobs(t *testing.T, s paykit.Store) {
 	retrying := walkPages(t, 2, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
 		return s.Queue().ListJobs(ctx, paykit.JobQuery{State: paykit.JobRetrying, Now: monitorNow, After: after, Limit: limit})
 	}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
-	is.Equal(retrying, []string{"job_rexp", "job_rlater", "job_rdue"})
+	is.Equal(retrying, []string{"job_rexp", "job_rdue"})
 
 	// Listed jobs are the stored jobs, field for field.
 	listed, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow})
@@ -166,6 +172,8 @@ func testListJobs(t *testing.T, s paykit.Store) {
 	is.Equal(byID["job_rdue"].LastError, "provider timeout")
 	is.Equal(byID["job_rdue"].Attempts, 1)
 	is.Equal(byID["job_rdue"].RunAt, at(40*time.Minute))
+	is.Equal(byID["job_rlater"].LastError, "") // a wait is no error
+	is.Equal(byID["job_rlater"].Status, paykit.JobWaiting)
 	is.True(byID["job_rdue"].LeaseUntil == nil)
 	is.Equal(*byID["job_run"].LeaseUntil, at(2*time.Hour))
 	is.Equal(byID["job_run"].LeaseUntil.Location(), time.UTC)
@@ -184,8 +192,8 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	got, err := s.Queue().JobStats(ctx, monitorNow)
 	is.NoErr(err)
 	is.Equal(got, []paykit.JobKindStats{
-		{Kind: "k1", Due: 2, Running: 0, Retrying: 2, OldestDue: ptr(at(40 * time.Minute))},
-		{Kind: "k2", Due: 1, Running: 1, Retrying: 1, OldestDue: ptr(base)},
+		{Kind: "k1", Due: 2, Running: 0, Retrying: 1, Waiting: 1, OldestDue: ptr(at(40 * time.Minute))},
+		{Kind: "k2", Due: 2, Running: 1, Retrying: 1, Waiting: 1, OldestDue: ptr(base)},
 		{Kind: "k3", Due: 1, Running: 0, Retrying: 0, OldestDue: ptr(monitorNow)},
 	})
 	is.Equal(got[0].OldestDue.Location(), time.UTC)
@@ -195,8 +203,8 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	early, err := s.Queue().JobStats(ctx, at(30*time.Minute))
 	is.NoErr(err)
 	is.Equal(early, []paykit.JobKindStats{
-		{Kind: "k1", Retrying: 2},
-		{Kind: "k2", Due: 1, Running: 1, Retrying: 1, OldestDue: ptr(base)},
+		{Kind: "k1", Retrying: 1, Waiting: 1},
+		{Kind: "k2", Due: 1, Running: 1, Retrying: 1, Waiting: 1, OldestDue: ptr(base)},
 		{Kind: "k3"},
 	})
 
@@ -204,7 +212,7 @@ func testJobStats(t *testing.T, s paykit.Store) {
 	is.NoErr(completeJob(ctx, s, "job_run", "w1", monitorNow))
 	after, err := s.Queue().JobStats(ctx, monitorNow)
 	is.NoErr(err)
-	is.Equal(after[1], paykit.JobKindStats{Kind: "k2", Due: 1, Retrying: 1, OldestDue: ptr(base)})
+	is.Equal(after[1], paykit.JobKindStats{Kind: "k2", Due: 2, Retrying: 1, Waiting: 1, OldestDue: ptr(base)})
 }
 
 func testCountStaleProcessing(t *testing.T, s paykit.Store) {

@@ -42,6 +42,8 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"ConcurrentJobClaims", testConcurrentClaims},
 		{"JobLeaseFencing", testJobLeaseFencing},
 		{"JobStates", testJobStates},
+		{"JobWaiting", testJobWaiting},
+		{"CompleteJobByDedupKey", testCompleteJobByDedupKey},
 		{"PurgeCompletedJobs", testPurgeCompletedJobs},
 		{"Leases", testLeases},
 		{"Checkouts", testCheckouts},
