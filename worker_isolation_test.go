@@ -51,7 +51,7 @@ func TestHangingEndpointDoesNotDelayOtherMerchants(t *testing.T) {
 		defer close(sender.release)
 		e := newFlowEnvOn(t, store, func(c *paykit.Config) {
 			c.WebhookSender = sender
-			c.WorkerConcurrency = 4
+			c.WorkerConcurrency, c.PartitionConcurrency = 4, 2
 			c.WorkerInterval = time.Hour // wake-ups only
 		})
 		a, err := e.svc.CreateMerchant(ctx, "test", "Noisy")
