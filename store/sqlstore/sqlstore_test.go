@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 )
 
 func TestSQLite(t *testing.T) {
+	t.Parallel()
 	newStore := func(t *testing.T) paykit.Store {
 		return open(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
 	}
@@ -28,6 +30,7 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestSQLiteMemory(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) paykit.Store { return open(t, "sqlite::memory:") })
 }
 
@@ -35,6 +38,7 @@ func TestSQLiteMemory(t *testing.T) {
 // server at $PAYKIT_TEST_POSTGRES_URL, one schema per Store. It fails, never
 // skips, when the server is unreachable.
 func TestPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u, err := url.Parse(pgtest.Database(t))
 	if err != nil {
@@ -42,10 +46,9 @@ func TestPostgres(t *testing.T) {
 	}
 	db := open(t, u.String())
 
-	schemas := 0
+	var schemas atomic.Int32
 	newStore := func(t *testing.T) paykit.Store {
-		schemas++
-		schema := fmt.Sprintf("s%d", schemas)
+		schema := fmt.Sprintf("s%d", schemas.Add(1))
 		if _, err := db.DB().ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,8 @@ import (
 	"github.com/paykit/paykit"
 )
 
-// Run runs every conformance test against Stores made by newStore.
+// Run runs every conformance test against Stores made by newStore, several
+// at once: newStore must be safe to call from several goroutines.
 func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 	tests := []struct {
 		name string
@@ -74,14 +75,27 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"WebhookEndpointPause", testWebhookEndpointPause},
 		{"Heartbeat", testHeartbeat},
 	}
+	// The cases run on Stores of their own, several at once: they mostly
+	// wait on the database, more than go test's -parallel (GOMAXPROCS)
+	// would run.
+	sem := make(chan struct{}, concurrentCases)
+	var wg sync.WaitGroup
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t)
-			t.Cleanup(func() { _ = s.Close() })
-			tc.fn(t, s)
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t)
+				t.Cleanup(func() { _ = s.Close() })
+				tc.fn(t, s)
+			})
 		})
 	}
+	wg.Wait()
 }
+
+// concurrentCases is how many conformance cases Run runs at once.
+const concurrentCases = 8
 
 // base is a fixed instant at millisecond precision.
 var base = time.Date(2026, 3, 14, 9, 26, 53, 589_000_000, time.UTC)
