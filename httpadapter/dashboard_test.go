@@ -353,3 +353,92 @@ func TestDashboardRevokesOnlyTheMerchantsKeys(t *testing.T) {
 	_, err = e.svc.Authenticate(e.ctx, key.PublicKey, key.SecretKey)
 	is.True(err != nil)
 }
+
+// TestDashboardActionsStayInScope: approving or rejecting through a URL
+// scoped to another merchant or environment (a stale page, a hand-made
+// link) changes nothing and says why; through the payout's own scope the
+// answer is the payout acted on.
+func TestDashboardActionsStayInScope(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		is := is.New(t)
+		e := newDashEnv(t, open)
+		a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
+		is.NoErr(err)
+		b, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
+		is.NoErr(err)
+		po := heldPayout(t, e.sandboxEnv, a.ID)
+		csrf := e.csrf()
+		act := func(query, action string) response {
+			return e.post("/payouts/"+po.ID+"?"+query, url.Values{"csrf": {csrf}, "action": {action}, "reason": {"Not verified"}})
+		}
+		for _, query := range []string{"merchant=" + a.ID, "env=test", ""} {
+			r := act(query, "reject")
+			is.Equal(r.status, http.StatusBadRequest)
+			is.True(strings.Contains(string(r.body), "This form does not name the merchant and environment it was shown for. Nothing was done."))
+		}
+		for _, query := range []string{"merchant=" + b.ID + "&env=test", "merchant=" + a.ID + "&env=live"} {
+			for _, action := range []string{"approve", "reject"} {
+				r := act(query+"&confirm="+action, action)
+				is.Equal(r.status, http.StatusNotFound)
+				is.True(strings.Contains(string(r.body), "is not one of merchant"))
+				is.True(strings.Contains(string(r.body), "Nothing was done."))
+			}
+		}
+		r := act("merchant="+b.ID+"&env=test", "reject")
+		is.True(strings.Contains(string(r.body), "The payout "+po.ID+" is not one of merchant "+b.ID+" in test"))
+		p := paykit.Principal{Scope: paykit.Scope{MerchantID: a.ID, Environment: paykit.Test}}
+		got, err := e.svc.GetPayoutIntent(e.ctx, p, po.ID)
+		is.NoErr(err)
+		is.Equal(got.Status, paykit.PayoutRequiresApproval) // untouched
+		is.True(got.ApprovalPending)
+		for _, action := range []string{"payout_intent.approve", "payout_intent.reject"} {
+			audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: action})
+			is.NoErr(err)
+			is.Equal(len(audit.Data), 0)
+		}
+
+		r = act("merchant="+a.ID+"&env=test&confirm=reject", "reject")
+		is.Equal(r.status, http.StatusOK)
+		body := string(r.body)
+		is.True(strings.Contains(body, "Payout rejected."))
+		is.True(strings.Contains(body, "<h1>Payout "+po.ID+"</h1>"))
+		is.True(strings.Contains(body, `<dd id="status"><span class="status-bad">failed</span></dd>`))
+		is.True(strings.Contains(body, `<dd id="cancel-reason">Not verified</dd>`))
+		is.True(!strings.Contains(body, `id="confirm-reject"`))
+	})
+}
+
+// TestDashboardOpensOnTheActiveMerchant: without a merchant in the URL the
+// pages show the merchant and environment with the most recent event, not
+// a newer merchant that has none; without any event, the newest merchant.
+func TestDashboardOpensOnTheActiveMerchant(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		is := is.New(t)
+		e := newDashEnv(t, open)
+		busy, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Busy")
+		is.NoErr(err)
+		e.csrf()
+		selected := regexp.MustCompile(`<option value="(mch_\w+)" selected>`)
+		overview := func() string {
+			r := e.get("/")
+			is.Equal(r.status, http.StatusOK)
+			m := selected.FindSubmatch(r.body)
+			is.True(m != nil)
+			return string(m[1])
+		}
+		is.Equal(overview(), busy.ID) // the only one
+		heldPayout(t, e.sandboxEnv, busy.ID)
+		e.clock.Advance(time.Second)
+		empty, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Empty")
+		is.NoErr(err)
+		is.Equal(overview(), busy.ID)
+		r := e.get("/payouts")
+		is.True(strings.Contains(string(r.body), "Somchai Jaidee") || strings.Contains(string(r.body), "KBANK"))
+		is.Equal(string(selected.FindSubmatch(r.body)[1]), busy.ID)
+		r = e.get("/?merchant=" + empty.ID) // the picker still picks
+		is.Equal(string(selected.FindSubmatch(r.body)[1]), empty.ID)
+		e.clock.Advance(time.Second)
+		heldPayout(t, e.sandboxEnv, empty.ID)
+		is.Equal(overview(), empty.ID) // now the most recent
+	})
+}
