@@ -29,7 +29,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return err
 	}
-	attention, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: paykit.JobNeedsAttention})
+	attention, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: jobsDefaultState})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	p := &dashPageView{Title: "Overview", Scope: sc.view}
 	p.Sections = append(p.Sections, section{ID: "attention", Heading: "Needs attention", Stats: []stat{
 		{count(len(approvals.Data), approvals.HasMore), "payouts wait for approval", link(r, "/approvals")},
-		{count(len(attention.Data), attention.HasMore), "jobs need attention", link(r, "/jobs", "state", string(paykit.JobNeedsAttention))},
+		{count(len(attention.Data), attention.HasMore), "jobs need attention", link(r, "/jobs")}, // the jobs page's default
 		{count(len(retrying.Data), retrying.HasMore), "jobs retrying", link(r, "/jobs", "state", string(paykit.JobRetrying))},
 		{strconv.Itoa(stats.Stale.PaymentIntents), "payments processing past their stale time (all merchants)", link(r, "/payment_intents", append(sc.params(), "status", "processing")...)},
 		{strconv.Itoa(stats.Stale.PayoutIntents), "payouts processing past their stale time (all merchants)", link(r, "/payouts", append(sc.params(), "status", "processing")...)},

@@ -748,11 +748,16 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 	return nil
 }
 
+// jobsDefaultState is the jobs page's filter when the URL names none.
+const jobsDefaultState = paykit.JobNeedsAttention
+
 func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
 	state, kind, merchant, cursor := q.Get("state"), q.Get("kind"), q.Get("merchant"), q.Get("cursor")
+	// By default what the overview counts as jobs that need attention:
+	// the same list, so the count and the page agree.
 	if _, ok := q["state"]; !ok {
-		state = string(paykit.JobNeedsAttention)
+		state = string(jobsDefaultState)
 	}
 	p := &dashPageView{Title: "Background jobs", Filters: &filters{Fields: []formField{
 		{Name: "state", Label: "State", Options: options(state, append([]string{""}, strs(paykit.JobStates)...)...)},
@@ -772,7 +777,11 @@ func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) err
 		}
 		pager(r, t, cursor, page.NextCursor)
 	}
-	p.Sections = append(p.Sections, section{ID: "list", Table: t})
+	sec := section{ID: "list", Table: t}
+	if _, ok := q["state"]; !ok {
+		sec.Text = "Jobs that need attention: they failed their kind's attempt limit and are still tried. Choose a state, or Any for every pending job."
+	}
+	p.Sections = append(p.Sections, sec)
 	d.show(w, r, s, status, "/jobs", n, p)
 	return nil
 }

@@ -442,3 +442,47 @@ func TestDashboardOpensOnTheActiveMerchant(t *testing.T) {
 		is.Equal(overview(), empty.ID) // now the most recent
 	})
 }
+
+// TestDashboardJobsCountMatchesJobsPage: the overview's count of jobs that
+// need attention links to the jobs page as it opens by default, which
+// lists exactly those jobs (not the retrying, waiting or scheduled ones).
+func TestDashboardJobsCountMatchesJobsPage(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Jobs")
+	is.NoErr(err)
+	scope := paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}
+	now := e.clock.Now()
+	ends := []paykit.JobEnd{}
+	for i, st := range []paykit.JobState{paykit.JobNeedsAttention, paykit.JobNeedsAttention, paykit.JobRetrying, paykit.JobWaiting, paykit.JobNeedsAttention} {
+		id := "job_" + strconv.Itoa(i)
+		is.NoErr(e.store.EnqueueJob(e.ctx, &paykit.Job{ID: id, Kind: "payout.inquire", Scope: scope, TargetID: "po_" + id, RunAt: now, CreatedAt: now}))
+		ends = append(ends, paykit.JobEnd{JobRun: paykit.JobRun{ID: id, Attempts: 1}, Status: st, RunAt: now.Add(time.Hour), LastError: "boom"})
+	}
+	claimed, err := e.store.Queue().ClaimJobs(e.ctx, paykit.ClaimParams{Owner: "w-test", Now: now, LeaseUntil: now.Add(time.Second), Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(claimed), len(ends))
+	lost, err := e.store.Queue().FinishJobs(e.ctx, "w-test", ends)
+	is.NoErr(err)
+	is.Equal(len(lost), 0)
+	is.NoErr(e.store.EnqueueJob(e.ctx, &paykit.Job{ID: "job_sched", Kind: "payout.inquire", Scope: scope, TargetID: "po_s", RunAt: now.Add(time.Hour), CreatedAt: now}))
+	e.clock.Advance(2 * time.Second) // the leases are over
+
+	e.csrf()
+	r := e.get("/")
+	stat := regexp.MustCompile(`<div class="stat">(\d+)</div><div class="note"><a href="([^"]*)">jobs need attention</a>`).FindSubmatch(r.body)
+	is.True(stat != nil)
+	is.Equal(string(stat[1]), "3")
+	is.Equal(string(stat[2]), "/dashboard/jobs")
+	rows := regexp.MustCompile(`<tr><td class="mono">job_\d+</td>`)
+	for _, page := range []string{"/jobs", "/jobs?state=needs_attention"} {
+		r = e.get(page)
+		is.Equal(r.status, http.StatusOK)
+		is.Equal(len(rows.FindAll(r.body, -1)), 3)
+		is.Equal(strings.Count(string(r.body), `<span class="status-bad">needs_attention</span>`), 3)
+	}
+	is.True(strings.Contains(string(e.get("/jobs").body), "Jobs that need attention"))
+	r = e.get("/jobs?state=")
+	is.Equal(len(regexp.MustCompile(`<tr><td class="mono">job_\w+</td>`).FindAll(r.body, -1)), 6) // Any: every pending job
+}
