@@ -475,7 +475,7 @@ func TestDashboardJobsCountMatchesJobsPage(t *testing.T) {
 	is.True(stat != nil)
 	is.Equal(string(stat[1]), "3")
 	is.Equal(string(stat[2]), "/dashboard/jobs")
-	rows := regexp.MustCompile(`<tr><td class="mono">job_\d+</td>`)
+	rows := regexp.MustCompile(`<tr><td data-label="Job" class="mono">job_\d+</td>`)
 	for _, page := range []string{"/jobs", "/jobs?state=needs_attention"} {
 		r = e.get(page)
 		is.Equal(r.status, http.StatusOK)
@@ -484,5 +484,5 @@ func TestDashboardJobsCountMatchesJobsPage(t *testing.T) {
 	}
 	is.True(strings.Contains(string(e.get("/jobs").body), "Jobs that need attention"))
 	r = e.get("/jobs?state=")
-	is.Equal(len(regexp.MustCompile(`<tr><td class="mono">job_\w+</td>`).FindAll(r.body, -1)), 6) // Any: every pending job
+	is.Equal(len(regexp.MustCompile(`<tr><td data-label="Job" class="mono">job_\w+</td>`).FindAll(r.body, -1)), 6) // Any: every pending job
 }
