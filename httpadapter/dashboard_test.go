@@ -327,6 +327,19 @@ func TestDashboardOverviewCountsExactly(t *testing.T) {
 	is.Equal(string(stat[1]), strconv.Itoa(n)) // exact, not "100+"
 }
 
+// twoMerchants creates merchants Kedai A and Kedai B.
+func (e *dashEnv) twoMerchants() (a, b *paykit.Merchant) {
+	e.t.Helper()
+	var err error
+	if a, err = e.svc.CreateMerchant(e.ctx, "test", "Kedai A"); err == nil {
+		b, err = e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a, b
+}
+
 // TestDashboardRevokesOnlyTheMerchantsKeys: revoking a key from another
 // merchant's page is refused and leaves the key working; from its own
 // merchant's page it is revoked.
@@ -334,10 +347,7 @@ func TestDashboardRevokesOnlyTheMerchantsKeys(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e := newDashEnv(t, onMemory)
-	a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
-	is.NoErr(err)
-	b, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
-	is.NoErr(err)
+	a, b := e.twoMerchants()
 	key, err := e.svc.CreateAPIKey(e.ctx, "test", b.ID, paykit.Test)
 	is.NoErr(err)
 	csrf := e.csrf()
@@ -362,10 +372,7 @@ func TestDashboardActionsStayInScope(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
 		is := is.New(t)
 		e := newDashEnv(t, open)
-		a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
-		is.NoErr(err)
-		b, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
-		is.NoErr(err)
+		a, b := e.twoMerchants()
 		po := heldPayout(t, e.sandboxEnv, a.ID)
 		csrf := e.csrf()
 		act := func(query, action string) response {
@@ -485,4 +492,31 @@ func TestDashboardJobsCountMatchesJobsPage(t *testing.T) {
 	is.True(strings.Contains(string(e.get("/jobs").body), "Jobs that need attention"))
 	r = e.get("/jobs?state=")
 	is.Equal(len(regexp.MustCompile(`<tr><td data-label="Job" class="mono">job_\w+</td>`).FindAll(r.body, -1)), 6) // Any: every pending job
+}
+
+// TestDashboardEndpointActionsStayInScope: resending, from a merchant's
+// webhook endpoint, an event of another merchant is refused and schedules
+// nothing; the answer is the endpoint's page.
+func TestDashboardEndpointActionsStayInScope(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	a, b := e.twoMerchants()
+	ep, err := e.svc.CreateWebhookEndpoint(e.ctx, "test", a.ID, paykit.CreateWebhookEndpointRequest{Environment: "test", URL: "https://a.example.com/hooks"})
+	is.NoErr(err)
+	heldPayout(t, e.sandboxEnv, b.ID)
+	evs, err := e.svc.ListEvents(e.ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: b.ID, Environment: paykit.Test}}, paykit.EventListParams{})
+	is.NoErr(err)
+	is.True(len(evs.Data) > 0)
+	csrf := e.csrf()
+	r := e.post("/webhook_endpoints/"+ep.Endpoint.ID, url.Values{"csrf": {csrf}, "action": {"resend"}, "event": {evs.Data[0].ID}})
+	is.Equal(r.status, http.StatusNotFound)
+	is.True(strings.Contains(string(r.body), "No such event"))
+	is.True(strings.Contains(string(r.body), "<h1>Webhook endpoint "+ep.Endpoint.ID+"</h1>"))
+	jobs, err := e.svc.ListJobs(e.ctx, paykit.JobListParams{Kind: "webhook.deliver"})
+	is.NoErr(err)
+	is.Equal(len(jobs.Data), 0)
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "webhook_endpoint.resend_event"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 0)
 }
