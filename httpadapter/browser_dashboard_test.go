@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
@@ -18,8 +20,8 @@ import (
 )
 
 // The operator dashboard in a real browser (SQLite Store, a running
-// worker). The README's screenshots of the overview and a payout come from
-// here (PAYKIT_UPDATE_DOCS=1, as the checkout's).
+// worker). The README's screenshots of a payout at 1280 px and 390 px come
+// from TestBrowserDashboardWidths (PAYKIT_UPDATE_DOCS=1, as the checkout's).
 
 func newDashBrowser(t *testing.T) (*dashEnv, *browsertest.Browser) {
 	t.Helper()
@@ -52,7 +54,7 @@ func TestBrowserDashboardApprovals(t *testing.T) {
 
 	browserSignIn(e, b)
 	is.Equal(b.Text("#attention .stat"), "2") // two payouts wait
-	docsScreenshot(t, b.Screenshot("dashboard-overview"), "dashboard-overview.png")
+	b.Screenshot("dashboard-overview")
 
 	b.Navigate(e.base + "/approvals")
 	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), 2)
@@ -73,7 +75,7 @@ func TestBrowserDashboardApprovals(t *testing.T) {
 	is.Equal(b.Text("#notice"), "Payout rejected.")
 	is.Equal(b.Text("#status"), "failed")
 	is.Equal(b.Text("#cancel-reason"), "Recipient not verified")
-	docsScreenshot(t, b.Screenshot("dashboard-payout"), "dashboard-payout.png")
+	b.Screenshot("dashboard-payout")
 
 	po, err := e.svc.GetPayoutIntent(e.ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}, approve.ID)
 	is.NoErr(err)
@@ -270,4 +272,106 @@ func TestBrowserDashboardFilterAndPage(t *testing.T) {
 	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), 2)
 	is.True(!browsertest.Eval[bool](b, `!!document.getElementById("next-page")`))
 	is.True(strings.Contains(b.URL(), "status=requires_approval"))
+}
+
+// dashWidths are the widths the dashboard must fit: a laptop and a phone.
+var dashWidths = []int64{1280, browsertest.ViewportWidth}
+
+// fits checks at the browser's width that the page does not scroll
+// sideways and that every table fits its card (a table may scroll within
+// its card, but none does on these pages).
+func fits(t *testing.T, b *browsertest.Browser, page string, width int64) {
+	t.Helper()
+	body := browsertest.Eval[[]int](b, `[document.documentElement.scrollWidth, document.documentElement.clientWidth, document.body.scrollWidth, document.body.clientWidth]`)
+	if body[0] > body[1] || body[2] > body[3] {
+		t.Errorf("%s at %d px: the page is %d px wide (body %d) in %d px", page, width, body[0], body[2], body[1])
+	}
+	over := browsertest.Eval[[]string](b, `[...document.querySelectorAll(".table-wrap")].filter(w => w.scrollWidth > w.clientWidth).map(w => (w.closest("section") || {}).id + ": " + w.scrollWidth + " > " + w.clientWidth)`)
+	if len(over) > 0 {
+		t.Errorf("%s at %d px: tables wider than their card: %v", page, width, over)
+	}
+}
+
+// The main pages at 1280 px and 390 px: nothing scrolls sideways, every
+// column shows. The README's two screenshots (a payout with its timeline,
+// at both widths) come from here (PAYKIT_UPDATE_DOCS=1).
+func TestBrowserDashboardWidths(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kopi Aisyah")
+	is.NoErr(err)
+	p := paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}
+	pi, _, err := e.svc.CreatePaymentIntent(e.ctx, p, "w-1", paykit.CreatePaymentIntentRequest{
+		Amount: 1_250_000, Currency: "MYR", Country: "MY", MerchantReference: "order-2026-000123", PaymentMethod: "TNG",
+		Customer: map[string]string{"name": "Aisyah Rahman"}})
+	is.NoErr(err)
+	held := heldPayout(t, e.sandboxEnv, m.ID)
+	_, err = e.svc.RejectPayout(e.ctx, "dashboard:alice:dss_0123456789abcdef", held.ID, "Recipient not verified by the merchant's compliance team")
+	is.NoErr(err)
+	heldPayout(t, e.sandboxEnv, m.ID)
+	_, err = e.svc.CreateWebhookEndpoint(e.ctx, "test", m.ID, paykit.CreateWebhookEndpointRequest{Environment: "test", URL: "https://kedai-kopi-aisyah.example.com/paykit/webhooks/endpoint-with-a-long-path"})
+	is.NoErr(err)
+	_, err = e.svc.CreateAPIKey(e.ctx, "test", m.ID, paykit.Test)
+	is.NoErr(err)
+
+	browserSignIn(e, b)
+	sc := "?merchant=" + m.ID + "&env=test"
+	pages := []string{"/", "/payment_intents" + sc, "/payment_intents/" + pi.ID + sc, "/payouts" + sc, "/payouts/" + held.ID + sc,
+		"/approvals", "/merchants", "/merchants/" + m.ID, "/jobs?state=", "/audit"}
+	for _, w := range dashWidths {
+		b.Do(chromedp.EmulateViewport(w, 900))
+		for i, page := range pages {
+			b.Navigate(e.base + page)
+			b.WaitFor("main h1", pageWait)
+			fits(t, b, page, w)
+			b.Screenshot("dashboard-" + strconv.FormatInt(w, 10) + "-" + strconv.Itoa(i))
+		}
+		b.Navigate(e.base + "/payouts/" + held.ID + sc)
+		b.WaitFor("#timeline", pageWait)
+		// Every column of the timeline shows its heading or label.
+		is.True(strings.Contains(b.Text("#timeline"), "Recipient not verified"))
+		name := "dashboard-" + strconv.FormatInt(w, 10)
+		docsScreenshot(t, b.Screenshot(name), name+".png")
+	}
+}
+
+// An approval form whose address names another merchant (a stale page, a
+// hand-made link) changes nothing: the answer says the payout is not that
+// merchant's and nothing was done; the payout still waits, and approving
+// it from its own page then works.
+func TestBrowserDashboardStaleScope(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, b := newDashBrowser(t)
+	a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
+	is.NoErr(err)
+	other, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
+	is.NoErr(err)
+	po := heldPayout(t, e.sandboxEnv, a.ID)
+
+	browserSignIn(e, b)
+	own := e.base + "/payouts/" + po.ID + "?merchant=" + a.ID + "&env=test"
+	b.Navigate(own + "&confirm=approve")
+	b.WaitFor("#confirm-approve", pageWait)
+	stale := strings.Replace(browsertest.Eval[string](b, `document.getElementById("approve").getAttribute("action")`), a.ID, other.ID, 1)
+	is.True(strings.Contains(stale, "merchant="+other.ID))
+	browsertest.Eval[bool](b, `(document.getElementById("approve").setAttribute("action", `+strconv.Quote(stale)+`), true)`)
+	b.ClickAndLoad("#confirm-approve")
+	b.WaitFor("main h1", pageWait)
+	is.Equal(b.Text("main h1"), "Not found")
+	is.True(strings.Contains(b.Text("main"), "The payout "+po.ID+" is not one of merchant "+other.ID+" in test"))
+	is.True(strings.Contains(b.Text("main"), "Nothing was done."))
+	got, err := e.svc.GetPayoutIntent(e.ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: a.ID, Environment: paykit.Test}}, po.ID)
+	is.NoErr(err)
+	is.True(got.ApprovalPending) // untouched
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "payout_intent.approve"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 0)
+
+	b.Navigate(own + "&confirm=approve")
+	b.ClickAndLoad("#confirm-approve")
+	b.WaitFor("#notice", pageWait)
+	is.Equal(b.Text("#notice"), "Payout approved.")
+	is.Equal(b.Text("main h1"), "Payout "+po.ID)
 }

@@ -404,6 +404,14 @@ var (
 var dashFuncs = template.FuncMap{
 	// formData pairs a form with the page's CSRF token.
 	"formData": func(f *form, csrf string) formData { return formData{Form: f, CSRF: csrf} },
+	// heading is column i's heading, "" past the last: a phone shows it
+	// beside each cell.
+	"heading": func(head []string, i int) string {
+		if i < len(head) {
+			return head[i]
+		}
+		return ""
+	},
 }
 
 func dashPage(name string) *template.Template {

@@ -29,7 +29,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return err
 	}
-	attention, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: paykit.JobNeedsAttention})
+	attention, err := d.svc.ListJobs(ctx, paykit.JobListParams{PageParams: bound, State: jobsDefaultState})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	p := &dashPageView{Title: "Overview", Scope: sc.view}
 	p.Sections = append(p.Sections, section{ID: "attention", Heading: "Needs attention", Stats: []stat{
 		{count(len(approvals.Data), approvals.HasMore), "payouts wait for approval", link(r, "/approvals")},
-		{count(len(attention.Data), attention.HasMore), "jobs need attention", link(r, "/jobs", "state", string(paykit.JobNeedsAttention))},
+		{count(len(attention.Data), attention.HasMore), "jobs need attention", link(r, "/jobs")}, // the jobs page's default
 		{count(len(retrying.Data), retrying.HasMore), "jobs retrying", link(r, "/jobs", "state", string(paykit.JobRetrying))},
 		{strconv.Itoa(stats.Stale.PaymentIntents), "payments processing past their stale time (all merchants)", link(r, "/payment_intents", append(sc.params(), "status", "processing")...)},
 		{strconv.Itoa(stats.Stale.PayoutIntents), "payouts processing past their stale time (all merchants)", link(r, "/payouts", append(sc.params(), "status", "processing")...)},
@@ -139,29 +139,55 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 // Actions: each POST goes to the page it acts on, with the form field
 // action naming what to do; the answer is that page with a notice.
 
-// payoutAction approves or rejects a pending approval.
+// payoutAction approves or rejects a pending approval of the page's scope
+// (merchant and environment, which the URL must name, as the page's form
+// does). A payout
+// outside that scope (a stale or hand-made URL) is refused before
+// anything is done. The answer is the payout acted on.
 func (d *dashboard) payoutAction(w http.ResponseWriter, r *http.Request, s *session) error {
-	id := r.PathValue("id")
+	ctx, id := r.Context(), r.PathValue("id")
+	q := r.URL.Query()
+	q.Del("confirm")
+	r.URL.RawQuery = q.Encode()
+	// The scope is the URL's, never a default that may have changed
+	// since the page was shown.
+	if q.Get("merchant") == "" || q.Get("env") == "" {
+		return paykit.InvalidRequest("", "This form does not name the merchant and environment it was shown for. Nothing was done. Open the payout again from the approval queue.")
+	}
+	sc := scopeOf(r, paykit.Scope{})
+	// A payout never changes merchant or environment: checked here, the
+	// scope holds for the action below.
+	if _, err := d.svc.GetPayoutIntent(ctx, sc.principal(), id); err != nil {
+		if paykit.ErrorCode(err) == paykit.CodeNotFound {
+			return outOfScope("payout", id, sc)
+		}
+		return err
+	}
+	var po *paykit.PayoutIntent
 	var err error
 	var done string
 	switch r.PostFormValue("action") {
 	case "approve":
-		_, err = d.svc.ApprovePayout(r.Context(), s.actor(), id, strings.TrimSpace(r.PostFormValue("note")))
+		po, err = d.svc.ApprovePayout(ctx, s.actor(), id, strings.TrimSpace(r.PostFormValue("note")))
 		done = "Payout approved."
 	case "reject":
-		_, err = d.svc.RejectPayout(r.Context(), s.actor(), id, strings.TrimSpace(r.PostFormValue("reason")))
+		po, err = d.svc.RejectPayout(ctx, s.actor(), id, strings.TrimSpace(r.PostFormValue("reason")))
 		done = "Payout rejected."
 	default:
 		err = unknownAction()
 	}
-	q := r.URL.Query()
-	q.Del("confirm")
-	r.URL.RawQuery = q.Encode()
 	if err != nil {
 		status, n := failed(err)
 		return d.showPayout(w, r, s, status, n)
 	}
-	return d.showPayout(w, r, s, http.StatusOK, &notice{Text: done})
+	return d.renderPayout(w, r, s, sc, po, http.StatusOK, &notice{Text: done})
+}
+
+// outOfScope refuses an action on a resource that is not of the page's
+// scope.
+func outOfScope(what, id string, sc scoped) error {
+	return paykit.Errorf(paykit.CodeNotFound, "", "The %s %s is not one of merchant %s in %s, the merchant and environment this page is for. Nothing was done. Open it again from the approval queue or its merchant's list.",
+		what, id, sc.MerchantID, sc.Environment)
 }
 
 func unknownAction() error { return paykit.InvalidRequest("action", "Unknown action.") }

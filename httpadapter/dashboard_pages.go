@@ -14,8 +14,8 @@ import (
 
 // The dashboard's pages. Payments, checkouts, payouts and refunds belong to
 // one merchant and environment: those pages show the merchant and
-// environment the picker names (query parameters merchant and env),
-// by default the newest merchant in test. Approvals, merchants, jobs and
+// environment the picker names (query parameters merchant and env), by
+// default the one with the most recent event (activeScope). Approvals, merchants, jobs and
 // the audit log span every merchant.
 
 func (d *dashboard) routePages() {
@@ -80,19 +80,48 @@ func (s scoped) params() []string {
 }
 
 // scopeOf reads the merchant and environment of the query; with no
-// merchant named, the newest of ms.
-func scopeOf(r *http.Request, ms []paykit.Merchant) scoped {
+// merchant named, def (its environment unless the query names one).
+func scopeOf(r *http.Request, def paykit.Scope) scoped {
 	q := r.URL.Query()
 	var sc scoped
-	sc.MerchantID = q.Get("merchant")
-	if sc.MerchantID == "" && len(ms) > 0 {
-		sc.MerchantID = ms[0].ID
+	sc.MerchantID, sc.Environment = q.Get("merchant"), paykit.Test
+	if sc.MerchantID == "" {
+		sc.Scope = def
 	}
-	sc.Environment = paykit.Test
-	if q.Get("env") == string(paykit.Live) {
-		sc.Environment = paykit.Live
+	switch env := paykit.Environment(q.Get("env")); env {
+	case paykit.Test, paykit.Live:
+		sc.Environment = env
 	}
 	return sc
+}
+
+// activeMerchants is how many of the newest merchants the default scope is
+// chosen among.
+const activeMerchants = overviewMerchants
+
+// activeScope is the default scope of the pages: of the newest
+// activeMerchants of ms (newest first), the merchant and environment with
+// the most recent event. An operator opens the dashboard to see what is
+// going on, which is rarely a merchant just created and still empty.
+// Without any event, the newest merchant in test.
+func (d *dashboard) activeScope(ctx context.Context, ms []paykit.Merchant) (paykit.Scope, error) {
+	if len(ms) == 0 {
+		return paykit.Scope{}, nil
+	}
+	best, at := paykit.Scope{MerchantID: ms[0].ID, Environment: paykit.Test}, time.Time{}
+	for _, m := range ms[:min(len(ms), activeMerchants)] {
+		for _, env := range []paykit.Environment{paykit.Test, paykit.Live} {
+			sc := paykit.Scope{MerchantID: m.ID, Environment: env}
+			evs, err := d.svc.ListEvents(ctx, paykit.Principal{Scope: sc}, paykit.EventListParams{PageParams: paykit.PageParams{Limit: 1}})
+			if err != nil {
+				return paykit.Scope{}, err
+			}
+			if len(evs.Data) > 0 && evs.Data[0].CreatedAt.After(at) {
+				best, at = sc, evs.Data[0].CreatedAt
+			}
+		}
+	}
+	return best, nil
 }
 
 // pickScope reads the picker (the newest 100 merchants are offered; any
@@ -103,7 +132,13 @@ func (d *dashboard) pickScope(r *http.Request) (scoped, []paykit.Merchant, error
 	if err != nil {
 		return scoped{}, nil, err
 	}
-	sc := scopeOf(r, ms.Data)
+	var def paykit.Scope
+	if r.URL.Query().Get("merchant") == "" {
+		if def, err = d.activeScope(r.Context(), ms.Data); err != nil {
+			return scoped{}, nil, err
+		}
+	}
+	sc := scopeOf(r, def)
 	sc.view = &scopeView{}
 	listed := false
 	for _, m := range ms.Data {
@@ -121,13 +156,17 @@ func (d *dashboard) pickScope(r *http.Request) (scoped, []paykit.Merchant, error
 // merchants are read only when the query names none.
 func (d *dashboard) detailScope(r *http.Request) (scoped, error) {
 	if r.URL.Query().Get("merchant") != "" {
-		return scopeOf(r, nil), nil
+		return scopeOf(r, paykit.Scope{}), nil
 	}
-	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: 1})
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: activeMerchants})
 	if err != nil {
 		return scoped{}, err
 	}
-	return scopeOf(r, ms.Data), nil
+	def, err := d.activeScope(r.Context(), ms.Data)
+	if err != nil {
+		return scoped{}, err
+	}
+	return scopeOf(r, def), nil
 }
 
 // listQuery reads the filters shared by the lists: status, currency,
@@ -455,6 +494,11 @@ func (d *dashboard) showPayout(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
+	return d.renderPayout(w, r, s, sc, po, status, n)
+}
+
+// renderPayout renders po, a payout of scope sc.
+func (d *dashboard) renderPayout(w http.ResponseWriter, r *http.Request, s *session, sc scoped, po *paykit.PayoutIntent, status int, n *notice) error {
 	reasonLabel := "Cancel reason" // the merchant's (merchant-api.md 4.10)
 	if po.FailureCode == paykit.FailureApprovalRejected {
 		reasonLabel = "Rejection reason" // the operator's, kept in the same field
@@ -704,11 +748,16 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 	return nil
 }
 
+// jobsDefaultState is the jobs page's filter when the URL names none.
+const jobsDefaultState = paykit.JobNeedsAttention
+
 func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
 	state, kind, merchant, cursor := q.Get("state"), q.Get("kind"), q.Get("merchant"), q.Get("cursor")
+	// By default what the overview counts as jobs that need attention:
+	// the same list, so the count and the page agree.
 	if _, ok := q["state"]; !ok {
-		state = string(paykit.JobNeedsAttention)
+		state = string(jobsDefaultState)
 	}
 	p := &dashPageView{Title: "Background jobs", Filters: &filters{Fields: []formField{
 		{Name: "state", Label: "State", Options: options(state, append([]string{""}, strs(paykit.JobStates)...)...)},
@@ -728,7 +777,11 @@ func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) err
 		}
 		pager(r, t, cursor, page.NextCursor)
 	}
-	p.Sections = append(p.Sections, section{ID: "list", Table: t})
+	sec := section{ID: "list", Table: t}
+	if _, ok := q["state"]; !ok {
+		sec.Text = "Jobs that need attention: they failed their kind's attempt limit and are still tried. Choose a state, or Any for every pending job."
+	}
+	p.Sections = append(p.Sections, sec)
 	d.show(w, r, s, status, "/jobs", n, p)
 	return nil
 }

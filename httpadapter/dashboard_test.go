@@ -327,6 +327,19 @@ func TestDashboardOverviewCountsExactly(t *testing.T) {
 	is.Equal(string(stat[1]), strconv.Itoa(n)) // exact, not "100+"
 }
 
+// twoMerchants creates merchants Kedai A and Kedai B.
+func (e *dashEnv) twoMerchants() (a, b *paykit.Merchant) {
+	e.t.Helper()
+	var err error
+	if a, err = e.svc.CreateMerchant(e.ctx, "test", "Kedai A"); err == nil {
+		b, err = e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a, b
+}
+
 // TestDashboardRevokesOnlyTheMerchantsKeys: revoking a key from another
 // merchant's page is refused and leaves the key working; from its own
 // merchant's page it is revoked.
@@ -334,10 +347,7 @@ func TestDashboardRevokesOnlyTheMerchantsKeys(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e := newDashEnv(t, onMemory)
-	a, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai A")
-	is.NoErr(err)
-	b, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai B")
-	is.NoErr(err)
+	a, b := e.twoMerchants()
 	key, err := e.svc.CreateAPIKey(e.ctx, "test", b.ID, paykit.Test)
 	is.NoErr(err)
 	csrf := e.csrf()
@@ -352,4 +362,161 @@ func TestDashboardRevokesOnlyTheMerchantsKeys(t *testing.T) {
 	is.True(strings.Contains(string(r.body), "API key "+key.ID+" revoked."))
 	_, err = e.svc.Authenticate(e.ctx, key.PublicKey, key.SecretKey)
 	is.True(err != nil)
+}
+
+// TestDashboardActionsStayInScope: approving or rejecting through a URL
+// scoped to another merchant or environment (a stale page, a hand-made
+// link) changes nothing and says why; through the payout's own scope the
+// answer is the payout acted on.
+func TestDashboardActionsStayInScope(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		is := is.New(t)
+		e := newDashEnv(t, open)
+		a, b := e.twoMerchants()
+		po := heldPayout(t, e.sandboxEnv, a.ID)
+		csrf := e.csrf()
+		act := func(query, action string) response {
+			return e.post("/payouts/"+po.ID+"?"+query, url.Values{"csrf": {csrf}, "action": {action}, "reason": {"Not verified"}})
+		}
+		for _, query := range []string{"merchant=" + a.ID, "env=test", ""} {
+			r := act(query, "reject")
+			is.Equal(r.status, http.StatusBadRequest)
+			is.True(strings.Contains(string(r.body), "This form does not name the merchant and environment it was shown for. Nothing was done."))
+		}
+		for _, query := range []string{"merchant=" + b.ID + "&env=test", "merchant=" + a.ID + "&env=live"} {
+			for _, action := range []string{"approve", "reject"} {
+				r := act(query+"&confirm="+action, action)
+				is.Equal(r.status, http.StatusNotFound)
+				is.True(strings.Contains(string(r.body), "is not one of merchant"))
+				is.True(strings.Contains(string(r.body), "Nothing was done."))
+			}
+		}
+		r := act("merchant="+b.ID+"&env=test", "reject")
+		is.True(strings.Contains(string(r.body), "The payout "+po.ID+" is not one of merchant "+b.ID+" in test"))
+		p := paykit.Principal{Scope: paykit.Scope{MerchantID: a.ID, Environment: paykit.Test}}
+		got, err := e.svc.GetPayoutIntent(e.ctx, p, po.ID)
+		is.NoErr(err)
+		is.Equal(got.Status, paykit.PayoutRequiresApproval) // untouched
+		is.True(got.ApprovalPending)
+		for _, action := range []string{"payout_intent.approve", "payout_intent.reject"} {
+			audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: action})
+			is.NoErr(err)
+			is.Equal(len(audit.Data), 0)
+		}
+
+		r = act("merchant="+a.ID+"&env=test&confirm=reject", "reject")
+		is.Equal(r.status, http.StatusOK)
+		body := string(r.body)
+		is.True(strings.Contains(body, "Payout rejected."))
+		is.True(strings.Contains(body, "<h1>Payout "+po.ID+"</h1>"))
+		is.True(strings.Contains(body, `<dd id="status"><span class="status-bad">failed</span></dd>`))
+		is.True(strings.Contains(body, `<dd id="cancel-reason">Not verified</dd>`))
+		is.True(!strings.Contains(body, `id="confirm-reject"`))
+	})
+}
+
+// TestDashboardOpensOnTheActiveMerchant: without a merchant in the URL the
+// pages show the merchant and environment with the most recent event, not
+// a newer merchant that has none; without any event, the newest merchant.
+func TestDashboardOpensOnTheActiveMerchant(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		is := is.New(t)
+		e := newDashEnv(t, open)
+		busy, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Busy")
+		is.NoErr(err)
+		e.csrf()
+		selected := regexp.MustCompile(`<option value="(mch_\w+)" selected>`)
+		overview := func() string {
+			r := e.get("/")
+			is.Equal(r.status, http.StatusOK)
+			m := selected.FindSubmatch(r.body)
+			is.True(m != nil)
+			return string(m[1])
+		}
+		is.Equal(overview(), busy.ID) // the only one
+		heldPayout(t, e.sandboxEnv, busy.ID)
+		e.clock.Advance(time.Second)
+		empty, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Empty")
+		is.NoErr(err)
+		is.Equal(overview(), busy.ID)
+		r := e.get("/payouts")
+		is.True(strings.Contains(string(r.body), "Somchai Jaidee") || strings.Contains(string(r.body), "KBANK"))
+		is.Equal(string(selected.FindSubmatch(r.body)[1]), busy.ID)
+		r = e.get("/?merchant=" + empty.ID) // the picker still picks
+		is.Equal(string(selected.FindSubmatch(r.body)[1]), empty.ID)
+		e.clock.Advance(time.Second)
+		heldPayout(t, e.sandboxEnv, empty.ID)
+		is.Equal(overview(), empty.ID) // now the most recent
+	})
+}
+
+// TestDashboardJobsCountMatchesJobsPage: the overview's count of jobs that
+// need attention links to the jobs page as it opens by default, which
+// lists exactly those jobs (not the retrying, waiting or scheduled ones).
+func TestDashboardJobsCountMatchesJobsPage(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Jobs")
+	is.NoErr(err)
+	scope := paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}
+	now := e.clock.Now()
+	ends := []paykit.JobEnd{}
+	for i, st := range []paykit.JobState{paykit.JobNeedsAttention, paykit.JobNeedsAttention, paykit.JobRetrying, paykit.JobWaiting, paykit.JobNeedsAttention} {
+		id := "job_" + strconv.Itoa(i)
+		is.NoErr(e.store.EnqueueJob(e.ctx, &paykit.Job{ID: id, Kind: "payout.inquire", Scope: scope, TargetID: "po_" + id, RunAt: now, CreatedAt: now}))
+		ends = append(ends, paykit.JobEnd{JobRun: paykit.JobRun{ID: id, Attempts: 1}, Status: st, RunAt: now.Add(time.Hour), LastError: "boom"})
+	}
+	claimed, err := e.store.Queue().ClaimJobs(e.ctx, paykit.ClaimParams{Owner: "w-test", Now: now, LeaseUntil: now.Add(time.Second), Limit: 10})
+	is.NoErr(err)
+	is.Equal(len(claimed), len(ends))
+	lost, err := e.store.Queue().FinishJobs(e.ctx, "w-test", ends)
+	is.NoErr(err)
+	is.Equal(len(lost), 0)
+	is.NoErr(e.store.EnqueueJob(e.ctx, &paykit.Job{ID: "job_sched", Kind: "payout.inquire", Scope: scope, TargetID: "po_s", RunAt: now.Add(time.Hour), CreatedAt: now}))
+	e.clock.Advance(2 * time.Second) // the leases are over
+
+	e.csrf()
+	r := e.get("/")
+	stat := regexp.MustCompile(`<div class="stat">(\d+)</div><div class="note"><a href="([^"]*)">jobs need attention</a>`).FindSubmatch(r.body)
+	is.True(stat != nil)
+	is.Equal(string(stat[1]), "3")
+	is.Equal(string(stat[2]), "/dashboard/jobs")
+	rows := regexp.MustCompile(`<tr><td data-label="Job" class="mono">job_\d+</td>`)
+	for _, page := range []string{"/jobs", "/jobs?state=needs_attention"} {
+		r = e.get(page)
+		is.Equal(r.status, http.StatusOK)
+		is.Equal(len(rows.FindAll(r.body, -1)), 3)
+		is.Equal(strings.Count(string(r.body), `<span class="status-bad">needs_attention</span>`), 3)
+	}
+	is.True(strings.Contains(string(e.get("/jobs").body), "Jobs that need attention"))
+	r = e.get("/jobs?state=")
+	is.Equal(len(regexp.MustCompile(`<tr><td data-label="Job" class="mono">job_\w+</td>`).FindAll(r.body, -1)), 6) // Any: every pending job
+}
+
+// TestDashboardEndpointActionsStayInScope: resending, from a merchant's
+// webhook endpoint, an event of another merchant is refused and schedules
+// nothing; the answer is the endpoint's page.
+func TestDashboardEndpointActionsStayInScope(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	a, b := e.twoMerchants()
+	ep, err := e.svc.CreateWebhookEndpoint(e.ctx, "test", a.ID, paykit.CreateWebhookEndpointRequest{Environment: "test", URL: "https://a.example.com/hooks"})
+	is.NoErr(err)
+	heldPayout(t, e.sandboxEnv, b.ID)
+	evs, err := e.svc.ListEvents(e.ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: b.ID, Environment: paykit.Test}}, paykit.EventListParams{})
+	is.NoErr(err)
+	is.True(len(evs.Data) > 0)
+	csrf := e.csrf()
+	r := e.post("/webhook_endpoints/"+ep.Endpoint.ID, url.Values{"csrf": {csrf}, "action": {"resend"}, "event": {evs.Data[0].ID}})
+	is.Equal(r.status, http.StatusNotFound)
+	is.True(strings.Contains(string(r.body), "No such event"))
+	is.True(strings.Contains(string(r.body), "<h1>Webhook endpoint "+ep.Endpoint.ID+"</h1>"))
+	jobs, err := e.svc.ListJobs(e.ctx, paykit.JobListParams{Kind: "webhook.deliver"})
+	is.NoErr(err)
+	is.Equal(len(jobs.Data), 0)
+	audit, err := e.svc.ListAuditEvents(e.ctx, paykit.AuditListParams{Action: "webhook_endpoint.resend_event"})
+	is.NoErr(err)
+	is.Equal(len(audit.Data), 0)
 }

@@ -77,6 +77,9 @@ var everyStore = map[string]bool{
 	"TestWaitingPaymentIsNotRetrying":        false,
 	"TestWebhookDelivery":                    false,
 	"TestWebhookEndpointPauseAndResume":      false,
+	// The dashboard's scope: what a merchant's reads find.
+	"TestDashboardActionsStayInScope":       false,
+	"TestDashboardOpensOnTheActiveMerchant": false,
 	// Refunds: the ledger, the payment's refundable share, lists.
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,

@@ -133,7 +133,20 @@ func (p *payHandler) paymentReturn(w http.ResponseWriter, r *http.Request) error
 		redirect(w, target)
 		return nil
 	}
-	p.render(w, r, http.StatusOK, resultTmpl, newResultView(pi))
+	v := newResultView(pi)
+	if v.Refresh > 0 {
+		// The page counts its own refreshes: a payer just back from the
+		// Provider has most likely paid, and the outcome is on its way.
+		checks, err := strconv.Atoi(r.URL.Query().Get("checks"))
+		if err != nil || checks < 0 {
+			checks = 0
+		}
+		v.Next = "?checks=" + strconv.Itoa(min(checks, resultConfirmChecks)+1)
+		if pi.Status != paykit.PaymentProcessing && checks < resultConfirmChecks {
+			v.statusWords = confirmingWords
+		}
+	}
+	p.render(w, r, http.StatusOK, resultTmpl, v)
 	return nil
 }
 
@@ -281,8 +294,19 @@ type resultView struct {
 	Amount   string
 	Method   string
 	Receipt  string
-	Refresh  int // seconds until the page reloads; 0 once final
+	Refresh  int    // seconds until the page reloads; 0 once final
+	Next     string // the address it reloads to (relative), with Refresh
 }
+
+// resultConfirmChecks is how many refreshes (about a minute) the return
+// page of a payment still waiting for the payer says it is confirming,
+// before it says the payment is not completed yet.
+const resultConfirmChecks = 30
+
+// confirmingWords are the return page's words while the outcome of a
+// payment the payer may just have approved has not arrived.
+var confirmingWords = statusWords{"Being confirmed", "Confirming your payment", "wait",
+	"We are confirming your payment with your bank or wallet. This usually takes a few seconds; please keep this page open."}
 
 // resultRefresh is how often a result page of a payment that is not final
 // reloads itself.
@@ -335,20 +359,34 @@ var currencyExponent = map[string]int{
 	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
 }
 
-// formatMoney renders an amount in minor units for people: "MYR 150.00".
+// formatMoney renders an amount in minor units for people, from the
+// integer (never a float), with the currency's decimals and thousands
+// grouped: "MYR 1,500.00", "JPY 12,000", "MYR -0.05".
 func formatMoney(minor int64, currency string) string {
 	exp, ok := currencyExponent[currency]
 	if !ok {
 		exp = 2
 	}
-	s := strconv.FormatInt(minor, 10)
-	if exp == 0 {
-		return currency + " " + s
+	sign, digits := "", strconv.FormatInt(minor, 10)
+	if minor < 0 {
+		sign, digits = "-", digits[1:] // also right for math.MinInt64
 	}
-	if len(s) <= exp {
-		s = strings.Repeat("0", exp-len(s)+1) + s
+	if len(digits) <= exp {
+		digits = strings.Repeat("0", exp-len(digits)+1) + digits
 	}
-	return currency + " " + s[:len(s)-exp] + "." + s[len(s)-exp:]
+	whole, frac := digits[:len(digits)-exp], digits[len(digits)-exp:]
+	var b strings.Builder
+	b.WriteString(currency + " " + sign)
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if exp > 0 {
+		b.WriteString("." + frac)
+	}
+	return b.String()
 }
 
 // maskTokens is the path the access log shows: payer links are

@@ -175,8 +175,8 @@ func TestPayContinueAndReturn(t *testing.T) {
 		is.True(strings.Contains(page, `<html lang="en">`))
 		is.True(strings.Contains(page, "MYR 25.50"))
 		is.True(strings.Contains(page, "<h1"))
-		is.True(strings.Contains(page, `<meta http-equiv="refresh" content="2">`)) // not final yet
-		is.True(strings.Contains(page, "Waiting for you"))
+		is.True(strings.Contains(page, `<meta http-equiv="refresh" content="2;url=?checks=1">`)) // not final yet
+		is.True(strings.Contains(page, "Confirming your payment"))                               // the outcome is not in yet
 		e.drain()
 		r = e.visit("GET", back) // the refresh
 		is.Equal(r.status, http.StatusOK)
@@ -200,6 +200,49 @@ func TestPayContinueAndReturn(t *testing.T) {
 			is.True(!strings.Contains(logs, link[strings.LastIndex(link, "/")+1:]))
 		}
 	})
+}
+
+// TestPayReturnSaysConfirming: a payer back from the bank before the
+// outcome arrives is told the payment is being confirmed, not that it is
+// not completed, while the page refreshes; only after a minute of
+// refreshes does it say the payment is not completed yet. Once the
+// outcome is in, the page shows it and stops refreshing.
+func TestPayReturnSaysConfirming(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newPayEnv(t, onMemory)
+	k := e.merchant(paykit.Test)
+	pi := e.createIntent(k, "confirm-1", fpxBody("150000", "order-confirm-1"))
+	r := e.visit("GET", pi["next_action"].(map[string]any)["url"].(string))
+	is.Equal(r.status, http.StatusSeeOther)
+	back := e.payerChooses(r.header.Get("Location"), "approve")
+	is.Equal(e.intentStatus(k, pi["id"].(string)), "requires_action") // the outcome is on its way
+
+	page := string(e.visit("GET", back).body)
+	is.True(strings.Contains(page, "Confirming your payment"))
+	is.True(strings.Contains(page, "We are confirming your payment with your bank or wallet."))
+	is.True(!strings.Contains(page, "not completed yet"))
+	is.True(!strings.Contains(page, "go back to your bank"))
+	is.True(strings.Contains(page, "MYR 1,500.00"))
+	is.True(strings.Contains(page, `<meta http-equiv="refresh" content="2;url=?checks=1">`))
+	is.True(strings.Contains(page, `<a href="?checks=1">Check now</a>`))
+	page = string(e.visit("GET", back+"?checks=29").body)
+	is.True(strings.Contains(page, "Confirming your payment"))
+	is.True(strings.Contains(page, `content="2;url=?checks=30"`))
+
+	// A minute of refreshes without an outcome: the payer may not have
+	// finished paying; the page still refreshes.
+	page = string(e.visit("GET", back+"?checks=30").body)
+	is.True(strings.Contains(page, "Payment not completed yet"))
+	is.True(strings.Contains(page, "go back to your bank or wallet"))
+	is.True(strings.Contains(page, `content="2;url=?checks=31"`))
+	page = string(e.visit("GET", back+"?checks=99999999999999999999").body) // not a number: from the start
+	is.True(strings.Contains(page, "Confirming your payment"))
+
+	e.drain()
+	page = string(e.visit("GET", back+"?checks=3").body)
+	is.True(strings.Contains(page, "Payment successful"))
+	is.True(!strings.Contains(page, `http-equiv="refresh"`))
 }
 
 // noncePattern matches the per-response nonce, so that error pages can be
