@@ -110,10 +110,9 @@ func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*payki
 	return &e, nil
 }
 
-// ListEvents implements paykit.EventStore.
-func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
-	var rows []eventRow
-	sel := inScope(t.db.NewSelect().Model(&rows), q.Scope)
+// listEventsQuery selects one keyset page of q into rows.
+func (t tx) listEventsQuery(rows *[]eventRow, q paykit.EventQuery) *bun.SelectQuery {
+	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
 	if len(q.Types) > 0 {
 		sel = sel.Where("type IN (?)", bun.List(q.Types))
 	}
@@ -123,7 +122,13 @@ func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event
 	if q.CreatedBefore != nil {
 		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
 	}
-	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+	return newestFirst(sel, q.After, q.Limit)
+}
+
+// ListEvents implements paykit.EventStore.
+func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
+	var rows []eventRow
+	if err := t.listEventsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list events", err)
 	}
 	out := make([]paykit.Event, len(rows))
