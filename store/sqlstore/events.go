@@ -112,17 +112,19 @@ func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*payki
 
 // listEventsQuery selects one keyset page of q into rows.
 func (t tx) listEventsQuery(rows *[]eventRow, q paykit.EventQuery) *bun.SelectQuery {
-	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
-	if len(q.Types) > 0 {
-		sel = sel.Where("type IN (?)", bun.List(q.Types))
-	}
-	if q.CreatedAfter != nil {
-		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
-	}
-	if q.CreatedBefore != nil {
-		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
-	}
-	return newestFirst(sel, q.After, q.Limit)
+	return pagePerValue(t, rows, q.Types, q.Limit, func(sel *bun.SelectQuery, types []string) *bun.SelectQuery {
+		sel = inScope(sel, q.Scope)
+		if len(types) > 0 {
+			sel = sel.Where("type IN (?)", bun.List(types))
+		}
+		if q.CreatedAfter != nil {
+			sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
+		}
+		if q.CreatedBefore != nil {
+			sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
+		}
+		return newestFirst(sel, q.After, q.Limit)
+	})
 }
 
 // ListEvents implements paykit.EventStore.
