@@ -3,21 +3,64 @@ package paykit
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+// idAlphabet is in ascending byte order, so that ids compare as the
+// numbers they encode.
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 
-// RandomID returns prefix + "_" + 24 characters of crypto randomness. It is
-// the default Config.NewID.
+var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
+
+// RandomID returns prefix + "_" + 24 characters of crypto randomness. Use
+// it where an id must be unguessable (a session); resource ids come from
+// SortableID.
 func RandomID(prefix string) string {
 	var b [15]byte
 	rand.Read(b[:]) // never fails: it crashes the program instead
 	var buf [64]byte
 	out := append(append(buf[:0], prefix...), '_')
 	return string(idEncoding.AppendEncode(out, b[:]))
+}
+
+// idClock is the last (Unix millisecond << idSeqBits | sequence) a
+// SortableID used.
+var idClock atomic.Uint64
+
+// idSeqBits is the width of the sequence within one millisecond.
+const idSeqBits = 20
+
+// SortableID returns prefix + "_" + 24 characters, in the alphabet of
+// RandomID, that sort in creation order within the process: 10 characters
+// of Unix milliseconds, 4 of a sequence within the millisecond, then 10 of
+// crypto randomness (50 bits). An id made later in the process sorts after
+// every earlier one, even when the wall clock steps back or a millisecond
+// makes more than a million ids (the time part then runs ahead). It is the
+// default Config.NewID, so that ids order payments created in one
+// millisecond.
+func SortableID(prefix string) string {
+	now := uint64(max(time.Now().UnixMilli(), 0)) << idSeqBits
+	var next uint64
+	for {
+		last := idClock.Load()
+		next = max(now, last+1)
+		if idClock.CompareAndSwap(last, next) {
+			break
+		}
+	}
+	var r [8]byte
+	rand.Read(r[:])
+	random := binary.BigEndian.Uint64(r[:])
+	var buf [64]byte
+	out := append(append(buf[:0], prefix...), '_')
+	out = appendBase32(out, idAlphabet, next, 14)
+	out = appendBase32(out, idAlphabet, random, 10)
+	return string(out)
 }
 
 // SequentialIDs returns a NewID function that makes predictable ids

@@ -21,7 +21,9 @@ type Config struct {
 	// it to milliseconds, the contract's precision.
 	Now func() time.Time
 	// NewID makes resource ids from a prefix ("pi", "mch", ...); default
-	// RandomID. Tests may pass SequentialIDs().
+	// SortableID. Lists order rows created in one millisecond by id, so
+	// ids made later should sort after earlier ones. Tests may pass
+	// SequentialIDs().
 	NewID func(prefix string) string
 	// Random is the source of key material; default crypto/rand.Reader.
 	Random io.Reader
@@ -216,7 +218,7 @@ func New(cfg Config) (*Service, error) {
 		s.now = time.Now
 	}
 	if s.newID == nil {
-		s.newID = RandomID
+		s.newID = SortableID
 	}
 	if s.random == nil {
 		s.random = rand.Reader

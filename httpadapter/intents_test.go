@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -866,6 +867,34 @@ func TestListCreatedPaymentIntents(t *testing.T) {
 		is.Equal(len(body["data"].([]any)), 1)
 		is.Equal(body["data"].([]any)[0].(map[string]any)["id"], ids["fpx"])
 		is.Equal(body["has_more"], false)
+	})
+}
+
+// TestSameMillisecondIntentsListInCreationOrder: intents created in one
+// millisecond (the clock stands still) list newest first in exactly the
+// reverse of their creation order, across pages.
+func TestSameMillisecondIntentsListInCreationOrder(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		var created []string
+		for i := range 12 {
+			ref := fmt.Sprintf("ms-%d", i)
+			created = append(created, e.created(k, ref, methodBody("TNG", "MY", "1000", ref))["id"].(string))
+		}
+		slices.Reverse(created)
+		is.Equal(e.listIDs(k, ""), created)
+		var paged []string
+		for cursor := ""; ; {
+			body := e.do("GET", "/v1/payment_intents?limit=5"+cursor, nil, basic(k)).json(t)
+			for _, item := range body["data"].([]any) {
+				paged = append(paged, item.(map[string]any)["id"].(string))
+			}
+			if body["has_more"] != true {
+				break
+			}
+			cursor = "&cursor=" + url.QueryEscape(body["next_cursor"].(string))
+		}
+		is.Equal(paged, created)
 	})
 }
 

@@ -44,6 +44,7 @@ import (
 	"github.com/paykit/paykit/httpadapter"
 	"github.com/paykit/paykit/provider/providerconfig"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/provider/sandbox/sandboxsql"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -230,11 +231,16 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
 		}
-		if err := sandbox.Migrate(ctx, db.DB()); err != nil {
+		if err := sandboxsql.Migrate(ctx, db.DB()); err != nil {
 			db.Close()
 			return nil, nil, nil, err
 		}
-		pspCfg.DB, pspCfg.InTx, closeDB = db.DB(), db.RunInTx, func() { db.Close() }
+		st, err := sandboxsql.New(db.DB(), db.RunInTx)
+		if err != nil {
+			db.Close()
+			return nil, nil, nil, err
+		}
+		pspCfg.State, closeDB = st, func() { db.Close() }
 	}
 	psp := sandbox.NewPSP(pspCfg)
 	// The adapter calls the PSP in this process directly; payers and

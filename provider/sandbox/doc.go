@@ -3,7 +3,7 @@
 //
 //   - PSP (NewPSP) is a simulated payment service provider: an
 //     http.Handler keeping its state in memory or, like a real PSP, in a
-//     database (PSPConfig.DB, tables made by Migrate) where it survives
+//     database (PSPConfig.State, package sandboxsql) where it survives
 //     restarts and is shared by every PSP on it. It serves a JSON
 //     server-to-server API under /api/ (payments, payouts, refunds,
 //     cancels, payer simulation, returns; bearer API key; Idempotency-Key

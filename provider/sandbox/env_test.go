@@ -41,7 +41,7 @@ func newEnvOn(t *testing.T, db stateDB, clock *paykit.ManualClock, apiKey, callb
 	t.Helper()
 	pe := paykittest.New(t,
 		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) {
-			c.APIKey, c.Delay, c.Now, c.CallbackURL, c.DB, c.InTx = apiKey, testDelay, clock.Now, callbackURL, db.db, db.inTx
+			c.APIKey, c.Delay, c.Now, c.CallbackURL, c.State = apiKey, testDelay, clock.Now, callbackURL, db.state(t)
 		}),
 		paykittest.WithProviderConfig(func(c *sandbox.Config) { c.Timeout = testTimeout }),
 	)

@@ -20,7 +20,6 @@ import (
 	"github.com/paykit/paykit/internal/emvco"
 	"github.com/paykit/paykit/internal/jsonnames"
 	"github.com/paykit/paykit/internal/readall"
-	"github.com/uptrace/bun"
 )
 
 // PSPConfig configures the simulated PSP.
@@ -47,21 +46,13 @@ type PSPConfig struct {
 	// lazily from Now whenever an attempt is looked at (no background
 	// goroutines), so tests with a manual clock are deterministic.
 	Now func() time.Time
-	// DB, when set, keeps the PSP's state (payments, transfers, create
-	// counts, acknowledged callbacks) in the sandbox_ tables of that
-	// SQLite or PostgreSQL database, migrated by Migrate: it outlives the
-	// process and is shared by every PSP on the database, so that one
-	// answers for what another recorded. Nil keeps it in memory. Injected
-	// faults stay per PSP either way. A SQLite database must be opened with
-	// sqlstore's settings (sqlstore.Open: transactions take the write lock
-	// at BEGIN, which the PSP's read-modify-writes rely on there).
-	DB *bun.DB
-	// InTx, when set, runs the PSP's write transactions on DB: give
-	// sqlstore's Store.RunInTx for a database that Store opened, so that
-	// on SQLite they queue and commit in groups with its other writers
-	// (a create's record and count then commit together). Nil runs them
-	// with DB.RunInTx.
-	InTx func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
+	// State, when set, keeps the PSP's state (payments, transfers,
+	// refunds, create counts, acknowledged callbacks): package sandboxsql
+	// keeps it in a database, where it outlives the process and is shared
+	// by every PSP on the database, so that one answers for what another
+	// recorded. Nil keeps it in memory. Injected faults stay per PSP
+	// either way.
+	State State
 }
 
 // Fault operations: which API call a Fault hits.
@@ -119,7 +110,7 @@ type Transfer struct {
 
 // PSP is the simulated payment service provider: an http.Handler serving
 // its server-to-server JSON API under /api/ and payer pages under /pay/,
-// with its state in memory or (PSPConfig.DB) in a database. It is safe for
+// with its state in memory or (PSPConfig.State) in a database. It is safe for
 // concurrent use, and so are several PSPs on one database.
 type PSP struct {
 	baseURL string
@@ -163,8 +154,7 @@ const defaultPaymentTTL = 30 * time.Minute
 // maxBody bounds request bodies of the API.
 const maxBody = 64 << 10
 
-// NewPSP returns a PSP on cfg.DB's state, or on empty state in memory. It
-// panics when cfg.DB is neither SQLite nor PostgreSQL.
+// NewPSP returns a PSP on cfg.State, or on empty state in memory.
 func NewPSP(cfg PSPConfig) *PSP {
 	p := &PSP{
 		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
@@ -177,8 +167,8 @@ func NewPSP(cfg PSPConfig) *PSP {
 		client:      &http.Client{Timeout: 10 * time.Second},
 		kick:        make(chan struct{}, 1),
 	}
-	if cfg.DB != nil {
-		p.st = newSQLState(cfg.DB, cfg.InTx)
+	if cfg.State != nil {
+		p.st = newExtState(cfg.State)
 	} else {
 		p.st = newMemState()
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/provider/sandbox/sandboxsql"
 )
 
 // refundClock is a manual clock for the PSP.
@@ -79,12 +80,20 @@ func newRefundEnv(t *testing.T) *refundEnv { return newRefundEnvOn(t, nil) }
 
 func newRefundEnvOn(t *testing.T, db *bun.DB) *refundEnv {
 	t.Helper()
+	var st sandbox.State
+	if db != nil {
+		sst, err := sandboxsql.New(db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = sst
+	}
 	e := &refundEnv{clock: &refundClock{now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}, sink: &refundSink{}}
 	cb := httptest.NewServer(e.sink)
 	t.Cleanup(cb.Close)
 	e.psp = sandbox.NewPSP(sandbox.PSPConfig{
 		BaseURL: "http://psp.invalid", APIKey: testAPIKey, Delay: delay, Hold: 10 * time.Second,
-		CallbackURL: cb.URL, Now: e.clock.Now, DB: db,
+		CallbackURL: cb.URL, Now: e.clock.Now, State: st,
 	})
 	srv := httptest.NewServer(e.psp)
 	t.Cleanup(srv.Close)
@@ -359,8 +368,8 @@ func TestRefundsInSQLState(t *testing.T) {
 	sqldb.SetMaxOpenConns(1)
 	db := bun.NewDB(sqldb, sqlitedialect.New())
 	t.Cleanup(func() { _ = db.Close() })
-	is.NoErr(sandbox.Migrate(ctx, db))
-	is.NoErr(sandbox.Migrate(ctx, db)) // again: nothing to do
+	is.NoErr(sandboxsql.Migrate(ctx, db))
+	is.NoErr(sandboxsql.Migrate(ctx, db)) // again: nothing to do
 
 	a := newRefundEnvOn(t, db)
 	tmpl := a.paid(t, "pay_1", "TNG", 5000)

@@ -10,9 +10,10 @@ import (
 // The PSP's state: what it recorded of payments and transfers, how many
 // create requests it received per idempotency key, and which final states
 // a callback receiver acknowledged. It lives behind the state interface,
-// in memory by default (newMemState) or in a database's sandbox_ tables
-// (newSQLState), where it outlives the process and is shared by every PSP
-// on that database, as a real PSP's state is shared by its servers.
+// in memory by default (newMemState) or in a State (PSPConfig.State, such
+// as a database's sandbox_ tables), where it outlives the process and is
+// shared by every PSP on it, as a real PSP's state is shared by its
+// servers.
 // Injected faults are test hooks and stay in each PSP's memory.
 
 // state keeps the PSP's records. Each call is atomic on its own, across

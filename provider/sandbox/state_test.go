@@ -16,6 +16,7 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
+	"github.com/paykit/paykit/provider/sandbox/sandboxsql"
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
@@ -26,10 +27,23 @@ type stateBackend struct {
 	open func(t *testing.T) stateDB
 }
 
-// stateDB is where a PSP keeps its state: PSPConfig's DB and InTx.
+// stateDB is where a PSP keeps its state: sandboxsql.New's db and inTx.
 type stateDB struct {
 	db   *bun.DB
-	inTx func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
+	inTx sandboxsql.TxRunner
+}
+
+// state is the PSPConfig.State on db: nil (memory) for the zero stateDB.
+func (db stateDB) state(t *testing.T) sandbox.State {
+	t.Helper()
+	if db.db == nil {
+		return nil
+	}
+	st, err := sandboxsql.New(db.db, db.inTx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 var stateBackends = []stateBackend{
@@ -55,7 +69,7 @@ func openStateDB(t *testing.T, dsn string) stateDB {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	for range 2 {
-		if err := sandbox.Migrate(ctx, s.DB()); err != nil {
+		if err := sandboxsql.Migrate(ctx, s.DB()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -101,9 +101,10 @@ func (t tx) UpdateCheckout(ctx context.Context, c *paykit.Checkout) error {
 
 // listCheckoutsQuery selects one keyset page of q into rows.
 func (t tx) listCheckoutsQuery(rows *[]checkoutRow, q paykit.CheckoutQuery) *bun.SelectQuery {
-	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
-	sel = filterIntents(sel, q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
-	return newestFirst(sel, q.After, q.Limit)
+	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.CheckoutStatus) *bun.SelectQuery {
+		sel = filterIntents(inScope(sel, q.Scope), statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		return newestFirst(sel, q.After, q.Limit)
+	})
 }
 
 // ListCheckouts implements paykit.CheckoutStore.

@@ -110,20 +110,27 @@ func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*payki
 	return &e, nil
 }
 
+// listEventsQuery selects one keyset page of q into rows.
+func (t tx) listEventsQuery(rows *[]eventRow, q paykit.EventQuery) *bun.SelectQuery {
+	return pagePerValue(t, rows, q.Types, q.Limit, func(sel *bun.SelectQuery, types []string) *bun.SelectQuery {
+		sel = inScope(sel, q.Scope)
+		if len(types) > 0 {
+			sel = sel.Where("type IN (?)", bun.List(types))
+		}
+		if q.CreatedAfter != nil {
+			sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
+		}
+		if q.CreatedBefore != nil {
+			sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
+		}
+		return newestFirst(sel, q.After, q.Limit)
+	})
+}
+
 // ListEvents implements paykit.EventStore.
 func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
 	var rows []eventRow
-	sel := inScope(t.db.NewSelect().Model(&rows), q.Scope)
-	if len(q.Types) > 0 {
-		sel = sel.Where("type IN (?)", bun.List(q.Types))
-	}
-	if q.CreatedAfter != nil {
-		sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
-	}
-	if q.CreatedBefore != nil {
-		sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
-	}
-	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
+	if err := t.listEventsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list events", err)
 	}
 	out := make([]paykit.Event, len(rows))

@@ -139,9 +139,10 @@ func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 
 // listPaymentIntentsQuery selects one keyset page of q into rows.
 func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.PaymentIntentQuery) *bun.SelectQuery {
-	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
-	sel = filterIntents(sel, q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
-	return newestFirst(sel, q.After, q.Limit)
+	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PaymentStatus) *bun.SelectQuery {
+		sel = filterIntents(inScope(sel, q.Scope), statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		return newestFirst(sel, q.After, q.Limit)
+	})
 }
 
 // ListPaymentIntents implements paykit.PaymentIntentStore.

@@ -122,15 +122,16 @@ func (t tx) UpdatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) erro
 // approval queue reads the partial index payout_intents_approval_list_idx,
 // whose condition it repeats word for word (SQLite needs that).
 func (t tx) listPayoutIntentsQuery(rows *[]payoutIntentRow, q paykit.PayoutQuery) *bun.SelectQuery {
-	sel := t.db.NewSelect().Model(rows)
-	if !q.AllTenants {
-		sel = inScope(sel, q.Scope)
-	}
-	if q.ApprovalPending {
-		sel = sel.Where("approval_pending")
-	}
-	sel = filterIntents(sel, q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
-	return newestFirst(sel, q.After, q.Limit)
+	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PayoutStatus) *bun.SelectQuery {
+		if !q.AllTenants {
+			sel = inScope(sel, q.Scope)
+		}
+		if q.ApprovalPending {
+			sel = sel.Where("approval_pending")
+		}
+		sel = filterIntents(sel, statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		return newestFirst(sel, q.After, q.Limit)
+	})
 }
 
 // ListPayoutIntents implements paykit.PayoutStore.

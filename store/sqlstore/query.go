@@ -226,6 +226,34 @@ func newestFirst(q *bun.SelectQuery, pos *paykit.Position, limit int) *bun.Selec
 	return q
 }
 
+// pagePerValue is the keyset page that page (a newestFirst query on the
+// sel it is given, of the values given) selects into rows, for a filter
+// that takes several values. With two or more, each value's page is
+// selected on its own and the pages merged: each reads its value's index
+// in list order, where one IN over the values would read every row of
+// them and sort.
+func pagePerValue[S ~string](t tx, rows any, values []S, limit int, page func(sel *bun.SelectQuery, values []S) *bun.SelectQuery) *bun.SelectQuery {
+	if len(values) < 2 {
+		return page(t.db.NewSelect().Model(rows), values)
+	}
+	var union *bun.SelectQuery
+	for i := range values {
+		// A subquery of its own: SQLite takes no ORDER BY or LIMIT in a
+		// member of a UNION.
+		member := t.db.NewSelect().TableExpr("(?) AS page", page(t.db.NewSelect().Model(rows), values[i:i+1]))
+		if union == nil {
+			union = member
+		} else {
+			union = union.UnionAll(member)
+		}
+	}
+	sel := t.db.NewSelect().Model(rows).ModelTableExpr("(?) AS ?TableAlias", union).OrderExpr("created_at DESC, id DESC")
+	if limit > 0 {
+		sel = sel.Limit(int64(limit))
+	}
+	return sel
+}
+
 // utcPtr returns *t in UTC, or nil.
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {

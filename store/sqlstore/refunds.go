@@ -96,12 +96,14 @@ func (t tx) UpdateRefund(ctx context.Context, r *paykit.Refund) error {
 
 // listRefundsQuery selects one keyset page of q into rows.
 func (t tx) listRefundsQuery(rows *[]refundRow, q paykit.RefundQuery) *bun.SelectQuery {
-	sel := inScope(t.db.NewSelect().Model(rows), q.Scope)
-	if q.PaymentIntentID != "" {
-		sel = sel.Where("payment_intent_id = ?", q.PaymentIntentID)
-	}
-	sel = filterIntents(sel, q.Statuses, q.Currency, "", q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
-	return newestFirst(sel, q.After, q.Limit)
+	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.RefundStatus) *bun.SelectQuery {
+		sel = inScope(sel, q.Scope)
+		if q.PaymentIntentID != "" {
+			sel = sel.Where("payment_intent_id = ?", q.PaymentIntentID)
+		}
+		sel = filterIntents(sel, statuses, q.Currency, "", q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		return newestFirst(sel, q.After, q.Limit)
+	})
 }
 
 // ListRefunds implements paykit.RefundStore.

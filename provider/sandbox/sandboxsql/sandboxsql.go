@@ -1,9 +1,13 @@
-package sandbox
+// Package sandboxsql keeps the sandbox PSP's state in the sandbox_ tables
+// of a SQLite or PostgreSQL database (sandbox.PSPConfig.State), where it
+// outlives the process and is shared by every PSP on the database. It is a
+// package of its own so that a host keeping the PSP in memory does not
+// link the database drivers.
+package sandboxsql
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/sqltext"
+	"github.com/paykit/paykit/provider/sandbox"
 )
 
 // The SQL state keeps each record as JSON in a data column, beside the
@@ -122,33 +127,41 @@ func isPG(db *bun.DB) (bool, error) {
 	}
 }
 
-// sqlState is the state in a database migrated by Migrate.
-type sqlState struct {
-	db   *bun.DB
-	pays *sqlTable[*payment]
-	trfs *sqlTable[*transfer]
-	rfds *sqlTable[*refund]
+// State is the PSP's state in a database migrated by Migrate.
+type State struct {
+	db     *bun.DB
+	tables map[string]*table
 }
 
-// newSQLState returns the state on db; inTx, when not nil, runs its write
-// transactions (PSPConfig.InTx). It panics on a dialect other than SQLite
-// or PostgreSQL, as a configuration error.
-func newSQLState(db *bun.DB, inTx txRunner) *sqlState {
+// TxRunner runs fn as a write transaction, as sqlstore's Store.RunInTx
+// does.
+type TxRunner = func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
+
+var _ sandbox.State = (*State)(nil)
+
+// New returns the state on db (SQLite or PostgreSQL), migrated by
+// Migrate. inTx, when not nil, runs its write transactions: give
+// sqlstore's Store.RunInTx for a database that Store opened, so that on
+// SQLite they queue and commit in groups with its other writers (a
+// create's record and count then commit together); nil runs them with
+// db.RunInTx. A SQLite database must be opened with sqlstore's settings
+// (sqlstore.Open: transactions take the write lock at BEGIN, which the
+// read-modify-writes rely on there).
+func New(db *bun.DB, inTx TxRunner) (*State, error) {
 	pg, err := isPG(db)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &sqlState{
-		db:   db,
-		pays: newSQLTable[*payment](db, inTx, pg, "sandbox_payments", pg && isPgx(db)),
-		trfs: newSQLTable[*transfer](db, inTx, pg, "sandbox_transfers", false),
-		rfds: newSQLTable[*refund](db, inTx, pg, "sandbox_refunds", false),
-	}
+	return &State{db: db, tables: map[string]*table{
+		"payments":  newTable(db, inTx, pg, "sandbox_payments", pg && isPgx(db)),
+		"transfers": newTable(db, inTx, pg, "sandbox_transfers", false),
+		"refunds":   newTable(db, inTx, pg, "sandbox_refunds", false),
+	}}, nil
 }
 
-// newSQLTable is the table name, its statements written once.
-func newSQLTable[T record](db *bun.DB, inTx txRunner, pg bool, name string, cached bool) *sqlTable[T] {
-	t := &sqlTable[T]{db: db, inTx: inTx, pg: pg, name: name, cached: cached}
+// newTable is the table name, its statements written once.
+func newTable(db *bun.DB, inTx TxRunner, pg bool, name string, cached bool) *table {
+	t := &table{db: db, inTx: inTx, pg: pg, name: name, cached: cached}
 	// A conflict means another create under the key (on any PSP sharing
 	// the database) won: the caller answers with that record.
 	t.insertSQL = "INSERT INTO " + name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
@@ -159,19 +172,23 @@ func newSQLTable[T record](db *bun.DB, inTx txRunner, pg bool, name string, cach
 	return t
 }
 
-// txRunner runs fn as a write transaction (PSPConfig.InTx).
-type txRunner = func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error
+// Records implements sandbox.State. It panics on an unknown kind.
+func (s *State) Records(kind string) sandbox.Records {
+	t, ok := s.tables[kind]
+	if !ok {
+		panic("sandboxsql: no records of kind " + kind)
+	}
+	return t
+}
 
-func (s *sqlState) payments() table[*payment]   { return s.pays }
-func (s *sqlState) transfers() table[*transfer] { return s.trfs }
-func (s *sqlState) refunds() table[*refund]     { return s.rfds }
-
-func (s *sqlState) countCreate(ctx context.Context, key string) error {
+// CountCreate implements sandbox.State.
+func (s *State) CountCreate(ctx context.Context, key string) error {
 	_, err := s.db.ExecContext(ctx, countCreate, key)
 	return err
 }
 
-func (s *sqlState) createCalls(ctx context.Context, key string) (int, error) {
+// CreateCalls implements sandbox.State.
+func (s *State) CreateCalls(ctx context.Context, key string) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, "SELECT calls FROM sandbox_create_calls WHERE idem_key = ?", key).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -186,10 +203,10 @@ func isPgx(db *bun.DB) bool {
 	return ok
 }
 
-// sqlTable is one of the record tables.
-type sqlTable[T record] struct {
+// table is one of the record tables.
+type table struct {
 	db   *bun.DB
-	inTx txRunner // PSPConfig.InTx; nil: none
+	inTx TxRunner // nil: none
 	pg   bool
 	name string
 	// cached: insert's statement goes with parameters, prepared once per
@@ -207,47 +224,39 @@ type sqlTable[T record] struct {
 	countStmt, insertStmt *sql.Stmt
 }
 
-// runInTx runs fn as a transaction: with PSPConfig.InTx when set.
-func (t *sqlTable[T]) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+// runInTx runs fn as a transaction: with inTx when set.
+func (t *table) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if t.inTx != nil {
 		return t.inTx(ctx, fn)
 	}
 	return t.db.RunInTx(ctx, nil, fn)
 }
 
-// columns are the values of a record's row.
-func columns[T record](rec T) (key, id, state string, dueAt any, data string, err error) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return "", "", "", nil, "", err
+// dueAt is r's due_at column: Unix microseconds, or NULL.
+func dueAt(r sandbox.Record) any {
+	if r.Due.IsZero() {
+		return nil
 	}
-	l := rec.base()
-	if at, ok := l.attention(); ok {
-		dueAt = at.UnixMicro()
-	}
-	return l.Key, l.ID, l.State, dueAt, string(b), nil
+	return r.Due.UnixMicro()
 }
 
-func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
-	key, id, state, dueAt, data, err := columns(rec)
-	if err != nil {
-		return false, err
-	}
-	pc := countWith(ctx, key)
+// Insert implements sandbox.Records.
+func (t *table) Insert(ctx context.Context, r sandbox.Record, count bool) (stored, counted bool, err error) {
+	key, id, state, due, data := r.Key, r.ID, r.State, dueAt(r), string(r.Data)
 	switch {
-	case pc == nil || (!t.pg && t.inTx == nil):
+	case !count || (!t.pg && t.inTx == nil):
 		// On SQLite, a statement outside a transaction queues for the
 		// process's writer (sqlstore's pool) instead of polling the
-		// file's lock as db.RunInTx would: the count follows.
-		res, err := t.db.ExecContext(ctx, t.insertSQL, key, id, state, dueAt, data)
+		// file's lock as db.RunInTx would: the PSP counts after.
+		res, err := t.db.ExecContext(ctx, t.insertSQL, key, id, state, due, data)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		n, err := res.RowsAffected()
-		return n == 1, err
+		return n == 1, false, err
 	case !t.pg:
-		// SQLite with PSPConfig.InTx: the count and the record in one
-		// transaction, which queues for the process's writer.
+		// SQLite with inTx: the count and the record in one transaction,
+		// which queues for the process's writer.
 		t.prepareOnce.Do(func() {
 			t.countStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), countCreate)
 			t.insertStmt, _ = t.db.DB.PrepareContext(context.WithoutCancel(ctx), t.insertSQL)
@@ -257,7 +266,7 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 			if _, err := execIn(ctx, tx, t.countStmt, countCreate, key); err != nil {
 				return err
 			}
-			res, err := execIn(ctx, tx, t.insertStmt, t.insertSQL, key, id, state, dueAt, data)
+			res, err := execIn(ctx, tx, t.insertStmt, t.insertSQL, key, id, state, due, data)
 			if err != nil {
 				return err
 			}
@@ -265,25 +274,23 @@ func (t *sqlTable[T]) insert(ctx context.Context, rec T) (bool, error) {
 			return err
 		})
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
-		pc.done = true
-		return n == 1, nil
+		return n == 1, true, nil
 	}
 	// On PostgreSQL the create's count goes in the same statement: one
 	// round trip, and the count and the record commit together.
 	var n int
 	if t.cached {
 		err = t.db.DB.QueryRowContext(ctx, t.countedSQL, pgx.QueryExecModeCacheStatement,
-			key, key, id, state, dueAt, data).Scan(&n)
+			key, key, id, state, due, data).Scan(&n)
 	} else {
-		err = t.db.QueryRowContext(ctx, t.countedSQL, key, key, id, state, dueAt, data).Scan(&n)
+		err = t.db.QueryRowContext(ctx, t.countedSQL, key, key, id, state, due, data).Scan(&n)
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	pc.done = true
-	return n == 1, nil
+	return n == 1, true, nil
 }
 
 // execIn runs query in tx: as stmt, its prepared form, when there is one.
@@ -298,12 +305,13 @@ func execIn(ctx context.Context, tx bun.Tx, stmt *sql.Stmt, query string, args .
 const countCreate = `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (?, 1)
 		ON CONFLICT (idem_key) DO UPDATE SET calls = sandbox_create_calls.calls + 1`
 
-func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, error) {
-	if !paykit.ValidText(l.value) {
+// Update implements sandbox.Records.
+func (t *table) Update(ctx context.Context, byID bool, value string, fn func(data []byte) (sandbox.Record, error)) (bool, error) {
+	if !paykit.ValidText(value) {
 		return false, nil // a NUL or invalid UTF-8 names no record (and the database would refuse it)
 	}
 	col := "idem_key"
-	if l.byID {
+	if byID {
 		col = "id"
 	}
 	lock := ""
@@ -313,7 +321,7 @@ func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, e
 	found := false
 	err := t.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var before string
-		err := tx.QueryRowContext(ctx, "SELECT data FROM "+t.name+" WHERE "+col+" = ?"+lock, l.value).Scan(&before)
+		err := tx.QueryRowContext(ctx, "SELECT data FROM "+t.name+" WHERE "+col+" = ?"+lock, value).Scan(&before)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -321,52 +329,40 @@ func (t *sqlTable[T]) update(ctx context.Context, l lookup, fn func(T)) (bool, e
 			return err
 		}
 		found = true
-		var rec T
-		if err := json.Unmarshal([]byte(before), &rec); err != nil {
-			return fmt.Errorf("sandbox: %s record %s: %w", t.name, l.value, err)
-		}
-		fn(rec)
-		key, _, state, dueAt, after, err := columns(rec)
-		if err != nil || after == before {
+		r, err := fn([]byte(before))
+		if err != nil || string(r.Data) == before {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE "+t.name+" SET state = ?, due_at = ?, data = ? WHERE idem_key = ?", state, dueAt, after, key)
+		_, err = tx.ExecContext(ctx, "UPDATE "+t.name+" SET state = ?, due_at = ?, data = ? WHERE idem_key = ?",
+			r.State, dueAt(r), string(r.Data), r.Key)
 		return err
 	})
 	return found, err
 }
 
-func (t *sqlTable[T]) list(ctx context.Context, fn func(T)) error {
+// List implements sandbox.Records.
+func (t *table) List(ctx context.Context, fn func(data []byte) error) error {
 	rows, err := t.db.QueryContext(ctx, "SELECT data FROM "+t.name+" ORDER BY seq")
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var recs []T
 	for rows.Next() {
-		var data string
+		var data []byte
 		if err := rows.Scan(&data); err != nil {
 			return err
 		}
-		var rec T
-		if err := json.Unmarshal([]byte(data), &rec); err != nil {
-			return fmt.Errorf("sandbox: %s record: %w", t.name, err)
+		if err := fn(data); err != nil {
+			return err
 		}
-		recs = append(recs, rec)
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close() // before fn, which may use the database (SQLite may have one connection)
-	for _, rec := range recs {
-		fn(rec)
-	}
-	return nil
+	return rows.Err()
 }
 
-func (t *sqlTable[T]) due(ctx context.Context, now time.Time) ([]string, error) {
+// Due implements sandbox.Records.
+func (t *table) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	rows, err := t.db.QueryContext(ctx, "SELECT idem_key FROM "+t.name+" WHERE due_at <= ? ORDER BY due_at, seq LIMIT ?",
-		now.UnixMicro(), dueBatch)
+		now.UnixMicro(), limit)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,88 @@
+package paykit_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/paykittest"
+)
+
+// SortableID keeps RandomID's shape, and ids made later sort after
+// earlier ones, also when made at once by several goroutines.
+func TestSortableIDsSortInCreationOrder(t *testing.T) {
+	is := is.New(t)
+	shape := regexp.MustCompile(`^pi_[0-9a-hjkmnp-tv-z]{24}$`)
+	is.True(shape.MatchString(paykit.RandomID("pi")))
+	prev := paykit.SortableID("pi")
+	for range 100_000 { // many per millisecond: the sequence orders them
+		id := paykit.SortableID("pi")
+		if !shape.MatchString(id) || id <= prev {
+			t.Fatalf("%s after %s", id, prev)
+		}
+		prev = id
+	}
+	var wg sync.WaitGroup
+	made := make([][]string, 8)
+	for g := range made {
+		wg.Go(func() {
+			for range 10_000 {
+				made[g] = append(made[g], paykit.SortableID("po"))
+			}
+		})
+	}
+	wg.Wait()
+	var all []string
+	for _, ids := range made {
+		is.True(slices.IsSorted(ids)) // each goroutine's in its order
+		all = append(all, ids...)
+	}
+	slices.Sort(all)
+	is.Equal(len(slices.Compact(all)), 80_000) // no two alike
+}
+
+// Payments created in one millisecond (the clock stands still) list
+// newest first in exactly the reverse of their creation order, page by
+// page, on every Store.
+func TestSameMillisecondPaymentsListInCreationOrder(t *testing.T) {
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			is := is.New(t)
+			ctx := context.Background()
+			e := paykittest.New(t, paykittest.WithStore(kind))
+			m := e.Merchant(ctx)
+			var created []string
+			for i := range 30 {
+				ref := fmt.Sprintf("same-ms-%d", i)
+				pi, _, err := e.Service.CreatePaymentIntent(ctx, m.Principal, ref, paykit.CreatePaymentIntentRequest{
+					Amount: 1000, Currency: "MYR", Country: "MY", MerchantReference: ref, PaymentMethod: "TNG",
+					Customer: map[string]string{"name": "Aisyah", "email": "aisyah@example.com"},
+				})
+				is.NoErr(err)
+				is.True(pi.CreatedAt.Equal(paykittest.Start))
+				created = append(created, pi.ID)
+			}
+			slices.Reverse(created)
+			var listed []string
+			params := paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: 7}}
+			for {
+				page, err := e.Service.ListPaymentIntents(ctx, m.Principal, params)
+				is.NoErr(err)
+				for _, pi := range page.Data {
+					listed = append(listed, pi.ID)
+				}
+				if !page.HasMore {
+					break
+				}
+				params.Cursor = page.NextCursor
+			}
+			is.Equal(listed, created)
+		})
+	}
+}
