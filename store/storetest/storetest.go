@@ -72,6 +72,8 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookAttempts", testWebhookAttempts},
 		{"WebhookEndpointPause", testWebhookEndpointPause},
+		{"WebhookEndpointMerchantFields", testWebhookEndpointMerchantFields},
+		{"DeliveryFanOut", testDeliveryFanOut},
 		{"Heartbeat", testHeartbeat},
 	}
 	for _, tc := range tests {
