@@ -77,6 +77,7 @@ var everyStore = map[string]bool{
 	"TestWaitingPaymentIsNotRetrying":        false,
 	"TestWebhookDelivery":                    false,
 	"TestWebhookEndpointPauseAndResume":      false,
+	"TestMerchantWebhookEndpoints":           false,
 	// Refunds: the ledger, the payment's refundable share, lists.
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,

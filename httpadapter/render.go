@@ -501,6 +501,8 @@ type webhookEndpointFields struct {
 	URL            string             `json:"url"`
 	Status         string             `json:"status"`
 	DisabledReason *string            `json:"disabled_reason"`
+	EnabledEvents  []string           `json:"enabled_events"`
+	Description    *string            `json:"description"`
 	CreatedAt      string             `json:"created_at"`
 	UpdatedAt      string             `json:"updated_at"`
 }
@@ -529,8 +531,12 @@ func deliveryState(w *paykit.WebhookEndpoint, now time.Time) string {
 }
 
 func webhookEndpointFieldsOf(w *paykit.WebhookEndpoint) webhookEndpointFields {
+	events := w.EnabledEvents
+	if len(events) == 0 {
+		events = []string{paykit.AllEvents}
+	}
 	return webhookEndpointFields{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
-		nullString(w.DisabledReason), formatTime(w.CreatedAt), formatTime(w.UpdatedAt)}
+		nullString(w.DisabledReason), events, nullString(w.Description), formatTime(w.CreatedAt), formatTime(w.UpdatedAt)}
 }
 
 func webhookDeliveryView(w *paykit.WebhookEndpoint, now time.Time) webhookDeliveryJSON {
