@@ -2,6 +2,7 @@ package httpadapter_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,4 +154,18 @@ func TestMerchantWebhookEndpoints(t *testing.T) {
 			is.True(!strings.Contains(e.logs.String(), s))
 		}
 	})
+}
+
+// TestOpenAPIWebhooksDescribeEveryEventType: the document's webhooks
+// section has one operation per event type the Service sends, and no other.
+func TestOpenAPIWebhooksDescribeEveryEventType(t *testing.T) {
+	is := is.New(t)
+	var got []string
+	for typ, item := range spec().Doc().Webhooks {
+		is.True(item.Post != nil)
+		got = append(got, typ)
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(paykit.EventTypes))
+	is.Equal(got, want)
 }
