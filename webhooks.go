@@ -441,7 +441,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	}
 	sender := s.webhookSender.Load()
 	if sender == nil {
-		return errors.New("no WebhookSender: set paykit.Options.WebhookSender, or mount an httpadapter API, which provides one")
+		return errors.New("no WebhookSender: the Service was not made by New")
 	}
 	if err := CheckJobLease(ctx); err != nil {
 		return err
@@ -559,7 +559,7 @@ func (s *Service) disableWebhookEndpoint(ctx context.Context, id, reason string)
 
 // WebhookSender delivers one event to one webhook endpoint: it renders the
 // event, signs it with every secret given and sends it, within Timeout.
-// httpadapter's sender POSTs it as the contract says. The Service records
+// NewHTTPWebhookSender's, the default, POSTs it as the contract says. The Service records
 // each attempt and retries on its schedule.
 type WebhookSender interface {
 	SendWebhook(ctx context.Context, d WebhookDelivery) WebhookResult
@@ -589,8 +589,9 @@ func (r WebhookResult) Succeeded() bool { return r.StatusCode >= 200 && r.Status
 func (r WebhookResult) Gone() bool { return r.StatusCode == 410 }
 
 // ProvideWebhookSender installs ws as the Service's webhook sender unless
-// Options named one, and reports whether it did. httpadapter's APIs call it,
-// so a host that mounts them delivers webhooks without further setup.
+// it has one, and reports whether it did. New always installs one
+// (Options.WebhookSender or NewHTTPWebhookSender's), so this changes
+// nothing on a Service New made; httpadapter's APIs still call it.
 func (s *Service) ProvideWebhookSender(ws WebhookSender) bool {
 	return s.webhookSender.CompareAndSwap(nil, &ws)
 }
