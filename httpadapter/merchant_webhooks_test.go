@@ -169,3 +169,36 @@ func TestOpenAPIWebhooksDescribeEveryEventType(t *testing.T) {
 	want := slices.Sorted(slices.Values(paykit.EventTypes))
 	is.Equal(got, want)
 }
+
+// TestDashboardShowsMerchantEndpoints: the dashboard shows what a merchant
+// set on its endpoint, and does not flag as needing attention what the
+// merchant disabled or deleted itself.
+func TestDashboardShowsMerchantEndpoints(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	k := e.merchant(paykit.Test)
+	p, err := e.svc.Authenticate(e.ctx, k.public, k.secret)
+	is.NoErr(err)
+	mk := func(key, desc string) string {
+		n, _, err := e.svc.CreateMerchantWebhookEndpoint(e.ctx, p, key, paykit.CreateMerchantWebhookEndpointRequest{
+			URL: "http://127.0.0.1:9/" + key, EnabledEvents: []string{paykit.EventRefundFailed, paykit.EventRefundSucceeded}, Description: desc})
+		is.NoErr(err)
+		return n.Endpoint.ID
+	}
+	kept, gone := mk("kept", "ledger sync"), mk("gone", "old")
+	_, err = e.svc.DeleteMerchantWebhookEndpoint(e.ctx, p, gone)
+	is.NoErr(err)
+	off := mk("off", "")
+	_, err = e.svc.SetWebhookEndpointEnabled(e.ctx, "test", off, false)
+	is.NoErr(err)
+	e.csrf()
+	r := e.get("/webhook_endpoints/" + kept)
+	is.Equal(r.status, http.StatusOK)
+	is.True(strings.Contains(string(r.body), "refund.failed, refund.succeeded"))
+	is.True(strings.Contains(string(r.body), "ledger sync"))
+	r = e.get("/")
+	is.Equal(r.status, http.StatusOK)
+	is.True(strings.Contains(string(r.body), off)) // an operator's: flagged
+	is.True(!strings.Contains(string(r.body), gone))
+}
