@@ -76,6 +76,8 @@ type StoredAnswer struct {
 	PayoutIntent  *PayoutIntent
 	Checkout      *Checkout
 	Refund        *Refund
+	// WebhookEndpoint holds its secrets sealed, as stored.
+	WebhookEndpoint *WebhookEndpoint
 	// LegacyBody is the rendered JSON an earlier version stored instead of
 	// the resource (read from old records only).
 	LegacyBody []byte
@@ -97,6 +99,9 @@ func answerOf(kind AnswerKind, v any) *StoredAnswer {
 	case *Refund:
 		c := *v
 		a.Refund = &c
+	case *WebhookEndpoint:
+		c := *v
+		a.WebhookEndpoint = &c
 	default:
 		panic(fmt.Sprintf("paykit: no stored answer for %T", v))
 	}
@@ -338,6 +343,8 @@ func answered[T any](ctx context.Context, a *StoredAnswer, replayed bool, curren
 		v = a.Checkout
 	case a.Refund != nil:
 		v = a.Refund
+	case a.WebhookEndpoint != nil:
+		v = a.WebhookEndpoint
 	}
 	out, ok := v.(*T)
 	if !ok {

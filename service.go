@@ -104,8 +104,8 @@ type Config struct {
 	APIKeyCacheTTL time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
-	// WebhookSender delivers webhooks. Nil: the first httpadapter API
-	// mounted provides its HTTP sender; until then deliveries wait.
+	// WebhookSender delivers webhooks. Nil: NewHTTPWebhookSender's, so a
+	// host that uses only the Go API delivers them too.
 	WebhookSender WebhookSender
 }
 
@@ -266,9 +266,10 @@ func New(cfg Config) (*Service, error) {
 	if s.webhookTimeout <= 0 {
 		s.webhookTimeout = 15 * time.Second
 	}
-	if cfg.WebhookSender != nil {
-		s.ProvideWebhookSender(cfg.WebhookSender)
+	if cfg.WebhookSender == nil {
+		cfg.WebhookSender = NewHTTPWebhookSender(s.webhookTimeout)
 	}
+	s.ProvideWebhookSender(cfg.WebhookSender)
 	s.concurrency = cfg.WorkerConcurrency
 	if s.concurrency <= 0 {
 		s.concurrency = defaultWorkerConcurrency

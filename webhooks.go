@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/paykit/paykit/internal/webhooks"
@@ -26,6 +27,8 @@ const (
 	DisabledByOperator = "operator" // an operator disabled it
 	DisabledGone       = "gone"     // it answered 410 Gone
 	DisabledFailing    = "failing"  // a delivery failed on every attempt of the schedule
+	DisabledByMerchant = "merchant" // the merchant disabled it
+	DisabledDeleted    = "deleted"  // the merchant deleted it
 	jobWebhookDeliver  = "webhook.deliver"
 	webhookPurpose     = "webhook secret"
 )
@@ -51,6 +54,19 @@ type WebhookEndpoint struct {
 	// one after decides whether it pauses again.
 	PausedUntil *time.Time
 	PauseReason string
+	// EnabledEvents are the event types delivered to the endpoint;
+	// ["*"] (or empty, as earlier versions stored) for every type.
+	EnabledEvents []string
+	Description   string
+	// DeletedAt: the merchant deleted the endpoint; it is disabled
+	// (DisabledDeleted) and only operators still see it.
+	DeletedAt *time.Time
+}
+
+// Enables reports whether events of type t are delivered to the endpoint
+// (its status aside).
+func (w *WebhookEndpoint) Enables(t string) bool {
+	return len(w.EnabledEvents) == 0 || slices.Contains(w.EnabledEvents, AllEvents) || slices.Contains(w.EnabledEvents, t)
 }
 
 // Paused reports whether the endpoint's deliveries wait on a pause at now.
@@ -140,7 +156,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor, merchantID s
 	}
 	now := s.Now()
 	w := &WebhookEndpoint{ID: s.newID("we"), MerchantID: merchantID, Environment: env, URL: req.URL,
-		Status: WebhookEnabled, CreatedAt: now, UpdatedAt: now}
+		Status: WebhookEnabled, EnabledEvents: []string{AllEvents}, CreatedAt: now, UpdatedAt: now}
 	secret, err := s.addWebhookSecret(w, now)
 	if err != nil {
 		return nil, Internal(err)
@@ -216,8 +232,17 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, ove
 	if overlap < 0 || overlap > 7*24*time.Hour {
 		return nil, InvalidRequest("expire_previous_after", "expire_previous_after must be between 0 and 604800 seconds.")
 	}
+	return s.rotateWebhookSecret(ctx, actor, id, overlap, nil)
+}
+
+// rotateWebhookSecret is RotateWebhookSecret of an endpoint of scope (any
+// when nil) that is not deleted.
+func (s *Service) rotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration, scope *Scope) (*NewWebhookSecret, error) {
 	var out *NewWebhookSecret
 	err := s.updateWebhookEndpoint(ctx, actor, id, "webhook_endpoint.rotate_secret", func(_ Tx, w *WebhookEndpoint, now time.Time) error {
+		if scope != nil && w.Scope() != *scope || w.DeletedAt != nil {
+			return ErrNotFound
+		}
 		until := now.Add(overlap)
 		kept := w.Secrets[:0]
 		for _, sec := range w.Secrets {
@@ -336,7 +361,7 @@ type webhookJob struct {
 // enqueues each delivery through a Tx without it.
 type DeliveryScheduler interface {
 	// ScheduleDeliveries enqueues, in the transaction, for every enabled
-	// webhook endpoint of e's scope, the job of kind that delivers e to it:
+	// webhook endpoint of e's scope that enables e.Type, the job of kind that delivers e to it:
 	// Scope e's, TargetID e.ID, Payload {"endpoint_id":"<id>"}, DedupKey
 	// kind:<endpoint id>:<event id>, RunAt e.CreatedAt, CreatedAt now,
 	// status available. Its ids are baseID, a fresh id, followed by "."
@@ -360,7 +385,7 @@ func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
 		return err
 	}
 	for _, w := range eps {
-		if w.Environment != e.Environment || w.Status != WebhookEnabled {
+		if w.Environment != e.Environment || w.Status != WebhookEnabled || !w.Enables(e.Type) {
 			continue
 		}
 		payload, _ := json.Marshal(webhookJob{w.ID})
@@ -394,7 +419,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 		return err
 	}
 	if w.Status != WebhookEnabled {
-		return nil
+		return nil // disabled or deleted: pending deliveries stop
 	}
 	if w.Paused(s.Now()) {
 		return retryAt{at: *w.PausedUntil, wait: true} // the endpoint is paused: wait, untried
@@ -406,6 +431,9 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
+	if !w.Enables(e.Type) {
+		return nil // its events changed since the delivery was scheduled
+	}
 	now := s.Now()
 	secrets, err := s.signingSecrets(w, now)
 	if err != nil {
@@ -413,7 +441,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	}
 	sender := s.webhookSender.Load()
 	if sender == nil {
-		return errors.New("no WebhookSender: set paykit.Options.WebhookSender, or mount an httpadapter API, which provides one")
+		return errors.New("no WebhookSender: the Service was not made by New")
 	}
 	if err := CheckJobLease(ctx); err != nil {
 		return err
@@ -531,7 +559,7 @@ func (s *Service) disableWebhookEndpoint(ctx context.Context, id, reason string)
 
 // WebhookSender delivers one event to one webhook endpoint: it renders the
 // event, signs it with every secret given and sends it, within Timeout.
-// httpadapter's sender POSTs it as the contract says. The Service records
+// NewHTTPWebhookSender's, the default, POSTs it as the contract says. The Service records
 // each attempt and retries on its schedule.
 type WebhookSender interface {
 	SendWebhook(ctx context.Context, d WebhookDelivery) WebhookResult
@@ -561,8 +589,9 @@ func (r WebhookResult) Succeeded() bool { return r.StatusCode >= 200 && r.Status
 func (r WebhookResult) Gone() bool { return r.StatusCode == 410 }
 
 // ProvideWebhookSender installs ws as the Service's webhook sender unless
-// Options named one, and reports whether it did. httpadapter's APIs call it,
-// so a host that mounts them delivers webhooks without further setup.
+// it has one, and reports whether it did. New always installs one
+// (Options.WebhookSender or NewHTTPWebhookSender's), so this changes
+// nothing on a Service New made; httpadapter's APIs still call it.
 func (s *Service) ProvideWebhookSender(ws WebhookSender) bool {
 	return s.webhookSender.CompareAndSwap(nil, &ws)
 }

@@ -42,7 +42,6 @@ type api struct {
 }
 
 func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *metrics) *api {
-	provideWebhookSender(svc)
 	if log == nil {
 		log = slog.Default()
 	}

@@ -60,7 +60,8 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 			return err
 		}
 		for _, e := range eps.Data {
-			if e.Status != paykit.WebhookEnabled {
+			// What a merchant disabled or deleted itself needs no operator.
+			if e.Status != paykit.WebhookEnabled && e.DisabledReason != paykit.DisabledByMerchant && e.DisabledReason != paykit.DisabledDeleted {
 				ft.Rows = append(ft.Rows, []cell{linked(e.ID, link(r, "/webhook_endpoints/"+pathID(e.ID))), text(m.Name), mono(e.URL),
 					statusCell(e.Status + " (" + e.DisabledReason + ")")})
 			}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -717,6 +718,8 @@ func (d *dashboard) showEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 	p := &dashPageView{Title: "Webhook endpoint " + e.ID, Secret: secret, Sections: []section{{ID: "details", Heading: "Endpoint", Fields: []field{
 		{Label: "URL", Value: mono(e.URL)}, {Label: "Status", ID: "status", Value: endpointStatus(e)},
 		{Label: "Deliveries", ID: "delivery", Value: deliveryCell(e, now)},
+		{Label: "Events", ID: "events", Value: text(strings.Join(webhookEndpointFieldsOf(e).EnabledEvents, ", "))},
+		{Label: "Description", Value: text(e.Description)},
 		{Label: "Merchant", Value: merchantCell(r, e.MerchantID)}, {Label: "Environment", Value: text(string(e.Environment))},
 		{Label: "Secrets", Value: text(secrets)}, {Label: "Created", Value: text(when(e.CreatedAt))},
 	}, Forms: forms}}}

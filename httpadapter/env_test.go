@@ -78,6 +78,7 @@ var everyStore = map[string]bool{
 	"TestWaitingPaymentIsNotRetrying":               false,
 	"TestWebhookDelivery":                           false,
 	"TestWebhookEndpointPauseAndResume":             false,
+	"TestMerchantWebhookEndpoints":                  false,
 	// The dashboard's scope: what a merchant's reads find.
 	"TestDashboardActionsStayInScope":       false,
 	"TestDashboardOpensOnTheActiveMerchant": false,

@@ -55,6 +55,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	m.routeRefunds()
 	m.routeEvents()
 	m.routeMerchantCheckouts()
+	m.routeWebhookEndpoints()
 	return m
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	jsonview "github.com/paykit/paykit/internal/view"
 )
 
 // This file holds the contract's JSON projections of the Service's Go
@@ -25,16 +26,9 @@ func project(v any, now func() time.Time) any {
 		v = p.Interface()
 	}
 	switch v := v.(type) {
-	case *paykit.PaymentIntent:
-		return paymentIntentView(v)
-	case *paykit.PayoutIntent:
-		return payoutView(v)
-	case *paykit.Checkout:
-		return checkoutView(v)
-	case *paykit.Refund:
-		return refundView(v)
-	case *paykit.Event:
-		return eventView(v)
+	case *paykit.PaymentIntent, *paykit.PayoutIntent, *paykit.Checkout, *paykit.Refund, *paykit.Event:
+		out, _ := paykit.Projection(v)
+		return out
 	case *paykit.Merchant:
 		return merchantView(v)
 	case *paykit.NewAPIKey:
@@ -48,15 +42,15 @@ func project(v any, now func() time.Time) any {
 	case *paykit.BalanceAdjustment:
 		return balanceAdjustmentView(v)
 	case *paykit.Page[paykit.PaymentIntent]:
-		return pageView(v, paymentIntentView)
+		return pageView(v, projection[paykit.PaymentIntent])
 	case *paykit.Page[paykit.PayoutIntent]:
-		return pageView(v, payoutView)
+		return pageView(v, projection[paykit.PayoutIntent])
 	case *paykit.Page[paykit.Checkout]:
-		return pageView(v, checkoutView)
+		return pageView(v, projection[paykit.Checkout])
 	case *paykit.Page[paykit.Refund]:
-		return pageView(v, refundView)
+		return pageView(v, projection[paykit.Refund])
 	case *paykit.Page[paykit.Event]:
-		return pageView(v, eventView)
+		return pageView(v, projection[paykit.Event])
 	case *paykit.Page[paykit.Merchant]:
 		return pageView(v, merchantView)
 	case *paykit.Page[paykit.APIKey]:
@@ -76,6 +70,12 @@ func project(v any, now func() time.Time) any {
 		return pageView(v, jobView)
 	}
 	return v
+}
+
+// projection is paykit.Projection of a resource the root package renders.
+func projection[T any](v *T) any {
+	out, _ := paykit.Projection(v)
+	return out
 }
 
 // listView is the contract's list envelope; next_cursor is null on the
@@ -98,272 +98,12 @@ func pageView[T any, V any](p *paykit.Page[T], view func(*T) V) listView {
 // formatTime renders t in the contract's timestamp format.
 func formatTime(t time.Time) string { return paykit.FormatTime(t) }
 
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatTime(*t)
-	return &s
-}
+var (
+	nullString = jsonview.NullString
+	amount     = jsonview.Amount
+)
 
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// amount renders minor units as the contract's amount string.
-func amount(v int64) string { return strconv.FormatInt(v, 10) }
-
-type nextActionJSON struct {
-	Type      string `json:"type"`
-	URL       string `json:"url,omitempty"`
-	QRData    string `json:"qr_data,omitempty"`
-	ImageURL  string `json:"image_url,omitempty"`
-	BankName  string `json:"bank_name,omitempty"`
-	Account   string `json:"account_number,omitempty"`
-	Holder    string `json:"account_holder,omitempty"`
-	Reference string `json:"reference,omitempty"`
-	Currency  string `json:"currency,omitempty"`
-	Amount    string `json:"amount,omitempty"`
-	ExpiresAt string `json:"expires_at"`
-}
-
-// nextActionView renders only the fields of the action's type.
-func nextActionView(n *paykit.NextAction) *nextActionJSON {
-	if n == nil {
-		return nil
-	}
-	out := &nextActionJSON{Type: n.Type, URL: n.URL, QRData: n.QRData, ImageURL: n.ImageURL, BankName: n.BankName,
-		Account: n.Account, Holder: n.Holder, Reference: n.Reference, Currency: n.Currency, ExpiresAt: formatTime(n.ExpiresAt)}
-	if n.Type == paykit.NextActionBankTransferInstructions {
-		out.Amount = amount(n.Amount)
-	}
-	return out
-}
-
-type receiptJSON struct {
-	Number        string `json:"number"`
-	PaidAt        string `json:"paid_at"`
-	Amount        string `json:"amount"`
-	Currency      string `json:"currency"`
-	PaymentMethod string `json:"payment_method"`
-}
-
-func receiptView(r *paykit.Receipt) *receiptJSON {
-	if r == nil {
-		return nil
-	}
-	return &receiptJSON{r.Number, formatTime(r.PaidAt), amount(r.Amount), r.Currency, r.PaymentMethod}
-}
-
-type paymentIntentJSON struct {
-	Object            string               `json:"object"`
-	ID                string               `json:"id"`
-	Status            paykit.PaymentStatus `json:"status"`
-	Amount            string               `json:"amount"`
-	CapturedAmount    string               `json:"captured_amount"`
-	RefundedAmount    string               `json:"refunded_amount"`
-	Currency          string               `json:"currency"`
-	Country           string               `json:"country"`
-	MerchantReference string               `json:"merchant_reference"`
-	PaymentMethod     *string              `json:"payment_method"`
-	Environment       paykit.Environment   `json:"environment"`
-	NextAction        *nextActionJSON      `json:"next_action"`
-	FailureCode       *string              `json:"failure_code"`
-	Receipt           *receiptJSON         `json:"receipt"`
-	ExpiresAt         string               `json:"expires_at"`
-	CompletedAt       *string              `json:"completed_at"`
-	CreatedAt         string               `json:"created_at"`
-	UpdatedAt         string               `json:"updated_at"`
-}
-
-// paymentIntentView is the contract's payment_intent projection; Provider
-// fields never appear in it.
-func paymentIntentView(p *paykit.PaymentIntent) paymentIntentJSON {
-	return paymentIntentJSON{
-		"payment_intent", p.ID, p.Status, amount(p.Amount), amount(p.CapturedAmount()), amount(p.RefundedAmount),
-		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
-		nextActionView(p.NextAction), nullString(p.FailureCode), receiptView(p.Receipt), formatTime(p.ExpiresAt),
-		formatTimePtr(p.CompletedAt), formatTime(p.CreatedAt), formatTime(p.UpdatedAt),
-	}
-}
-
-type refundJSON struct {
-	Object            string              `json:"object"`
-	ID                string              `json:"id"`
-	PaymentIntent     string              `json:"payment_intent"`
-	Amount            string              `json:"amount"`
-	Currency          string              `json:"currency"`
-	Status            paykit.RefundStatus `json:"status"`
-	Reason            *string             `json:"reason"`
-	MerchantReference string              `json:"merchant_reference"`
-	Environment       paykit.Environment  `json:"environment"`
-	FailureCode       *string             `json:"failure_code"`
-	CreatedAt         string              `json:"created_at"`
-	UpdatedAt         string              `json:"updated_at"`
-	CompletedAt       *string             `json:"completed_at"`
-}
-
-// refundView is the contract's refund projection; the Provider's id and
-// the dispatch state never appear in it.
-func refundView(r *paykit.Refund) refundJSON {
-	return refundJSON{
-		"refund", r.ID, r.PaymentIntentID, amount(r.Amount), r.Currency, r.Status, nullString(r.Reason),
-		r.MerchantReference, r.Environment, nullString(r.FailureCode), formatTime(r.CreatedAt), formatTime(r.UpdatedAt),
-		formatTimePtr(r.CompletedAt),
-	}
-}
-
-type payoutRecipientJSON struct {
-	Type         string `json:"type"`
-	AccountLast4 string `json:"account_last4"`
-	BankCode     string `json:"bank_code"`
-	HolderName   string `json:"holder_name"`
-}
-
-type payoutJSON struct {
-	Object            string              `json:"object"`
-	ID                string              `json:"id"`
-	Amount            string              `json:"amount"`
-	Currency          string              `json:"currency"`
-	Country           string              `json:"country"`
-	Environment       paykit.Environment  `json:"environment"`
-	MerchantReference string              `json:"merchant_reference"`
-	Status            paykit.PayoutStatus `json:"status"`
-	ApprovalStatus    string              `json:"approval_status,omitempty"`
-	ReservedAmount    string              `json:"reserved_amount"`
-	CompletedAmount   string              `json:"completed_amount"`
-	ReturnedAmount    string              `json:"returned_amount"`
-	NextAction        *nextActionJSON     `json:"next_action"`
-	FailureCode       *string             `json:"failure_code"`
-	FailureMessage    *string             `json:"failure_message"`
-	Recipient         payoutRecipientJSON `json:"recipient"`
-	CreatedAt         string              `json:"created_at"`
-	UpdatedAt         string              `json:"updated_at"`
-}
-
-// payoutView is the contract's payout_intent projection: the recipient's
-// account shows its last four digits only.
-func payoutView(p *paykit.PayoutIntent) payoutJSON {
-	out := payoutJSON{
-		Object: "payout_intent", ID: p.ID, Amount: amount(p.Amount), Currency: p.Currency,
-		Country: p.Country, Environment: p.Environment, MerchantReference: p.MerchantReference,
-		Status: p.Status, ReservedAmount: amount(p.ReservedAmount),
-		CompletedAmount: amount(p.CompletedAmount), ReturnedAmount: amount(p.ReturnedAmount),
-		FailureCode: nullString(p.FailureCode), FailureMessage: nullString(p.FailureMessage),
-		Recipient: payoutRecipientJSON{p.RecipientType, p.AccountLast4, p.BankCode, p.HolderName},
-		CreatedAt: formatTime(p.CreatedAt), UpdatedAt: formatTime(p.UpdatedAt),
-	}
-	if p.ApprovalPending {
-		out.ApprovalStatus = "pending"
-	}
-	return out
-}
-
-// payoutWithReasonJSON is a payout's projection with the merchant's
-// cancellation reason: the data of a payout's terminal event.
-type payoutWithReasonJSON struct {
-	payoutJSON
-	Reason string `json:"reason"`
-}
-
-// checkoutFailureMessages explain failure codes to merchants.
-var checkoutFailureMessages = map[string]string{
-	paykit.FailureProviderDeclined: "The payment was declined.",
-	paykit.FailureProviderError:    "The payment provider could not process the payment.",
-	paykit.FailureExpired:          "The payment was not completed in time.",
-}
-
-type checkoutJSON struct {
-	Object            string                `json:"object"`
-	ID                string                `json:"id"`
-	Status            paykit.CheckoutStatus `json:"status"`
-	Amount            string                `json:"amount"`
-	Currency          string                `json:"currency"`
-	Country           string                `json:"country"`
-	MerchantReference string                `json:"merchant_reference"`
-	PaymentIntentID   string                `json:"payment_intent_id"`
-	PaymentStatus     paykit.PaymentStatus  `json:"payment_status"`
-	PaymentMethod     *string               `json:"payment_method"`
-	FailureCode       *string               `json:"failure_code"`
-	FailureMessage    *string               `json:"failure_message"`
-	CheckoutURL       string                `json:"checkout_url"`
-	ReturnURL         *string               `json:"return_url"`
-	Metadata          map[string]string     `json:"metadata"`
-	ExpiresAt         string                `json:"expires_at"`
-	CreatedAt         string                `json:"created_at"`
-	UpdatedAt         string                `json:"updated_at"`
-	ProcessingStaleAt *string               `json:"processing_stale_at"`
-	ProviderStatus    *string               `json:"provider_status"`
-}
-
-// checkoutView is the contract's checkout projection, with the state of
-// its linked payment intent.
-func checkoutView(c *paykit.Checkout) checkoutJSON {
-	method := c.ChosenMethod
-	if method == "" {
-		method = c.PaymentMethod
-	}
-	var msg *string
-	if c.FailureCode != "" {
-		m, ok := checkoutFailureMessages[c.FailureCode]
-		if !ok {
-			m = "The payment failed."
-		}
-		msg = &m
-	}
-	var meta map[string]string
-	if len(c.Metadata) > 0 {
-		meta = c.Metadata
-	}
-	return checkoutJSON{
-		Object: "checkout", ID: c.ID, Status: c.Status, Amount: amount(c.Amount), Currency: c.Currency,
-		Country: c.Country, MerchantReference: c.MerchantReference, PaymentIntentID: c.PaymentIntentID,
-		PaymentStatus: c.PaymentStatus, PaymentMethod: nullString(method), FailureCode: nullString(c.FailureCode),
-		FailureMessage: msg, CheckoutURL: c.URL, ReturnURL: nullString(c.ReturnURL), Metadata: meta,
-		ExpiresAt: formatTime(c.ExpiresAt), CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt),
-		ProcessingStaleAt: formatTimePtr(c.ProcessingStaleAt), ProviderStatus: nullString(c.ProviderStatus),
-	}
-}
-
-type eventJSON struct {
-	ID          string             `json:"id"`
-	Object      string             `json:"object"`
-	Type        string             `json:"type"`
-	Environment paykit.Environment `json:"environment"`
-	CreatedAt   string             `json:"created_at"`
-	Data        any                `json:"data"`
-}
-
-// eventView is the contract's event envelope; webhooks carry the same
-// bytes. Its data is the resource as GET showed it right after the change;
-// a payout's terminal event adds the merchant's cancellation reason.
-func eventView(e *paykit.Event) eventJSON {
-	var data any
-	switch {
-	case e.LegacyData != nil:
-		data = json.RawMessage(e.LegacyData)
-	case e.PaymentIntent != nil:
-		data = paymentIntentView(e.PaymentIntent)
-	case e.Checkout != nil:
-		data = checkoutView(e.Checkout)
-	case e.Refund != nil:
-		data = refundView(e.Refund)
-	case e.PayoutIntent != nil:
-		po := e.PayoutIntent
-		data = payoutView(po)
-		if po.Status.Terminal() && po.CancelReason != "" {
-			data = payoutWithReasonJSON{payoutView(po), po.CancelReason}
-		}
-	}
-	return eventJSON{e.ID, "event", e.Type, e.Environment, formatTime(e.CreatedAt), data}
-}
-
-// eventBody is the JSON of an event: the GET /events/{id} body and the
-// webhook body.
-func eventBody(e *paykit.Event) ([]byte, error) { return json.Marshal(eventView(e)) }
+func formatTimePtr(t *time.Time) *string { return jsonview.Time(t, paykit.TimeLayout) }
 
 type merchantJSON struct {
 	Object    string `json:"object"`
@@ -501,6 +241,8 @@ type webhookEndpointFields struct {
 	URL            string             `json:"url"`
 	Status         string             `json:"status"`
 	DisabledReason *string            `json:"disabled_reason"`
+	EnabledEvents  []string           `json:"enabled_events"`
+	Description    *string            `json:"description"`
 	CreatedAt      string             `json:"created_at"`
 	UpdatedAt      string             `json:"updated_at"`
 }
@@ -529,8 +271,12 @@ func deliveryState(w *paykit.WebhookEndpoint, now time.Time) string {
 }
 
 func webhookEndpointFieldsOf(w *paykit.WebhookEndpoint) webhookEndpointFields {
+	events := w.EnabledEvents
+	if len(events) == 0 {
+		events = []string{paykit.AllEvents}
+	}
 	return webhookEndpointFields{"webhook_endpoint", w.ID, w.MerchantID, w.Environment, w.URL, w.Status,
-		nullString(w.DisabledReason), formatTime(w.CreatedAt), formatTime(w.UpdatedAt)}
+		nullString(w.DisabledReason), events, nullString(w.Description), formatTime(w.CreatedAt), formatTime(w.UpdatedAt)}
 }
 
 func webhookDeliveryView(w *paykit.WebhookEndpoint, now time.Time) webhookDeliveryJSON {

@@ -10,7 +10,7 @@ import (
 
 // The projection of a payment intent is written on every create and
 // retrieve: appendPaymentIntent writes what json.Marshal makes of
-// paymentIntentView, byte for byte, from the intent itself: no reflection
+// paykit.Projection of the intent, byte for byte, from the intent itself: no reflection
 // and no view with its formatted strings (a test holds it to it).
 
 func appendPaymentIntent(b []byte, p *paykit.PaymentIntent) []byte {

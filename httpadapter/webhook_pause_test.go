@@ -39,8 +39,8 @@ func objectKeys(t *testing.T, body []byte) []string {
 }
 
 // endpointKeys are the members of a webhook endpoint, in order.
-var endpointKeys = []string{"object", "id", "merchant_id", "environment", "url", "status", "disabled_reason", "created_at", "updated_at",
-	"delivery_state", "consecutive_failures", "paused_until", "pause_reason"}
+var endpointKeys = []string{"object", "id", "merchant_id", "environment", "url", "status", "disabled_reason", "enabled_events",
+	"description", "created_at", "updated_at", "delivery_state", "consecutive_failures", "paused_until", "pause_reason"}
 
 // failThrice makes three deliveries to rc fail in a row through the
 // worker, on the schedule: the first attempt of a new event, then its
@@ -78,7 +78,7 @@ func TestWebhookEndpointPauseAndResume(t *testing.T) {
 		is.Equal(created.status, http.StatusCreated)
 		// The delivery state comes after the fields the endpoint had, and
 		// after the secret.
-		is.Equal(objectKeys(t, created.body), append(append(endpointKeys[:9:9], "secret"), endpointKeys[9:]...))
+		is.Equal(objectKeys(t, created.body), append(append(endpointKeys[:11:11], "secret"), endpointKeys[11:]...))
 		epID := created.json(t)["id"].(string)
 		get := func() map[string]any {
 			t.Helper()

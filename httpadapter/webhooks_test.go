@@ -30,7 +30,8 @@ type delivery struct {
 }
 
 // receiver is a merchant's webhook endpoint: answer decides each response
-// from the number of the request (1-based).
+// from the number of the request (1-based). Every delivery must match the
+// OpenAPI document's webhooks section.
 type receiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -42,6 +43,9 @@ func newReceiver(t *testing.T, e *sandboxEnv, answer func(n int, w http.Response
 	rc := &receiver{answer: answer}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if err := spec().CheckWebhook(r.Header, body); err != nil {
+			t.Errorf("delivery against the document's webhooks: %v", err)
+		}
 		rc.mu.Lock()
 		rc.got = append(rc.got, delivery{e.clock.Now(), r.Header.Clone(), body})
 		n := len(rc.got)

@@ -224,3 +224,47 @@ func (v *Validator) Client(t testing.TB) *http.Client {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// CheckWebhook validates one webhook delivery, its headers and JSON body,
+// against the operation of the document's webhooks section named by the
+// body's event type.
+func (v *Validator) CheckWebhook(header http.Header, body []byte) error {
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return fmt.Errorf("webhook body: %w", err)
+	}
+	item := v.doc.Webhooks[ev.Type]
+	if item == nil || item.Post == nil {
+		return fmt.Errorf("webhook %q: not in the document's webhooks", ev.Type)
+	}
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		return fmt.Errorf("webhook %q: Content-Type %q", ev.Type, ct)
+	}
+	for _, ref := range item.Post.Parameters {
+		p := ref.Value
+		if p.In != openapi3.ParameterInHeader {
+			continue
+		}
+		val := header.Get(p.Name)
+		if val == "" {
+			if p.Required {
+				return fmt.Errorf("webhook %q: no %s header", ev.Type, p.Name)
+			}
+			continue
+		}
+		if err := p.Schema.Value.VisitJSON(val, openapi3.EnableJSONSchema2020()); err != nil {
+			return fmt.Errorf("webhook %q: header %s: %w", ev.Type, p.Name, err)
+		}
+	}
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return err
+	}
+	schema := item.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+	if err := schema.VisitJSON(doc, openapi3.EnableJSONSchema2020()); err != nil {
+		return fmt.Errorf("webhook %q: body: %w", ev.Type, err)
+	}
+	return nil
+}

@@ -103,3 +103,42 @@ func TestCheckRejectsDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckWebhook: a delivery is held to the webhooks section: the
+// operation of its type, its headers and its body.
+func TestCheckWebhook(t *testing.T) {
+	v := oapitest.New(t, httpadapter.OpenAPIDocument())
+	refund := map[string]any{
+		"object": "refund", "id": "re_1", "payment_intent": "pi_1", "status": "pending", "amount": "100", "currency": "MYR",
+		"merchant_reference": "r-1", "reason": nil, "failure_code": nil, "environment": "test",
+		"created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z", "completed_at": nil,
+	}
+	event := func(typ string, data any) []byte {
+		b, _ := json.Marshal(map[string]any{"id": "evt_1", "object": "event", "type": typ, "environment": "test",
+			"created_at": "2026-01-01T00:00:00.000Z", "data": data})
+		return b
+	}
+	header := func(sig string) http.Header {
+		return http.Header{"Content-Type": {"application/json"}, "Webhook-Id": {"evt_1"}, "Webhook-Timestamp": {"1767225600"},
+			"Webhook-Signature": {sig}}
+	}
+	two := "v1,Zm9v v1,YmFy"
+	if err := v.CheckWebhook(header(two), event("refund.pending", refund)); err != nil {
+		t.Fatalf("a valid delivery: %v", err)
+	}
+	bad := map[string]struct {
+		h    http.Header
+		body []byte
+	}{
+		"unknown type":         {header(two), event("refund.paid", refund)},
+		"data of another type": {header(two), event("payment_intent.succeeded", refund)},
+		"no signature":         {header(""), event("refund.pending", refund)},
+		"bad signature":        {header("sha256=abc"), event("refund.pending", refund)},
+		"extra member":         {header(two), []byte(strings.Replace(string(event("refund.pending", refund)), `"object":"event"`, `"object":"event","x":1`, 1))},
+	}
+	for name, c := range bad {
+		if err := v.CheckWebhook(c.h, c.body); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

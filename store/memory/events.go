@@ -62,6 +62,8 @@ func copyEndpoint(w paykit.WebhookEndpoint) paykit.WebhookEndpoint {
 		w.Secrets[i].ExpiresAt = copyTime(w.Secrets[i].ExpiresAt)
 	}
 	w.PausedUntil = copyTime(w.PausedUntil)
+	w.EnabledEvents = slices.Clone(w.EnabledEvents)
+	w.DeletedAt = copyTime(w.DeletedAt)
 	return w
 }
 

@@ -557,6 +557,10 @@ func copyIdempotencyWith(r paykit.IdempotencyRecord, copyPI func(*paykit.Payment
 		a := *r.Answer
 		a.PaymentIntent = copyPI(a.PaymentIntent)
 		a.PayoutIntent, a.Checkout, a.Refund = deepCopy(a.PayoutIntent), deepCopy(a.Checkout), deepCopy(a.Refund)
+		if a.WebhookEndpoint != nil {
+			w := copyEndpoint(*a.WebhookEndpoint)
+			a.WebhookEndpoint = &w
+		}
 		a.LegacyBody = slices.Clone(a.LegacyBody)
 		r.Answer = &a
 	}

@@ -94,6 +94,8 @@ type snapshotDoc struct {
 	PayoutIntent  *paykit.PayoutIntent  `json:"payout_intent,omitempty"`
 	Checkout      *paykit.Checkout      `json:"checkout,omitempty"`
 	Refund        *paykit.Refund        `json:"refund,omitempty"`
+	// WebhookEndpoint (an answer only) holds its secrets sealed.
+	WebhookEndpoint *paykit.WebhookEndpoint `json:"webhook_endpoint,omitempty"`
 }
 
 const snapshotVersion = 1
@@ -102,7 +104,7 @@ const snapshotVersion = 1
 var snapshotBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func encodeSnapshot(d snapshotDoc) ([]byte, error) {
-	if d.PaymentIntent != nil && d.PayoutIntent == nil && d.Checkout == nil && d.Refund == nil {
+	if d.PaymentIntent != nil && d.PayoutIntent == nil && d.Checkout == nil && d.Refund == nil && d.WebhookEndpoint == nil {
 		buf := snapshotBuffers.Get().(*[]byte)
 		defer snapshotBuffers.Put(buf)
 		if b, ok := appendPaymentSnapshot((*buf)[:0], d.Kind, d.PaymentIntent); ok {
@@ -138,7 +140,7 @@ func encodeAnswer(a *paykit.StoredAnswer) (status int, body []byte, err error) {
 			}
 		}
 	}
-	body, err = encodeSnapshot(snapshotDoc{Kind: a.Kind, PaymentIntent: a.PaymentIntent, PayoutIntent: a.PayoutIntent, Checkout: a.Checkout, Refund: a.Refund})
+	body, err = encodeSnapshot(snapshotDoc{Kind: a.Kind, PaymentIntent: a.PaymentIntent, PayoutIntent: a.PayoutIntent, Checkout: a.Checkout, Refund: a.Refund, WebhookEndpoint: a.WebhookEndpoint})
 	return 0, body, err
 }
 
@@ -153,5 +155,5 @@ func decodeAnswer(status int, body []byte) (*paykit.StoredAnswer, error) {
 	if err != nil || !ok {
 		return nil, fmt.Errorf("idempotency answer: not a snapshot (%v)", err)
 	}
-	return &paykit.StoredAnswer{Kind: d.Kind, PaymentIntent: d.PaymentIntent, PayoutIntent: d.PayoutIntent, Checkout: d.Checkout, Refund: d.Refund}, nil
+	return &paykit.StoredAnswer{Kind: d.Kind, PaymentIntent: d.PaymentIntent, PayoutIntent: d.PayoutIntent, Checkout: d.Checkout, Refund: d.Refund, WebhookEndpoint: d.WebhookEndpoint}, nil
 }

@@ -62,14 +62,14 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseI
 	t.jobDue() // when the scope has endpoints: a claim finds out
 	var q *bun.RawQuery
 	if t.pg {
-		// The same statement as SQLite's, in a function of migration 0015,
+		// The same statement as SQLite's, in a function of migration 0018,
 		// whose plan PostgreSQL keeps.
-		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, string(e.Environment), paykit.WebhookEnabled)
+			e.MerchantID, string(e.Environment), paykit.WebhookEnabled, e.Type)
 	} else {
 		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, string(e.Environment), paykit.WebhookEnabled}
+			e.MerchantID, string(e.Environment), paykit.WebhookEnabled, e.Type}
 		if t.sqlTx != nil {
 			if st, a, ok := t.prep.rawArgs(fanOutSQLite, args...); ok {
 				_, err := t.execPrepared(ctx, st, a)
@@ -95,6 +95,7 @@ const fanOutSQLite = `INSERT INTO jobs (id, kind, merchant_id, environment, targ
 		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
 		? || ':' || id || ':' || ?, MAX(?, COALESCE(paused_until, ?)), 0, '', '', ?, 0, ?, 1, id
 		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
+		AND (instr(enabled_events, '"*"') > 0 OR instr(enabled_events, '"' || ? || '"') > 0)
 		ON CONFLICT DO NOTHING`
 
 // GetEvent implements paykit.EventStore.
@@ -160,6 +161,9 @@ type webhookEndpointRow struct {
 	Failures       int        `bun:"failures"`
 	PausedUntil    *time.Time `bun:"paused_until"`
 	PauseReason    string     `bun:"pause_reason"`
+	EnabledEvents  string     `bun:"enabled_events"` // a JSON array
+	Description    string     `bun:"description"`
+	DeletedAt      *time.Time `bun:"deleted_at"`
 }
 
 func toWebhookEndpointRow(w *paykit.WebhookEndpoint) (*webhookEndpointRow, error) {
@@ -171,7 +175,16 @@ func toWebhookEndpointRow(w *paykit.WebhookEndpoint) (*webhookEndpointRow, error
 	if err != nil {
 		return nil, err
 	}
-	return &webhookEndpointRow{ID: w.ID, MerchantID: w.MerchantID, Environment: string(w.Environment), URL: w.URL,
+	events := w.EnabledEvents
+	if len(events) == 0 {
+		events = []string{paykit.AllEvents}
+	}
+	encEvents, err := toJSON(&events)
+	if err != nil {
+		return nil, err
+	}
+	return &webhookEndpointRow{EnabledEvents: encEvents, Description: w.Description, DeletedAt: utcPtr(w.DeletedAt),
+		ID: w.ID, MerchantID: w.MerchantID, Environment: string(w.Environment), URL: w.URL,
 		Secrets: enc, Status: w.Status, DisabledReason: w.DisabledReason, CreatedAt: w.CreatedAt.UTC(),
 		UpdatedAt: w.UpdatedAt.UTC(), Version: w.Version, Failures: w.Failures, PausedUntil: utcPtr(w.PausedUntil),
 		PauseReason: w.PauseReason}, nil
@@ -182,10 +195,17 @@ func (r *webhookEndpointRow) endpoint() (paykit.WebhookEndpoint, error) {
 	if err != nil {
 		return paykit.WebhookEndpoint{}, err
 	}
+	events, err := fromJSON[[]string](r.EnabledEvents)
+	if err != nil {
+		return paykit.WebhookEndpoint{}, err
+	}
 	w := paykit.WebhookEndpoint{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		URL: r.URL, Status: r.Status, DisabledReason: r.DisabledReason, CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version, Failures: r.Failures, PausedUntil: utcPtr(r.PausedUntil),
-		PauseReason: r.PauseReason}
+		PauseReason: r.PauseReason, Description: r.Description, DeletedAt: utcPtr(r.DeletedAt)}
+	if events != nil {
+		w.EnabledEvents = *events
+	}
 	if secrets != nil {
 		w.Secrets = *secrets
 		for i := range w.Secrets {

@@ -95,7 +95,7 @@ func testEvents(t *testing.T, s paykit.Store) {
 
 func endpoint(scope paykit.Scope, id string, created time.Time) *paykit.WebhookEndpoint {
 	return &paykit.WebhookEndpoint{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment,
-		URL: "https://hooks.example.com/" + id, Status: paykit.WebhookEnabled,
+		URL: "https://hooks.example.com/" + id, Status: paykit.WebhookEnabled, EnabledEvents: []string{paykit.AllEvents},
 		Secrets:   []paykit.WebhookSecret{{KeyID: "k1", Sealed: []byte{0x00, 0xff, 'a'}, CreatedAt: created}},
 		CreatedAt: created, UpdatedAt: created}
 }
@@ -134,6 +134,72 @@ func testWebhookEndpoints(t *testing.T, s paykit.Store) {
 	is.True(errors.Is(s.UpdateWebhookEndpoint(ctx, &stale), paykit.ErrVersionConflict))
 	missing := endpoint(scopeA, "we_missing", at(0))
 	is.True(errors.Is(s.UpdateWebhookEndpoint(ctx, missing), paykit.ErrNotFound))
+}
+
+// testWebhookEndpointMerchantFields: the fields a merchant manages, and a
+// deletion, round-trip.
+func testWebhookEndpointMerchantFields(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	w := endpoint(scopeA, "we_m", at(0))
+	w.EnabledEvents, w.Description = []string{paykit.EventPaymentSucceeded, paykit.EventRefundFailed}, "orders – ไทย"
+	is.NoErr(s.CreateWebhookEndpoint(ctx, w))
+	got, err := s.GetWebhookEndpoint(ctx, "we_m")
+	is.NoErr(err)
+	is.Equal(*got, *w)
+	got.EnabledEvents, got.Description = []string{paykit.AllEvents}, ""
+	got.Status, got.DisabledReason, got.DeletedAt = paykit.WebhookDisabled, paykit.DisabledDeleted, ptr(at(time.Hour))
+	is.NoErr(s.UpdateWebhookEndpoint(ctx, got))
+	again, err := s.GetWebhookEndpoint(ctx, "we_m")
+	is.NoErr(err)
+	is.Equal(*again, *got)
+	is.Equal(again.DeletedAt.Location(), time.UTC)
+}
+
+// testDeliveryFanOut: a Store that schedules deliveries itself
+// (paykit.DeliveryScheduler) schedules one only to the enabled endpoints
+// of the event's scope that enable its type.
+func testDeliveryFanOut(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	all := endpoint(scopeA, "we_all", at(0))
+	paid := endpoint(scopeA, "we_paid", at(0))
+	paid.EnabledEvents = []string{paykit.EventPaymentSucceeded, paykit.EventPaymentFailed}
+	refunds := endpoint(scopeA, "we_refunds", at(0))
+	refunds.EnabledEvents = []string{paykit.EventRefundSucceeded}
+	off := endpoint(scopeA, "we_off", at(0))
+	off.Status, off.DisabledReason, off.DeletedAt = paykit.WebhookDisabled, paykit.DisabledDeleted, ptr(at(0))
+	other := endpoint(scopeB, "we_other", at(0))
+	for _, w := range []*paykit.WebhookEndpoint{all, paid, refunds, off, other} {
+		is.NoErr(s.CreateWebhookEndpoint(ctx, w))
+	}
+	e := &paykit.Event{ID: "evt_fan", MerchantID: scopeA.MerchantID, Environment: scopeA.Environment,
+		Type: paykit.EventPaymentSucceeded, ObjectID: "pi_1", LegacyData: []byte(`{}`), CreatedAt: at(time.Minute)}
+	scheduled := false
+	is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error {
+		if err := tx.CreateEvent(ctx, e); err != nil {
+			return err
+		}
+		d, ok := tx.(paykit.DeliveryScheduler)
+		if !ok {
+			return nil
+		}
+		scheduled = true
+		return d.ScheduleDeliveries(ctx, e, "webhook.deliver", "job_fan", at(time.Minute))
+	}))
+	if !scheduled {
+		t.Skip("the Store has no DeliveryScheduler: the Service filters")
+	}
+	var got []string
+	for _, id := range []string{"job_fan.1", "job_fan.2", "job_fan.3"} {
+		j, err := s.GetJob(ctx, id)
+		if errors.Is(err, paykit.ErrNotFound) {
+			continue
+		}
+		is.NoErr(err)
+		got = append(got, j.Partition)
+	}
+	is.Equal(got, []string{"we_all", "we_paid"}) // in endpoint id order
 }
 
 // testWebhookEndpointPause: an endpoint's pause is stored and counted,

@@ -73,6 +73,8 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookAttempts", testWebhookAttempts},
 		{"WebhookEndpointPause", testWebhookEndpointPause},
+		{"WebhookEndpointMerchantFields", testWebhookEndpointMerchantFields},
+		{"DeliveryFanOut", testDeliveryFanOut},
 		{"Heartbeat", testHeartbeat},
 	}
 	// The cases run on Stores of their own, several at once: they mostly
