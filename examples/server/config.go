@@ -23,6 +23,7 @@ type config struct {
 	DB            string
 	OperatorToken string // empty: a random one is drawn and printed
 	Keys          string // key file; empty: defaultKeysPath(DB)
+	KeysInDB      bool   // PostgreSQL: keep the keys in clear in the database (demos)
 	DBMaxConns    int    // database connections at most; 0: sqlstore's default
 	DBWorkerConns int    // the worker's own connections, beyond DBMaxConns
 	Demo          bool
@@ -62,7 +63,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.DBWorkerConns, "db-worker-conns", sqlstore.DefaultWorkerConns, "database connections of the background worker, beyond -db-max-conns, so requests and the worker cannot starve each other")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
-	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database, shared by every instance; none for memory)")
+	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database wrapped under $PAYKIT_KEY_ENCRYPTION_KEY, shared by every instance; none for memory)")
+	fs.BoolVar(&c.KeysInDB, "keys-in-db", false, "PostgreSQL without -keys or $PAYKIT_KEY_ENCRYPTION_KEY: keep the keys IN CLEAR in the database, beside the data they protect (demos only; warned at every start)")
 	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) with a test balance on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")

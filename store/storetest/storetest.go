@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"WebhookAttempts", testWebhookAttempts},
 		{"WebhookEndpointPause", testWebhookEndpointPause},
 		{"Heartbeat", testHeartbeat},
+		{"KeyChecks", testKeyChecks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
