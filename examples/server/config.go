@@ -27,6 +27,7 @@ type config struct {
 	DBMaxConns    int    // database connections at most; 0: sqlstore's default
 	DBWorkerConns int    // the worker's own connections, beyond DBMaxConns
 	Demo          bool
+	Version       bool // print the version and exit
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
 	WorkerInterval time.Duration
@@ -74,6 +75,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.ApprovalThreshold, "approval-threshold", 1_000_000, "payouts of at least this many minor units wait for operator approval (0 = never)")
 	fs.StringVar(&c.Providers, "providers", "", "Provider configuration `file` (JSON: Providers, the environment variables of their secrets, and routes); default the sandbox in test, nothing in live")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "loopback `address` of a net/http/pprof listener, as in 127.0.0.1:6060 (default none)")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that (0 = off)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: server [flags]\n\nRuns paykit's example server. Every flag can also be set with the\nenvironment variable PAYKIT_<NAME> (for -worker-interval, PAYKIT_WORKER_INTERVAL);\na flag on the command line wins.\n\n")
@@ -82,6 +84,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" { // a command, not a setting
+			return
+		}
 		name := envName(f.Name)
 		if v := getenv(name); v != "" && envErr == nil {
 			if err := fs.Set(f.Name, v); err != nil {

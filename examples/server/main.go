@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -79,6 +80,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.Version {
+		fmt.Fprintln(stdout, "paykit", version())
+		return nil
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
@@ -319,6 +324,34 @@ func describeKeys(path string) string {
 	return "the key file " + path
 }
 
+// version is the module's version from the build information; "devel"
+// when unknown (go run, a build outside a module version).
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// logStart writes the start-up line: version, Store and schema version
+// (the newest migration applied; none for the memory Store).
+func logStart(ctx context.Context, store paykit.Store, logger *slog.Logger) error {
+	kind, schema := "memory", "none"
+	if ss, ok := store.(*sqlstore.Store); ok {
+		kind = "sqlite"
+		if ss.Postgres() {
+			kind = "postgres"
+		}
+		v, err := ss.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		schema = fmt.Sprintf("%04d", v)
+	}
+	logger.InfoContext(ctx, "paykit starting", "version", version(), "store", kind, "schema_version", schema)
+	return nil
+}
+
 // openStore opens and migrates the store named by -db.
 func openStore(ctx context.Context, db string, opts sqlstore.Options) (paykit.Store, error) {
 	if db == "memory" {
@@ -426,6 +459,9 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		return nil, nil, err
 	}
 	closers = append(closers, func() { store.Close() })
+	if err := logStart(ctx, store, logger); err != nil {
+		return nil, nil, err
+	}
 	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store)
 	if err != nil {
 		return nil, nil, err
