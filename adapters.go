@@ -18,6 +18,7 @@ type adapter struct {
 	payer   PayerSimulator  // set with CapPayerSimulation
 	returns ReturnSimulator // set with CapReturns
 	circuit circuit
+	calls   callCounts // create calls by outcome
 }
 
 // newAdapters reads each Provider's declaration and checks that it has the

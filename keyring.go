@@ -15,29 +15,36 @@ import (
 type Keyring struct {
 	active string
 	aeads  map[string]cipher.AEAD
+	prints map[string]string // KeyFingerprint by key id
 }
 
 // NewKeyring builds a keyring from 32-byte keys by id; activeID seals.
 func NewKeyring(activeID string, keys map[string][]byte) (*Keyring, error) {
-	k := &Keyring{active: activeID, aeads: map[string]cipher.AEAD{}}
+	k := &Keyring{active: activeID, aeads: map[string]cipher.AEAD{}, prints: map[string]string{}}
 	for id, key := range keys {
 		if len(key) != 32 {
 			return nil, fmt.Errorf("paykit: key %q is %d bytes, AES-256 needs 32", id, len(key))
 		}
-		block, err := aes.NewCipher(key)
-		if err != nil {
-			return nil, err
-		}
-		aead, err := cipher.NewGCM(block)
+		aead, err := newGCM(key)
 		if err != nil {
 			return nil, err
 		}
 		k.aeads[id] = aead
+		k.prints[id] = KeyFingerprint(key)
 	}
 	if _, ok := k.aeads[activeID]; !ok {
 		return nil, fmt.Errorf("paykit: active key %q is not in the keyring", activeID)
 	}
 	return k, nil
+}
+
+// newGCM is AES-GCM under key.
+func newGCM(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 // RandomKeyring returns a keyring with one fresh key: what it seals cannot

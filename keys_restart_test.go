@@ -30,6 +30,11 @@ func TestNewRefusesPersistentStoreWithoutKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mem.Close()
+	for _, s := range []*sqlstore.Store{file, mem} {
+		if err := s.Migrate(ctx); err != nil { // New checks the keys against the Store's records
+			t.Fatal(err)
+		}
+	}
 	signing := []byte("restart-tests-signing-key-32byte")
 	for _, c := range []struct {
 		name    string

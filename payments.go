@@ -551,10 +551,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		ReturnURL: s.payURL("return", tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour), ""),
 		ExpiresAt: pi.ExpiresAt,
 	})
-	s.observe(pi.Provider, res)
-	// Typed attributes: the line is written on every create.
-	s.log.LogAttrs(ctx, slog.LevelInfo, "provider create payment", slog.String("payment_intent", pi.ID),
-		slog.String("provider", pi.Provider), slog.String("outcome", string(res.Outcome)), slog.String("detail", res.Detail))
+	s.providerCreated(ctx, pi.Provider, "create_payment", res, slog.String("payment_intent", pi.ID))
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 )
@@ -564,8 +565,7 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 		Key: po.ID, Amount: po.Amount, Currency: po.Currency, Country: po.Country,
 		BankCode: code, AccountNumber: account, HolderName: po.HolderName, HolderNameTH: po.HolderNameTH,
 	})
-	s.observe(po.Provider, r)
-	s.log.InfoContext(ctx, "provider create payout", "payout_intent", po.ID, "provider", po.Provider, "outcome", r.Outcome, "detail", r.Detail)
+	s.providerCreated(ctx, po.Provider, "create_payout", r, slog.String("payout_intent", po.ID))
 	return r, nil
 }
 

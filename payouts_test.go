@@ -169,7 +169,7 @@ func newPayoutEnvOn(t *testing.T, store paykit.Store, keys *paykit.Keyring, thre
 	bank := newFakeBank()
 	var signingKey []byte // the Service's default on the memory Store
 	if keys != nil {
-		signingKey = []byte("payout-test-signing-key-32-byte!")
+		signingKey = []byte("flow-test-signing-key-32-bytes!!") // as newFlowEnvOn: both may share a Store
 	}
 	logs := &bytes.Buffer{}
 	routing := fakeRouting

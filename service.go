@@ -158,12 +158,26 @@ type Service struct {
 // attempt limit, at the longest interval, and the job needs attention).
 type JobHandler func(ctx context.Context, job *Job) error
 
-// New builds a Service from cfg.
+// New builds a Service from cfg. It checks the configured keys
+// (SigningKey, AccountKeys) against the fingerprints the Store recorded for
+// the keys its data was written with, recording those of new keys, and
+// fails with ErrKeyMismatch when they cannot read that data: a host that
+// restarts with other keys learns it at once, not from payouts it cannot
+// dispatch. A rotated keyring that keeps its old keys passes.
 func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("paykit: Config.Store is required")
 	}
 	if err := checkKeys(cfg); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyCheckTimeout)
+	defer cancel()
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	if err := checkStoredKeys(ctx, cfg, now().UTC()); err != nil {
 		return nil, err
 	}
 	s := &Service{

@@ -83,6 +83,12 @@ type Store interface {
 	// PurgeLeases deletes the leases that lapsed before before and
 	// returns how many.
 	PurgeLeases(ctx context.Context, before time.Time) (int, error)
+	// RecordKeyChecks records each of checks (a key fingerprint by key id)
+	// whose key id has none yet, and returns every fingerprint recorded,
+	// those just written included. A recorded fingerprint never changes.
+	// Fingerprints are not secret: New compares them with the configured
+	// keys' (see KeyFingerprint).
+	RecordKeyChecks(ctx context.Context, checks map[string]string, now time.Time) (map[string]string, error)
 	// Persistent reports whether the Store keeps its data across a restart
 	// of the process. A persistent Store needs keys that survive it too.
 	Persistent() bool

@@ -16,10 +16,14 @@ import (
 	"github.com/paykit/paykit/store/memory"
 )
 
+// workerKeys are the account keys of every worker test Service: instances
+// on one Store share their keys, as New checks.
+var workerKeys = paykit.RandomKeyring()
+
 func newWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualClock, id string) *paykit.Service {
 	t.Helper()
 	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: id, JobLease: time.Minute,
-		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring()})
+		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: workerKeys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +36,7 @@ func newLoggedWorkerService(t *testing.T, store paykit.Store, clock *paykit.Manu
 	t.Helper()
 	var logs bytes.Buffer
 	s, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "w1", JobLease: time.Minute,
-		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring(),
+		SigningKey: []byte("worker-tests-signing-key"), AccountKeys: workerKeys,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

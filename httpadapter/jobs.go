@@ -73,6 +73,7 @@ type jobCollector struct {
 	pausedEndpoints                 *prometheus.Desc
 	up                              *prometheus.Desc
 	providerUsable                  *prometheus.Desc
+	providerCalls                   *prometheus.Desc
 }
 
 func newJobCollector(svc *paykit.Service) *jobCollector {
@@ -108,6 +109,9 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 		providerUsable: prometheus.NewDesc("paykit_provider_usable",
 			"1 when this instance sends new attempts to the Provider, 0 when it is disabled or its circuit is open (attempts it holds are still recovered there).",
 			[]string{"provider"}, nil),
+		providerCalls: prometheus.NewDesc("paykit_provider_calls_total",
+			"Create calls this process made to a Provider, by call (create_payment, create_payout) and outcome; unacknowledged and unknown mean the Provider did not answer (connection refused, 5xx, timeout).",
+			[]string{"provider", "call", "outcome"}, nil),
 		up: prometheus.NewDesc("paykit_job_stats_up",
 			"1 when the Store answered the background-work queries of this scrape, else 0 (and the Store-based gauges are absent).", nil, nil),
 	}
@@ -115,7 +119,7 @@ func newJobCollector(svc *paykit.Service) *jobCollector {
 
 // Describe implements prometheus.Collector.
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.due, c.running, c.waiting, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.pausedEndpoints, c.up, c.providerUsable} {
+	for _, d := range []*prometheus.Desc{c.due, c.running, c.waiting, c.retrying, c.needsAttention, c.oldestDue, c.attempts, c.errors, c.leasesLost, c.stalePayments, c.stalePayouts, c.pausedEndpoints, c.up, c.providerUsable, c.providerCalls} {
 		ch <- d
 	}
 }
@@ -128,6 +132,9 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			usable = 0
 		}
 		ch <- prometheus.MustNewConstMetric(c.providerUsable, prometheus.GaugeValue, usable, p.Name)
+	}
+	for _, p := range c.svc.ProviderCalls() {
+		ch <- prometheus.MustNewConstMetric(c.providerCalls, prometheus.CounterValue, float64(p.Count), p.Provider, p.Call, string(p.Outcome))
 	}
 	for _, r := range c.svc.JobRuns() {
 		ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(r.Attempts), r.Kind)

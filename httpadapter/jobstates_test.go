@@ -122,6 +122,8 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		is.Equal(mustSample(t, text, `paykit_jobs_needs_attention{kind="payout.dispatch"}`), 0.0)
 		// Every call failed: no new attempts go to the Provider for now.
 		is.Equal(mustSample(t, text, `paykit_provider_usable{provider="sandbox"}`), 0.0)
+		// Each unanswered create is counted.
+		is.True(mustSample(t, text, `paykit_provider_calls_total{call="create_payout",outcome="unacknowledged",provider="sandbox"}`) >= 1)
 
 		clock.Advance(2 * time.Hour)
 		n, err := e.svc.ProcessDue(e.ctx)

@@ -23,9 +23,11 @@ type config struct {
 	DB            string
 	OperatorToken string // empty: a random one is drawn and printed
 	Keys          string // key file; empty: defaultKeysPath(DB)
+	KeysInDB      bool   // PostgreSQL: keep the keys in clear in the database (demos)
 	DBMaxConns    int    // database connections at most; 0: sqlstore's default
 	DBWorkerConns int    // the worker's own connections, beyond DBMaxConns
 	Demo          bool
+	Version       bool // print the version and exit
 	RateLimit     float64
 	// WorkerInterval is how often the background worker polls.
 	WorkerInterval time.Duration
@@ -62,7 +64,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.DBWorkerConns, "db-worker-conns", sqlstore.DefaultWorkerConns, "database connections of the background worker, beyond -db-max-conns, so requests and the worker cannot starve each other")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of checkout and continuation links (default http://<addr>)")
 	fs.StringVar(&c.OperatorToken, "operator-token", "", "bearer `token` of the operator API, at least 16 characters (default random, printed)")
-	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database, shared by every instance; none for memory)")
+	fs.StringVar(&c.Keys, "keys", "", "`file` keeping the link-signing and account-encryption keys, created on first start (default <sqlite path>.keys; for PostgreSQL the keys are kept in the database wrapped under $PAYKIT_KEY_ENCRYPTION_KEY, shared by every instance; none for memory)")
+	fs.BoolVar(&c.KeysInDB, "keys-in-db", false, "PostgreSQL without -keys or $PAYKIT_KEY_ENCRYPTION_KEY: keep the keys IN CLEAR in the database, beside the data they protect (demos only; warned at every start)")
 	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) with a test balance on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")
@@ -72,6 +75,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.ApprovalThreshold, "approval-threshold", 1_000_000, "payouts of at least this many minor units wait for operator approval (0 = never)")
 	fs.StringVar(&c.Providers, "providers", "", "Provider configuration `file` (JSON: Providers, the environment variables of their secrets, and routes); default the sandbox in test, nothing in live")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "loopback `address` of a net/http/pprof listener, as in 127.0.0.1:6060 (default none)")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that (0 = off)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: server [flags]\n\nRuns paykit's example server. Every flag can also be set with the\nenvironment variable PAYKIT_<NAME> (for -worker-interval, PAYKIT_WORKER_INTERVAL);\na flag on the command line wins.\n\n")
@@ -80,6 +84,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" { // a command, not a setting
+			return
+		}
 		name := envName(f.Name)
 		if v := getenv(name); v != "" && envErr == nil {
 			if err := fs.Set(f.Name, v); err != nil {

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/paykit/paykit"
 )
@@ -36,8 +31,9 @@ type keyFile struct {
 
 // defaultKeysPath is where the key file lives when -keys is not given:
 // beside a SQLite database. For PostgreSQL there is none: the keys live in
-// the database (see loadDBKeys), so that every instance on it shares them;
-// for the in-memory store too (its data dies with it, and so may its keys).
+// the database wrapped under PAYKIT_KEY_ENCRYPTION_KEY (see loadDBKeys), so
+// that every instance on it shares them; for the in-memory store too (its
+// data dies with it, and so may its keys).
 func defaultKeysPath(db string) string {
 	if strings.HasPrefix(db, "sqlite:") && db != "sqlite::memory:" {
 		return strings.TrimPrefix(db, "sqlite:") + ".keys"
@@ -68,20 +64,95 @@ func (kf keyFile) keys(source string) ([]byte, *paykit.Keyring, error) {
 }
 
 // serverKeysTable keeps the keys of a PostgreSQL deployment started
-// without -keys: one row, written by the first instance to start.
+// without -keys: one row, written by the first instance to start, holding
+// the keys wrapped under PAYKIT_KEY_ENCRYPTION_KEY (or, with -keys-in-db,
+// in clear).
 const serverKeysTable = "paykit_server_keys"
 
+// keyEncryptionKeyEnv is the environment variable of the key that wraps
+// the keys kept in the database: 32 random bytes, base64. It is read from
+// the environment only, never from the command line, where other users of
+// the machine could see it.
+const keyEncryptionKeyEnv = "PAYKIT_KEY_ENCRYPTION_KEY"
+
+// storedKeys is the row of serverKeysTable: a keyFile whose keys are
+// wrapped (see wrapKeys) when Wrapped is set, with the fingerprint of the
+// key encryption key that wrapped them.
+type storedKeys struct {
+	keyFile
+	Wrapped bool   `json:"wrapped,omitempty"`
+	KEK     string `json:"kek_fingerprint,omitempty"`
+}
+
+// wrapSigningID is the id the signing key is wrapped under; account keys
+// are wrapped under their own ids.
+const wrapSigningID = "signing"
+
+// wrapKeys returns kf with every key wrapped by w.
+func wrapKeys(kf keyFile, w *paykit.LocalKeyWrapper) (keyFile, error) {
+	out := keyFile{ActiveAccount: kf.ActiveAccount, AccountKeys: map[string][]byte{}}
+	var err error
+	if out.SigningKey, err = w.WrapKey(wrapSigningID, kf.SigningKey); err != nil {
+		return out, err
+	}
+	for id, key := range kf.AccountKeys {
+		if out.AccountKeys[id], err = w.WrapKey(id, key); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// unwrapKeys is the server's keys from wrapped ones: the account keys go
+// through paykit.UnwrapKeyring, the library's hook for a KMS.
+func unwrapKeys(ctx context.Context, kf keyFile, w *paykit.LocalKeyWrapper) ([]byte, *paykit.Keyring, error) {
+	signing, err := w.UnwrapKey(ctx, wrapSigningID, kf.SigningKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts, err := paykit.UnwrapKeyring(ctx, w, kf.ActiveAccount, kf.AccountKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(signing) < 32 {
+		return nil, nil, errors.New("signing_key must be at least 32 bytes")
+	}
+	return signing, accounts, nil
+}
+
+// keyWrapper reads PAYKIT_KEY_ENCRYPTION_KEY: nil when it is unset.
+func keyWrapper(getenv func(string) string) (*paykit.LocalKeyWrapper, error) {
+	v := strings.TrimSpace(getenv(keyEncryptionKeyEnv))
+	if v == "" {
+		return nil, nil
+	}
+	kek, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(kek) != 32 {
+		// The value is a secret: not echoed.
+		return nil, fmt.Errorf("%s must be 32 random bytes in base64 (openssl rand -base64 32)", keyEncryptionKeyEnv)
+	}
+	return paykit.NewLocalKeyWrapper(kek)
+}
+
 // loadDBKeys reads the keys kept in the database, storing fresh ones on
-// first start; concurrent first starts agree on one set. Keys beside the
-// data they protect guard less than a separate -keys file (or a secret
-// manager) does, which the log says once, when they are created.
-func loadDBKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+// first start; concurrent first starts agree on one set. With w the keys
+// are kept wrapped under it (keys found in clear, from before, are wrapped
+// in place); without w (-keys-in-db) they are kept in clear, which a WARN
+// says at every start, since a dump of the database then holds them.
+func loadDBKeys(ctx context.Context, db *bun.DB, w *paykit.LocalKeyWrapper, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
 	fresh, err := newKeyFile()
 	if err != nil {
 		return nil, nil, err
 	}
-	blob, _ := json.Marshal(fresh)
-	var stored string
+	row := storedKeys{keyFile: fresh}
+	if w != nil {
+		if row.keyFile, err = wrapKeys(fresh, w); err != nil {
+			return nil, nil, err
+		}
+		row.Wrapped, row.KEK = true, w.Fingerprint()
+	}
+	blob, _ := json.Marshal(row)
+	var stored storedKeys
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// Serializes concurrent first starts (CREATE TABLE IF NOT EXISTS races on PostgreSQL).
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", serverKeysLockID); err != nil {
@@ -96,80 +167,62 @@ func loadDBKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) ([]byte, *
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			logger.WarnContext(ctx, "generated signing and account keys and stored them in the database; pass -keys FILE to keep them apart from the data")
+			logger.InfoContext(ctx, "generated signing and account keys and stored them in the database", "wrapped", w != nil)
 		}
-		return tx.NewRaw("SELECT keys FROM "+serverKeysTable+" WHERE id = 1").Scan(ctx, &stored)
+		var text string
+		if err := tx.NewRaw("SELECT keys FROM "+serverKeysTable+" WHERE id = 1").Scan(ctx, &text); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(text), &stored); err != nil {
+			return err
+		}
+		if stored.Wrapped || w == nil {
+			return nil
+		}
+		// Kept in clear before: wrapped from now on.
+		wrapped, err := wrapKeys(stored.keyFile, w)
+		if err != nil {
+			return err
+		}
+		plain := stored.keyFile
+		stored = storedKeys{keyFile: wrapped, Wrapped: true, KEK: w.Fingerprint()}
+		blob, _ := json.Marshal(stored)
+		if _, err := tx.ExecContext(ctx, "UPDATE "+serverKeysTable+" SET keys = ? WHERE id = 1", string(blob)); err != nil {
+			return err
+		}
+		logger.InfoContext(ctx, "wrapped the keys kept in clear in the database under "+keyEncryptionKeyEnv)
+		stored.keyFile = plain // the keys are the same
+		stored.Wrapped = false
+		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("keys in the database: %w", err)
 	}
-	logger.WarnContext(ctx, "the signing and account keys are kept in the database, beside the data they protect; pass -keys FILE (the same on every instance) to keep them apart")
-	var kf keyFile
-	if err := json.Unmarshal([]byte(stored), &kf); err != nil {
+	switch {
+	case !stored.Wrapped && w == nil:
+		logger.WarnContext(ctx, "-keys-in-db: the signing and account keys are kept IN CLEAR in the database, beside the data they protect; "+
+			"a dump of it holds both. For demos only: set "+keyEncryptionKeyEnv+" or pass -keys FILE")
+		return stored.keys("keys in the database")
+	case !stored.Wrapped:
+		return stored.keys("keys in the database")
+	case w == nil:
+		return nil, nil, fmt.Errorf("the keys in the database are wrapped: set %s to the key that wrapped them", keyEncryptionKeyEnv)
+	case stored.KEK != w.Fingerprint():
+		return nil, nil, fmt.Errorf("%s is not the key that wrapped the keys in the database", keyEncryptionKeyEnv)
+	}
+	signing, accounts, err := unwrapKeys(ctx, stored.keyFile, w)
+	if err != nil {
 		return nil, nil, fmt.Errorf("keys in the database: %w", err)
 	}
-	return kf.keys("keys in the database")
+	return signing, accounts, nil
 }
 
-// serverKeysLockID is the PostgreSQL advisory lock of loadDBKeys and
-// verifyKeys.
+// serverKeysLockID is the PostgreSQL advisory lock of loadDBKeys.
 const serverKeysLockID = 0x706b6b657973 // "pkkeys"
 
 // legacyKeysFile is where a PostgreSQL server kept its keys before they
 // moved into the database; when it exists, it is still used.
 const legacyKeysFile = "paykit.keys"
-
-// keyCheck is what verifyKeys seals and signs.
-const keyCheck = "paykit key check"
-
-// verifyKeys refuses keys that are not the ones the database was first
-// started with: under other keys, stored account numbers, webhook secrets,
-// cursors and payer links would not open. The first start records an HMAC
-// under the signing key and a value sealed with the account keyring; every
-// later start checks both (a rotated keyring keeps the old key ids, so it
-// still opens the check).
-func verifyKeys(ctx context.Context, db *bun.DB, signing []byte, accounts *paykit.Keyring) error {
-	h := hmac.New(sha256.New, signing)
-	h.Write([]byte(keyCheck))
-	mac := hex.EncodeToString(h.Sum(nil))
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if db.Dialect().Name() == dialect.PG {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", serverKeysLockID); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS paykit_key_check "+
-			"(id INTEGER PRIMARY KEY, signing_mac TEXT NOT NULL, account_key_id TEXT NOT NULL, account_sealed TEXT NOT NULL)"); err != nil {
-			return err
-		}
-		var storedMAC, keyID, sealed string
-		err := tx.QueryRowContext(ctx, "SELECT signing_mac, account_key_id, account_sealed FROM paykit_key_check WHERE id = 1").
-			Scan(&storedMAC, &keyID, &sealed)
-		if errors.Is(err, sql.ErrNoRows) {
-			id, box, err := accounts.Seal(keyCheck, keyCheck)
-			if err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, "INSERT INTO paykit_key_check (id, signing_mac, account_key_id, account_sealed) VALUES (1, ?, ?, ?)",
-				mac, id, base64.StdEncoding.EncodeToString(box))
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if !hmac.Equal([]byte(mac), []byte(storedMAC)) {
-			return errors.New("its signing key is not the one this database was first started with; start with the original keys (-keys FILE)")
-		}
-		box, err := base64.StdEncoding.DecodeString(sealed)
-		if err != nil {
-			return err
-		}
-		if opened, err := accounts.Open(keyID, box, keyCheck); err != nil || opened != keyCheck {
-			return fmt.Errorf("its account keys do not open what this database holds (key id %q); start with the original keys (-keys FILE), adding new ones beside them to rotate", keyID)
-		}
-		return nil
-	})
-}
 
 // loadKeys reads the key file at path, creating it (mode 0600) with fresh
 // keys when it does not exist; when another process creates it first, its

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -80,7 +82,8 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	err = run(context.Background(), []string{"-db", db, "-addr", "127.0.0.1:0", "-keys", filepath.Join(t.TempDir(), "other.keys")},
 		func(string) string { return "" }, io.Discard, io.Discard)
 	is.True(err != nil)
-	is.True(strings.Contains(err.Error(), "not the one this database was first started with"))
+	is.True(errors.Is(err, paykit.ErrKeyMismatch)) // paykit.New checks the keys
+	is.True(strings.Contains(err.Error(), "start with the keys this database was first started with"))
 }
 
 // On PostgreSQL the keys in the database are checked the same way: a
@@ -89,30 +92,47 @@ func TestCursorSurvivesRestart(t *testing.T) {
 func TestKeysMustMatchTheDatabase(t *testing.T) {
 	is := is.New(t)
 	dsn := pgtest.Database(t)
-	first := start(t, "-db", dsn, "-addr", "127.0.0.1:0") // keys made and kept in the database
+	first := startEnv(t, pgKeys, "-db", dsn, "-addr", "127.0.0.1:0") // keys made and kept, wrapped, in the database
 	is.NoErr(first.stop())
 
 	noEnv := func(string) string { return "" }
 	other := filepath.Join(t.TempDir(), "other.keys")
 	err := run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0", "-keys", other}, noEnv, io.Discard, io.Discard)
-	is.True(err != nil && strings.Contains(err.Error(), "the keys of "+other))
+	is.True(errors.Is(err, paykit.ErrKeyMismatch))
 
-	// The database's own keys, rotated: a new active account key beside k1.
+	// The database's own keys, unwrapped and rotated: a new active account key beside k1.
 	ctx := context.Background()
 	s, err := sqlstore.Open(ctx, dsn)
 	is.NoErr(err)
 	var stored string
 	is.NoErr(s.DB().NewRaw("SELECT keys FROM paykit_server_keys WHERE id = 1").Scan(ctx, &stored))
 	is.NoErr(s.Close())
-	var kf keyFile
-	is.NoErr(json.Unmarshal([]byte(stored), &kf))
-	kf.AccountKeys["k2"], kf.ActiveAccount = []byte("0123456789abcdef0123456789abcdef"), "k2"
+	var row storedKeys
+	is.NoErr(json.Unmarshal([]byte(stored), &row))
+	is.True(row.Wrapped)
+	w, err := keyWrapper(func(k string) string { return pgKeys[k] })
+	is.NoErr(err)
+	kf := keyFile{ActiveAccount: "k2", AccountKeys: map[string][]byte{}}
+	kf.SigningKey, err = w.UnwrapKey(ctx, wrapSigningID, row.SigningKey)
+	is.NoErr(err)
+	kf.AccountKeys["k1"], err = w.UnwrapKey(ctx, "k1", row.AccountKeys["k1"])
+	is.NoErr(err)
+	kf.AccountKeys["k2"] = []byte("0123456789abcdef0123456789abcdef")
 	rotated := filepath.Join(t.TempDir(), "rotated.keys")
 	data, _ := json.Marshal(kf)
 	is.NoErr(os.WriteFile(rotated, data, 0o600))
 	again := start(t, "-db", dsn, "-addr", "127.0.0.1:0", "-keys", rotated)
 	status, _, _ := call(t, "GET", again.url+"/healthz", "", nil)
 	is.Equal(status, http.StatusOK)
+	is.NoErr(again.stop())
+
+	// Dropping k1, which sealed data, is refused.
+	delete(kf.AccountKeys, "k1")
+	data, _ = json.Marshal(kf)
+	is.NoErr(os.WriteFile(rotated, data, 0o600))
+	err = run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0", "-keys", rotated}, noEnv, io.Discard, io.Discard)
+	is.True(errors.Is(err, paykit.ErrKeyMismatch))
+	is.True(strings.Contains(err.Error(), `"k1"`))
 }
 
 func TestSandboxDB(t *testing.T) {

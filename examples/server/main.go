@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -80,6 +81,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.Version {
+		fmt.Fprintln(stdout, "paykit", version())
+		return nil
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
@@ -275,16 +280,25 @@ func sandboxDB(db string) string {
 }
 
 // serverKeys are the signing and account keys: from the -keys file (by
-// default beside a SQLite database), kept in the database for PostgreSQL
-// without -keys so that every instance on it shares them, and fresh for the
-// memory store.
-func serverKeys(ctx context.Context, cfg config, store paykit.Store, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+// default beside a SQLite database), fresh for the memory store, and on
+// PostgreSQL without -keys kept in the database, so that every instance on
+// it shares them, wrapped under PAYKIT_KEY_ENCRYPTION_KEY (in clear only
+// with -keys-in-db). paykit.New then checks them against the data.
+func serverKeys(ctx context.Context, cfg config, getenv func(string) string, store paykit.Store, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+	w, err := keyWrapper(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	path := cfg.Keys
 	if path == "" {
 		path = defaultKeysPath(cfg.DB)
 	}
 	ss, ok := store.(*sqlstore.Store)
-	if !ok || !ss.Persistent() {
+	if !ok || !ss.Persistent() || !ss.Postgres() {
+		if w != nil || cfg.KeysInDB {
+			return nil, nil, fmt.Errorf("%s and -keys-in-db are for keys kept in a PostgreSQL database; this store keeps them in %s",
+				keyEncryptionKeyEnv, describeKeys(path))
+		}
 		return loadKeys(path)
 	}
 	if path == "" {
@@ -294,25 +308,54 @@ func serverKeys(ctx context.Context, cfg config, store paykit.Store, logger *slo
 			path = legacyKeysFile
 		}
 	}
-	var signing []byte
-	var accounts *paykit.Keyring
-	var err error
-	if path == "" {
-		signing, accounts, err = loadDBKeys(ctx, ss.DB(), logger)
-	} else {
-		signing, accounts, err = loadKeys(path)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := verifyKeys(ctx, ss.DB(), signing, accounts); err != nil {
-		source := "the keys in the database"
-		if path != "" {
-			source = "the keys of " + path
+	if path != "" {
+		if w != nil || cfg.KeysInDB {
+			return nil, nil, fmt.Errorf("-keys %s and %s or -keys-in-db are alternatives: choose one", path, keyEncryptionKeyEnv)
 		}
-		return nil, nil, fmt.Errorf("%s: %w", source, err)
+		return loadKeys(path)
 	}
-	return signing, accounts, nil
+	if w == nil && !cfg.KeysInDB {
+		return nil, nil, fmt.Errorf("on PostgreSQL the keys must come from outside the database: set %s (32 random bytes, base64: "+
+			"the keys are kept in the database wrapped under it) or pass -keys FILE (the same on every instance); "+
+			"-keys-in-db keeps them in clear beside the data, for demos only", keyEncryptionKeyEnv)
+	}
+	return loadDBKeys(ctx, ss.DB(), w, logger)
+}
+
+// describeKeys says where keys without the database live.
+func describeKeys(path string) string {
+	if path == "" {
+		return "the process (fresh at each start)"
+	}
+	return "the key file " + path
+}
+
+// version is the module's version from the build information; "devel"
+// when unknown (go run, a build outside a module version).
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// logStart writes the start-up line: version, Store and schema version
+// (the newest migration applied; none for the memory Store).
+func logStart(ctx context.Context, store paykit.Store, logger *slog.Logger) error {
+	kind, schema := "memory", "none"
+	if ss, ok := store.(*sqlstore.Store); ok {
+		kind = "sqlite"
+		if ss.Postgres() {
+			kind = "postgres"
+		}
+		v, err := ss.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		schema = fmt.Sprintf("%04d", v)
+	}
+	logger.InfoContext(ctx, "paykit starting", "version", version(), "store", kind, "schema_version", schema)
+	return nil
 }
 
 // openStore opens and migrates the store named by -db.
@@ -422,12 +465,15 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		return nil, nil, err
 	}
 	closers = append(closers, func() { store.Close() })
+	if err := logStart(ctx, store, logger); err != nil {
+		return nil, nil, err
+	}
 	psp, adapter, closePSP, err := newSandbox(ctx, cfg, baseURL, store)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closePSP)
-	signingKey, accountKeys, err := serverKeys(ctx, cfg, store, logger)
+	signingKey, accountKeys, err := serverKeys(ctx, cfg, getenv, store, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -442,6 +488,9 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
 		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
 	})
+	if errors.Is(err, paykit.ErrKeyMismatch) {
+		return nil, nil, fmt.Errorf("%w; start with the keys this database was first started with, adding new account keys beside the old ones to rotate", err)
+	}
 	if err != nil {
 		if cfg.Providers != "" {
 			return nil, nil, fmt.Errorf("providers file %s: %w", cfg.Providers, err)

@@ -23,8 +23,8 @@ func TestTwoServersOnOnePostgresShareKeys(t *testing.T) {
 	is := is.New(t)
 	dsn := pgtest.Database(t)
 	args := []string{"-db", dsn, "-addr", "127.0.0.1:0", "-approval-threshold", "1000"}
-	a := start(t, args...)
-	b := start(t, args...)
+	a := startEnv(t, pgKeys, args...)
+	b := startEnv(t, pgKeys, args...)
 
 	var po struct{ ID, Status string }
 	po.ID, po.Status = a.createPayout(t, "po-held")
@@ -53,6 +53,8 @@ func TestConcurrentFirstStartsAgreeOnKeys(t *testing.T) {
 	dsn := pgtest.Database(t)
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	w, err := keyWrapper(func(k string) string { return pgKeys[k] })
+	is.NoErr(err)
 	const n = 6
 	signing := make([][]byte, n)
 	errs := make([]error, n)
@@ -65,7 +67,7 @@ func TestConcurrentFirstStartsAgreeOnKeys(t *testing.T) {
 				return
 			}
 			defer s.Close()
-			signing[i], _, errs[i] = loadDBKeys(ctx, s.DB(), logger)
+			signing[i], _, errs[i] = loadDBKeys(ctx, s.DB(), w, logger)
 		})
 	}
 	wg.Wait()

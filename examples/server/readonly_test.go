@@ -47,7 +47,7 @@ func TestHealthzOnReadOnlyDatabase(t *testing.T) {
 	dsn := pgtest.Database(t)
 	// One connection: after the first call finds it ended, the next ones
 	// run on a fresh, read-only session.
-	s := start(t, "-db", dsn, "-addr", "127.0.0.1:0", "-db-max-conns", "1")
+	s := startEnv(t, pgKeys, "-db", dsn, "-addr", "127.0.0.1:0", "-db-max-conns", "1")
 	status, _, _ := call(t, "GET", s.url+"/healthz", "", nil)
 	is.Equal(status, http.StatusOK)
 
@@ -69,10 +69,10 @@ func TestHealthzOnReadOnlyDatabase(t *testing.T) {
 func TestRefusesReadOnlyDatabase(t *testing.T) {
 	is := is.New(t)
 	dsn := pgtest.Database(t)
-	first := start(t, "-db", dsn, "-addr", "127.0.0.1:0") // migrates
+	first := startEnv(t, pgKeys, "-db", dsn, "-addr", "127.0.0.1:0") // migrates
 	is.NoErr(first.stop())
 	setReadOnly(t, dsn)
-	err := run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0"}, func(k string) string { return pgKeys[k] }, io.Discard, io.Discard)
 	is.True(err != nil)
 	is.True(strings.Contains(err.Error(), "read-only"))
 }

@@ -1,7 +1,11 @@
 package providerconfig
 
 import (
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/provider/opn"
@@ -28,7 +32,10 @@ func DefaultKinds() map[string]Kind {
 // depends on its country (stripe.AccountServes).
 func stripeKind() Kind {
 	return Kind{
-		Secrets:        []Secret{{Role: "secret_key", Required: true}, {Role: "webhook_secrets", Required: true}},
+		Secrets: []Secret{
+			{Role: "secret_key", Required: true, Check: prefixed("a Stripe secret key", "sk_", "rk_")},
+			{Role: "webhook_secrets", Required: true, Check: eachSecret(prefixed("a Stripe webhook signing secret", "whsec_"))},
+		},
 		AccountCountry: true,
 		New: func(a Adapter) (paykit.Provider, error) {
 			return stripe.New(stripe.Config{
@@ -51,7 +58,11 @@ func stripeKind() Kind {
 
 func opnKind() Kind {
 	return Kind{
-		Secrets: []Secret{{Role: "secret_key", Required: true}, {Role: "public_key"}, {Role: "webhook_secrets", Required: true}},
+		Secrets: []Secret{
+			{Role: "secret_key", Required: true, Check: prefixed("an Opn secret key", "skey_")},
+			{Role: "public_key", Check: prefixed("an Opn public key", "pkey_")},
+			{Role: "webhook_secrets", Required: true, Check: eachSecret(base64Secret)},
+		},
 		New: func(a Adapter) (paykit.Provider, error) {
 			return opn.New(opn.Config{
 				SecretKey: a.Secrets["secret_key"], PublicKey: a.Secrets["public_key"],
@@ -118,4 +129,45 @@ func SandboxKind(p *sandbox.Provider) Kind {
 			return "", nil, false
 		},
 	}
+}
+
+// prefixed checks that a secret starts with one of prefixes, as the keys
+// described by what do.
+func prefixed(what string, prefixes ...string) func(string) error {
+	return func(v string) error {
+		for _, p := range prefixes {
+			if strings.HasPrefix(strings.TrimSpace(v), p) {
+				return nil
+			}
+		}
+		return fmt.Errorf("is not %s (it starts with %s)", what, strings.Join(prefixes, " or "))
+	}
+}
+
+// eachSecret checks every comma-separated secret of a webhook secret
+// variable, which holds at least one.
+func eachSecret(check func(string) error) func(string) error {
+	return func(v string) error {
+		secrets := WebhookSecrets(v)
+		if len(secrets) == 0 {
+			return errors.New("holds no secret")
+		}
+		for i, s := range secrets {
+			if err := check(s); err != nil {
+				return fmt.Errorf("holds a secret (%d of %d) that %w", i+1, len(secrets), err)
+			}
+		}
+		return nil
+	}
+}
+
+// base64Secret checks an Opn webhook secret: Opn shows it in base64, which
+// the adapter decodes to the HMAC key.
+func base64Secret(v string) error {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if _, err := enc.DecodeString(v); err == nil {
+			return nil
+		}
+	}
+	return errors.New("is not base64: paste the webhook secret as Opn's dashboard shows it (base64)")
 }

@@ -136,6 +136,9 @@ type Kind struct {
 type Secret struct {
 	Role     string
 	Required bool
+	// Check, when set, checks a value's format; its error says what the
+	// value should look like and never echoes it.
+	Check func(value string) error
 }
 
 // Adapter is what Kind.New gets: the entry, its secrets read from the
@@ -242,47 +245,68 @@ var (
 	countryRE = regexp.MustCompile(`^[A-Z]{2}$`)
 )
 
+// build checks the whole file and reports every problem it finds at once
+// (errors.Join), so that one start lists all that needs fixing.
 func (b *builder) build() (*Setup, error) {
 	if len(b.file.Providers) == 0 {
 		return nil, errors.New("providers: at least one Provider is required")
 	}
+	var errs []error
+	valid := map[string]bool{}
 	for i := range b.file.Providers {
 		if err := b.checkProvider(i); err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
+		valid[b.file.Providers[i].Name] = true
 	}
 	for i := range b.file.Providers {
-		if p := &b.file.Providers[i]; p.DefaultRoutes {
+		if p := &b.file.Providers[i]; p.DefaultRoutes && valid[p.Name] {
 			if err := b.defaultRoutes(i); err != nil {
-				return nil, err
+				errs = append(errs, err)
 			}
 		}
 	}
 	for i, r := range b.file.Routes {
+		if _, ok := b.byName[r.Provider]; ok && !valid[r.Provider] {
+			continue // its Provider's problem is reported
+		}
 		route, err := b.route(r)
 		if err != nil {
-			return nil, fmt.Errorf("routes[%d] (%s %s %s via %q): %w", i, r.Method, r.Country, r.Environment, r.Provider, err)
+			errs = append(errs, fmt.Errorf("routes[%d] (%s %s %s via %q): %w", i, r.Method, r.Country, r.Environment, r.Provider, err))
+			continue
 		}
 		b.add(route)
 	}
 	for i, r := range b.file.PayoutRoutes {
+		if _, ok := b.byName[r.Provider]; ok && !valid[r.Provider] {
+			continue
+		}
 		route, err := b.payoutRoute(r)
 		if err != nil {
-			return nil, fmt.Errorf("payout_routes[%d] (%s %s via %q): %w", i, r.Country, r.Environment, r.Provider, err)
+			errs = append(errs, fmt.Errorf("payout_routes[%d] (%s %s via %q): %w", i, r.Country, r.Environment, r.Provider, err))
+			continue
 		}
 		b.setup.Routing.Payouts = append(b.setup.Routing.Payouts, route)
 	}
 	b.setup.Providers = map[string]paykit.Provider{}
 	for i, p := range b.file.Providers {
+		if !valid[p.Name] {
+			continue
+		}
 		prov, err := b.adapter(p)
 		if err != nil {
-			return nil, fmt.Errorf("providers[%d] (%q): %w", i, p.Name, err)
+			errs = append(errs, fmt.Errorf("providers[%d] (%q): %w", i, p.Name, err))
+			continue
 		}
 		b.setup.Providers[p.Name] = prov
 		b.setup.Webhooks = append(b.setup.Webhooks, p.Name)
 		if p.Disabled {
 			b.setup.Disabled = append(b.setup.Disabled, p.Name)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return &b.setup, nil
 }
@@ -521,16 +545,25 @@ func (b *builder) adapter(p ProviderEntry) (paykit.Provider, error) {
 	if p.Timeout != "" {
 		a.Timeout, _ = time.ParseDuration(p.Timeout) // checked
 	}
+	var errs []error
 	for _, s := range kind.Secrets {
 		name := p.Secrets[s.Role]
 		if name == "" {
 			continue
 		}
 		v := b.opts.Getenv(name)
-		if v == "" && s.Required {
-			return nil, fmt.Errorf("secrets.%s: environment variable %s is not set", s.Role, name)
+		switch {
+		case v == "" && s.Required:
+			errs = append(errs, fmt.Errorf("environment variable %s is not set (secrets.%s)", name, s.Role))
+		case v != "" && s.Check != nil:
+			if err := s.Check(v); err != nil {
+				errs = append(errs, fmt.Errorf("environment variable %s (secrets.%s) %w", name, s.Role, err))
+			}
 		}
 		a.Secrets[s.Role] = v
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return kind.New(a)
 }

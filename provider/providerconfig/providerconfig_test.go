@@ -226,3 +226,57 @@ func TestDefaultKindsBuildStripeAndOpn(t *testing.T) {
 		}
 	}
 }
+
+// One start reports every missing or malformed secret, each by its
+// environment variable (never a Go field, never the value), and the
+// formats that can be checked are: Opn's webhook secrets are base64,
+// Stripe's start with whsec_, the keys with their prefixes.
+func TestSecretProblemsReportedTogether(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		"STRIPE_MY_WEBHOOK_SECRETS": "whsec_ok, wrong-secret-1", // the second is no whsec_
+		"OPN_MY_SECRET_KEY":         "sk_live_mixedup",          // a Stripe key
+		"OPN_MY_WEBHOOK_SECRETS":    "not*base64*at*all",
+		"OPN_TH_SECRET_KEY":         "skey_live_ok",
+		"OPN_TH_PUBLIC_KEY":         "pkey_live_ok",
+		"OPN_TH_WEBHOOK_SECRETS":    "c2VjcmV0",
+	}
+	_, err := providerconfig.Parse([]byte(`{
+	  "providers": [
+	    {"name": "stripe_my", "kind": "stripe", "environment": "live", "account_country": "MY",
+	     "secrets": {"secret_key": "STRIPE_MY_SECRET_KEY", "webhook_secrets": "STRIPE_MY_WEBHOOK_SECRETS"}},
+	    {"name": "opn_my", "kind": "opn", "environment": "live",
+	     "secrets": {"secret_key": "OPN_MY_SECRET_KEY", "webhook_secrets": "OPN_MY_WEBHOOK_SECRETS"}},
+	    {"name": "opn_th", "kind": "opn", "environment": "live",
+	     "secrets": {"secret_key": "OPN_TH_SECRET_KEY", "public_key": "OPN_TH_PUBLIC_KEY", "webhook_secrets": "OPN_TH_WEBHOOK_SECRETS"}},
+	    {"name": "Bad Name", "kind": "opn", "environment": "live"}
+	  ],
+	  "routes": [{"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "nowhere"}]
+	}`), providerconfig.Options{Getenv: env(vars)})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`providers[0] ("stripe_my"): environment variable STRIPE_MY_SECRET_KEY is not set (secrets.secret_key)`,
+		`environment variable STRIPE_MY_WEBHOOK_SECRETS (secrets.webhook_secrets) holds a secret (2 of 2) that is not a Stripe webhook signing secret (it starts with whsec_)`,
+		`providers[1] ("opn_my"): environment variable OPN_MY_SECRET_KEY (secrets.secret_key) is not an Opn secret key (it starts with skey_)`,
+		`environment variable OPN_MY_WEBHOOK_SECRETS (secrets.webhook_secrets) holds a secret (1 of 1) that is not base64`,
+		`providers[3] ("Bad Name"): name must be`,
+		`routes[0] (FPX MY live via "nowhere"): provider "nowhere" is not in providers`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q\nlacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "opn_th") || strings.Contains(msg, "Config.") {
+		t.Errorf("error %q: a correct Provider or a Go field", msg)
+	}
+	for _, v := range vars {
+		for _, secret := range providerconfig.WebhookSecrets(v) {
+			if strings.Contains(msg, secret) {
+				t.Errorf("error %q echoes %q", msg, secret)
+			}
+		}
+	}
+}

@@ -22,6 +22,7 @@ type Store struct {
 	d      data
 	tx     txn                     // the transaction under mu, reused
 	leases map[string]paykit.Lease // by name; outside transactions
+	keys   map[string]string       // key fingerprints by key id; outside transactions
 	wakes  wakeup.Hub              // the workers woken by due jobs
 }
 
@@ -120,6 +121,29 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) (err error) {
 // nothing reads heartbeats back.
 func (s *Store) Heartbeat(ctx context.Context, _ string, _ time.Time) error {
 	return ctx.Err()
+}
+
+// RecordKeyChecks keeps the fingerprints of key ids that have none and
+// returns all of them.
+func (s *Store) RecordKeyChecks(ctx context.Context, checks map[string]string, _ time.Time) (map[string]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string]string{}
+	}
+	for id, fp := range checks {
+		if _, ok := s.keys[id]; !ok {
+			s.keys[id] = fp
+		}
+	}
+	out := make(map[string]string, len(s.keys))
+	for id, fp := range s.keys {
+		out[id] = fp
+	}
+	return out, nil
 }
 
 // Persistent is false: everything is lost with the process.

@@ -76,6 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"WebhookEndpointMerchantFields", testWebhookEndpointMerchantFields},
 		{"DeliveryFanOut", testDeliveryFanOut},
 		{"Heartbeat", testHeartbeat},
+		{"KeyChecks", testKeyChecks},
 	}
 	// The cases run on Stores of their own, several at once: they mostly
 	// wait on the database, more than go test's -parallel (GOMAXPROCS)
