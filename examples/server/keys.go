@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,4 +282,60 @@ func createKeyFile(path string) error {
 		return err
 	}
 	return os.Link(tmp.Name(), path) // fails with fs.ErrExist if another start won
+}
+
+// defaultKEKPath is where a PostgreSQL database's key-encryption key is
+// kept when PAYKIT_KEY_ENCRYPTION_KEY is not set: a file in the user's
+// configuration directory, named for the database (its URL without the
+// password), so every instance on this machine finds the same one.
+func defaultKEKPath(dsn string, getenv func(string) string) (string, error) {
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		var err error
+		if dir, err = os.UserConfigDir(); err != nil {
+			return "", fmt.Errorf("no place for the key-encryption key (set %s): %w", keyEncryptionKeyEnv, err)
+		}
+	}
+	name := dsn
+	if u, err := url.Parse(dsn); err == nil {
+		u.User = url.User(u.User.Username())
+		name = u.String()
+	}
+	sum := sha256.Sum256([]byte(name))
+	return filepath.Join(dir, "paykit", "kek-"+hex.EncodeToString(sum[:8])), nil
+}
+
+// machineKeyWrapper reads the key-encryption key file at path, creating it
+// (32 random bytes, base64, mode 0600 as CreateTemp makes it) when missing;
+// instances starting at once agree on the first one linked.
+func machineKeyWrapper(path string) (*paykit.LocalKeyWrapper, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("key-encryption key: %w", err)
+	}
+	kek := make([]byte, 32)
+	if _, err := rand.Read(kek); err != nil {
+		return nil, err
+	}
+	// Written whole to a temporary file, then linked into place: a
+	// concurrent start reads either no file or a complete one.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kek-*")
+	if err != nil {
+		return nil, fmt.Errorf("key-encryption key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(base64.StdEncoding.EncodeToString(kek) + "\n")
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("key-encryption key: %w", werr)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("key-encryption key: %w", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("key-encryption key: %w", err)
+	}
+	return keyWrapper(func(string) string { return string(b) })
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,10 +70,26 @@ func TestPostgresKeysComeFromOutside(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	noEnv := func(string) string { return "" }
-	err := run(ctx, []string{"-db", dsn, "-addr", "127.0.0.1:0"}, noEnv, io.Discard, io.Discard)
-	is.True(err != nil)
-	is.True(strings.Contains(err.Error(), keyEncryptionKeyEnv))
-	is.True(strings.Contains(err.Error(), "-keys-in-db"))
+
+	// Without the variable, the key that wraps them is a file of this
+	// machine's, outside the database, found again by the next start.
+	config := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+	mdsn := pgtest.Database(t)
+	m := startEnv(t, config, "-db", mdsn, "-addr", "127.0.0.1:0")
+	is.NoErr(m.stop())
+	is.True(strings.Contains(m.stderr.String(), "a file of this machine"))
+	kekFiles, err := filepath.Glob(filepath.Join(config["XDG_CONFIG_HOME"], "paykit", "kek-*"))
+	is.NoErr(err)
+	is.Equal(len(kekFiles), 1)
+	again := startEnv(t, config, "-db", mdsn, "-addr", "127.0.0.1:0")
+	is.NoErr(again.stop())
+	kek, err := os.ReadFile(kekFiles[0])
+	is.NoErr(err)
+	mkeys := storedKeyFileWith(t, mdsn, map[string]string{keyEncryptionKeyEnv: string(kek)})
+	dumped := dumpText(t, mdsn)
+	for _, f := range keyForms(mkeys)["signing key"] {
+		is.True(!strings.Contains(dumped, f))
+	}
 
 	bad := func(k string) string {
 		if k == keyEncryptionKeyEnv {
@@ -107,6 +125,12 @@ func TestPostgresKeysComeFromOutside(t *testing.T) {
 // when wrapped.
 func storedKeyFile(t *testing.T, dsn string) keyFile {
 	t.Helper()
+	return storedKeyFileWith(t, dsn, pgKeys)
+}
+
+// storedKeyFileWith is storedKeyFile unwrapping with the key in vars.
+func storedKeyFileWith(t *testing.T, dsn string, vars map[string]string) keyFile {
+	t.Helper()
 	ctx := context.Background()
 	s := paykittest.OpenSQL(t, dsn)
 	var text string
@@ -120,7 +144,7 @@ func storedKeyFile(t *testing.T, dsn string) keyFile {
 	if !row.Wrapped {
 		return row.keyFile
 	}
-	w, err := keyWrapper(func(k string) string { return pgKeys[k] })
+	w, err := keyWrapper(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -315,9 +315,17 @@ func serverKeys(ctx context.Context, cfg config, getenv func(string) string, sto
 		return loadKeys(path)
 	}
 	if w == nil && !cfg.KeysInDB {
-		return nil, nil, fmt.Errorf("on PostgreSQL the keys must come from outside the database: set %s (32 random bytes, base64: "+
-			"the keys are kept in the database wrapped under it) or pass -keys FILE (the same on every instance); "+
-			"-keys-in-db keeps them in clear beside the data, for demos only", keyEncryptionKeyEnv)
+		// The key that wraps them lives outside the database: a file of
+		// this machine's, shared by the instances it runs.
+		path, err := defaultKEKPath(cfg.DB, getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w, err = machineKeyWrapper(path); err != nil {
+			return nil, nil, err
+		}
+		logger.WarnContext(ctx, "the keys in the database are wrapped under the key-encryption key in "+path+
+			", a file of this machine: instances on other machines need "+keyEncryptionKeyEnv+" set to its content")
 	}
 	return loadDBKeys(ctx, ss.DB(), w, logger)
 }
