@@ -118,10 +118,12 @@ func (s *Service) provider(ctx context.Context, name string, need Capabilities) 
 	if !a.caps.Has(need) {
 		return nil, fmt.Errorf("Provider %q does not declare %s", name, need)
 	}
-	if until, open := a.circuit.openAt(s.Now()); open && inJobRun(ctx) {
-		// The job waits out the cool-down instead of calling a Provider
-		// that keeps failing; spread so that one call decides first.
-		return nil, retryAt{at: until.Add(jitter(s.breaker.Cooldown / 2)), wait: true}
+	if inJobRun(ctx) {
+		if until, open := a.circuit.openAt(s.Now()); open {
+			// The job waits out the cool-down instead of calling a Provider
+			// that keeps failing; spread so that one call decides first.
+			return nil, retryAt{at: until.Add(jitter(s.breaker.Cooldown / 2)), wait: true}
+		}
 	}
 	return a, nil
 }
