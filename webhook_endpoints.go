@@ -76,17 +76,20 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 	if err != nil {
 		return nil, Answer{}, err
 	}
-	if err := Validate(&req); err != nil {
-		return nil, Answer{}, err
-	}
-	events, err := checkEnabledEvents(req.EnabledEvents)
-	if err != nil {
-		return nil, Answer{}, err
-	}
-	if err := checkEndpointURL(ctx, req.URL, p.Environment); err != nil {
-		return nil, Answer{}, err
+	// As for payments: a known key skips validation, so a changed body
+	// under a used key is a conflict, not a validation error.
+	events, invalid := s.validateWebhookEndpoint(ctx, p, &req)
+	if invalid != nil {
+		if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
+			return nil, Answer{}, invalid
+		} else if err != nil {
+			return nil, Answer{}, Internal(err)
+		}
 	}
 	w, ans, err := idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *WebhookEndpoint, error) {
+		if invalid != nil { // the record we saw was purged meanwhile
+			return "", nil, invalid
+		}
 		w := &WebhookEndpoint{ID: s.newID("we"), MerchantID: p.MerchantID, Environment: p.Environment, URL: req.URL,
 			Status: WebhookEnabled, EnabledEvents: events, Description: req.Description, CreatedAt: now, UpdatedAt: now}
 		if _, err := s.addWebhookSecret(w, now); err != nil {
@@ -108,6 +111,22 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 		return nil, Answer{}, Internal(err)
 	}
 	return &NewWebhookSecret{Endpoint: w, Secret: secret}, ans, nil
+}
+
+// validateWebhookEndpoint checks a create request: its fields, its
+// enabled events and its URL for p's environment.
+func (s *Service) validateWebhookEndpoint(ctx context.Context, p Principal, req *CreateMerchantWebhookEndpointRequest) ([]string, error) {
+	if err := Validate(req); err != nil {
+		return nil, err
+	}
+	events, err := checkEnabledEvents(req.EnabledEvents)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEndpointURL(ctx, req.URL, p.Environment); err != nil {
+		return nil, err
+	}
+	return events, nil
 }
 
 // merchantActor names an API key as the actor of an audit event.

@@ -54,6 +54,11 @@ func TestMerchantWebhookEndpoints(t *testing.T) {
 		r = e.do("POST", "/v1/webhook_endpoints", map[string]any{"url": rcA.srv.URL + "/other"}, basic(k), key("a"))
 		is.Equal(r.status, http.StatusConflict)
 		is.Equal(r.errorOf(t)["code"], "idempotency_conflict")
+		// A used key with a body that would not validate is a conflict
+		// too, as for payments: the key is checked first.
+		r = e.do("POST", "/v1/webhook_endpoints", map[string]any{"url": "ftp://example.com/hooks"}, basic(k), key("a"))
+		is.Equal(r.status, http.StatusConflict)
+		is.Equal(r.errorOf(t)["code"], "idempotency_conflict")
 
 		r = e.do("POST", "/v1/webhook_endpoints", map[string]any{"url": rcB.srv.URL, "enabled_events": []string{paykit.EventRefundSucceeded}}, basic(k), key("b"))
 		is.Equal(r.status, http.StatusCreated)
