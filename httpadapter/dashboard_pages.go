@@ -827,13 +827,30 @@ func targetCell(r *http.Request, a *paykit.AuditEvent) cell {
 	return mono(a.TargetType + " " + a.TargetID)
 }
 
-// auditDetails is an audit event's details as text, by key.
+// auditDetails is an audit event's details as text, by key. An amount in
+// minor units with its currency reads as money ("amount: MYR 1,500.00"),
+// and the currency is not repeated.
 func auditDetails(a *paykit.AuditEvent) string {
-	det := ""
+	var b strings.Builder
+	cur := a.Details["currency"]
 	for _, k := range slices.Sorted(maps.Keys(a.Details)) {
-		det += k + ": " + a.Details[k] + " "
+		v := a.Details[k]
+		if k == "currency" && cur != "" {
+			if _, err := strconv.ParseInt(a.Details["amount"], 10, 64); err == nil {
+				continue
+			}
+		}
+		if k == "amount" && cur != "" {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				v = formatMoney(n, cur)
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(k + ": " + v)
 	}
-	return det
+	return b.String()
 }
 
 // endpointStatus is a webhook endpoint's status with the reason it was

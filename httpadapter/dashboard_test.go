@@ -520,3 +520,22 @@ func TestDashboardEndpointActionsStayInScope(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(audit.Data), 0)
 }
+
+// TestDashboardAuditShowsMoney: the audit log reads an adjustment's amount
+// as money with its currency, not as raw minor units.
+func TestDashboardAuditShowsMoney(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newDashEnv(t, onMemory)
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kira")
+	is.NoErr(err)
+	_, err = e.svc.AdjustBalance(e.ctx, "test", m.ID, paykit.BalanceAdjustmentRequest{
+		Environment: paykit.Test, Currency: "THB", Amount: 1_234_567, Reason: "float"})
+	is.NoErr(err)
+	e.csrf()
+	r := e.get("/audit?merchant=" + m.ID)
+	is.Equal(r.status, http.StatusOK)
+	body := string(r.body)
+	is.True(strings.Contains(body, "amount: THB 12,345.67; reason: float"))
+	is.True(!strings.Contains(body, "1234567"))
+}
