@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,8 +60,12 @@ func (p *payHandler) checkoutPage(w http.ResponseWriter, r *http.Request) error 
 		p.render(w, r, http.StatusOK, checkoutResultTmpl, v)
 	default:
 		v := newCheckoutActionView(pc, token)
-		if r.URL.Query().Get("continue") == "1" && v.Continue != "" {
+		q := r.URL.Query()
+		if q.Get("continue") == "1" && v.Continue != "" {
 			v.Redirect = v.Continue
+		}
+		if checks, err := strconv.Atoi(q.Get("checks")); err == nil && checks >= 0 {
+			v.returned(min(checks, checkoutConfirmChecks))
 		}
 		p.render(w, r, http.StatusOK, checkoutActionTmpl, v)
 	}
@@ -281,6 +286,7 @@ func newCheckoutActionView(pc *paykit.PayerCheckout, token string) checkoutActio
 	v := checkoutActionView{
 		checkoutHeader: newCheckoutHeader(pc), Method: methodLabel(pi.PaymentMethod),
 		RefreshSeconds: checkoutRefresh, PollMillis: int(checkoutPoll / time.Millisecond),
+		Plain: self,
 		followView: followView{
 			PaymentStatus: pi.Status, StatusText: "Waiting for your payment.",
 			StatusURL: self + "/status", Self: self,

@@ -448,3 +448,57 @@ func TestCheckoutBadLinks(t *testing.T) {
 		check(e.visit("GET", cu))
 	})
 }
+
+// TestCheckoutReturnSaysConfirming: a payer back from the Provider before
+// the outcome arrives is told the payment is being confirmed, not asked to
+// pay again, for about a minute of refreshes.
+func TestCheckoutReturnSaysConfirming(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := newPayEnv(t, onMemory)
+	k := e.merchant(paykit.Test)
+	co := e.createCheckout(k, "co-confirm", checkoutBody("150000", "order-co-confirm"))
+	cu := co["checkout_url"].(string)
+	f := e.openForm(cu)
+	r := e.submit(cu, f, f.cookie, fpxPayer("MAYBANK"))
+	is.Equal(r.status, http.StatusSeeOther)
+	page := e.visit("GET", resolve(t, cu, r.header.Get("Location")))
+	m := regexp.MustCompile(`url=(\.\./continue/[^"]+)">`).FindSubmatch(page.body)
+	is.True(m != nil)
+	cont := resolve(t, cu, string(m[1]))
+	back := e.payerChooses(e.visit("GET", cont).header.Get("Location"), "approve")
+	is.Equal(e.intentStatus(k, co["payment_intent_id"].(string)), "requires_action") // the outcome is on its way
+
+	r = e.visit("GET", back)
+	is.Equal(r.status, http.StatusSeeOther)
+	returned := resolve(t, back, r.header.Get("Location"))
+	is.Equal(returned, cu+"?checks=0")
+	body := string(e.visit("GET", returned).body)
+	is.True(strings.Contains(body, `<h1 class="status status-wait">Confirming your payment</h1>`))
+	is.True(strings.Contains(body, "We are confirming your payment with your bank or wallet."))
+	is.True(!strings.Contains(body, `class="button"`)) // no call to pay again
+	is.True(strings.Contains(body, `Did not finish paying? <a href="../continue/`))
+	is.True(strings.Contains(body, `<meta http-equiv="refresh" content="5;url=?checks=1">`))
+	is.True(strings.Contains(body, `<a href="?checks=1">Check now</a>`))
+	confirmFor := regexp.MustCompile(`location\.replace\("([^"]*)"\); }, +(\d+) +\);`)
+	is.Equal(confirmFor.FindStringSubmatch(body)[1:], []string{tokenOf(cu), "60000"})
+	body = string(e.visit("GET", cu+"?checks=11").body)
+	is.True(strings.Contains(body, "Confirming your payment"))
+	is.True(strings.Contains(body, `content="5;url=?checks=12"`))
+	is.Equal(confirmFor.FindStringSubmatch(body)[2], "5000")
+
+	// A minute without an outcome: the payer may not have finished.
+	body = string(e.visit("GET", cu+"?checks=12").body)
+	is.True(strings.Contains(body, `<h1 class="status status-wait">Continue to pay</h1>`))
+	is.True(strings.Contains(body, `class="button" href="../continue/`))
+	is.True(!strings.Contains(body, "Confirming"))
+	// Without the count, the page is as it always was.
+	body = string(e.visit("GET", cu).body)
+	is.True(strings.Contains(body, "Continue to pay"))
+	is.True(!strings.Contains(body, "Confirming"))
+	is.True(strings.Contains(body, `<meta http-equiv="refresh" content="5">`))
+
+	e.drain()
+	body = string(e.visit("GET", cu+"?checks=3").body)
+	is.True(strings.Contains(body, "Payment successful"))
+}

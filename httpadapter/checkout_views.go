@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,6 +160,36 @@ type checkoutActionView struct {
 	followView
 	RefreshSeconds int
 	PollMillis     int
+	// Set for a payer back from the Provider (?checks=N): the page says
+	// it is confirming until ConfirmMillis pass (RefreshURL counts the
+	// refreshes without JavaScript), then returns to Plain.
+	Confirming    bool
+	RefreshURL    string
+	ConfirmMillis int
+	Plain         string
+}
+
+// checkoutConfirmChecks is how many refreshes (about a minute) the page of
+// a payer back from the Provider says it is confirming the payment before
+// it offers to continue paying again.
+const checkoutConfirmChecks = 12
+
+// returned marks the page as seen by a payer back from the Provider, at
+// its checks-th refresh: a redirect action still waiting for its outcome
+// is most likely paid, so the page says it is confirming.
+func (v *checkoutActionView) returned(checks int) {
+	if v.Continue == "" || v.PaymentStatus != paykit.PaymentRequiresAction {
+		return
+	}
+	next := "?checks=" + strconv.Itoa(checks+1)
+	v.RefreshURL, v.Self = next, next
+	if checks >= checkoutConfirmChecks {
+		return
+	}
+	v.Confirming = true
+	v.statusWords = confirmingWords
+	v.StatusText = "Confirming your payment."
+	v.ConfirmMillis = (checkoutConfirmChecks - checks) * checkoutRefresh * 1000
 }
 
 type qrView struct{ ImageURL, ExpiresAt string }

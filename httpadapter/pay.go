@@ -14,6 +14,7 @@ import (
 	"image/png"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -130,6 +131,9 @@ func (p *payHandler) paymentReturn(w http.ResponseWriter, r *http.Request) error
 		return linkError(err)
 	}
 	if target != "" {
+		if pi.CheckoutID != "" && !pi.Status.Terminal() {
+			target = returnedToCheckout(target)
+		}
 		redirect(w, target)
 		return nil
 	}
@@ -148,6 +152,20 @@ func (p *payHandler) paymentReturn(w http.ResponseWriter, r *http.Request) error
 	}
 	p.render(w, r, http.StatusOK, resultTmpl, v)
 	return nil
+}
+
+// returnedToCheckout marks the checkout page a payer is sent back to from
+// the Provider (?checks=0), so that it says it is confirming the payment
+// instead of asking the payer to pay again.
+func returnedToCheckout(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	q.Set("checks", "0")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // qrImage draws the QR code of a display_qr_code next action as a PNG.
