@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,13 @@ import (
 )
 
 // The list filters of every list route, on tables where merchant mch_0
-// (every tenth row) takes only MYR in MY and has one row in a hundred in
-// a status (or event type) that is rare for it and that every other
-// merchant's row has, in THB in TH: a filter on a value mch_0 never has,
-// or rarely has, must read only matching rows, in list order, however
-// large the table.
+// (every tenth row) takes only MYR in MY and has few rows in a status (or
+// event type) that every other merchant's row has, in THB in TH: a filter
+// on a value mch_0 never has, or rarely has, must read only matching rows,
+// in list order, however large the table. Its rare rows are spread evenly
+// through its history: one in a hundred from 300 k rows on, and at least
+// 30 (more than a page) in smaller tables, so that the first page of a
+// rare value holds the same rows, as scattered, at every size.
 
 // filterSeeds insert rows 1..? of each table in one statement.
 var filterSeeds = map[string]string{
@@ -57,11 +60,15 @@ const (
 		FROM generate_series(1, ?) AS i, LATERAL (SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 millisecond' AS t) x`
 )
 
-// rareStatus is rare for mch_0 (one of its rows in a hundred) and every
+// rareStatus is rare for mch_0 (one of its rows in {stride}) and every
 // other merchant's; common is the rest of mch_0's.
 func rareStatus(rare, common string) string {
-	return "CASE WHEN i % 10 = 0 AND i % 1000 <> 0 THEN " + common + " ELSE " + rare + " END"
+	return "CASE WHEN i % 10 = 0 AND (i / 10) % {stride} <> 0 THEN " + common + " ELSE " + rare + " END"
 }
+
+// rareStride is one in how many of mch_0's n/10 rows have the rare value:
+// 100, or fewer so that at least 30 do.
+func rareStride(n int) int { return max(1, min(100, n/10/30)) }
 
 // seedFilterTables inserts n rows into every table of filterSeeds and
 // refreshes the planner's statistics.
@@ -69,6 +76,7 @@ func seedFilterTables(tb testing.TB, s *Store, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	for table, insert := range filterSeeds {
+		insert = strings.ReplaceAll(insert, "{stride}", strconv.Itoa(rareStride(n)))
 		if _, err := s.db.ExecContext(ctx, insert, n); err != nil {
 			tb.Fatalf("%s: %v", table, err)
 		}
