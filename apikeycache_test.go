@@ -24,6 +24,7 @@ func (s *keyReads) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (
 }
 
 func TestAPIKeyCache(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	store := &keyReads{Store: memory.New()}
@@ -78,6 +79,7 @@ func TestAPIKeyCache(t *testing.T) {
 }
 
 func TestAPIKeyCacheOff(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	store := &keyReads{Store: memory.New()}

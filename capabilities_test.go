@@ -31,6 +31,7 @@ func (b bankDeclaring) Capabilities() paykit.Capabilities { return b.caps }
 // its Provider to declare what it serves, and an adapter that declares a
 // capability needs its methods.
 func TestNewChecksDeclaredCapabilities(t *testing.T) {
+	t.Parallel()
 	payment := paykit.PaymentRoute{Environment: paykit.Test, Method: "TNG", Country: "MY", Currency: "MYR", Provider: "p"}
 	payout := thPayoutRouting().Payouts[0]
 	payout.Provider = "p"
@@ -75,6 +76,7 @@ func TestNewChecksDeclaredCapabilities(t *testing.T) {
 }
 
 func TestCapabilitiesString(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	is.Equal(paykit.Capabilities(0).String(), "none")
 	is.Equal((paykit.CapPayments | paykit.CapPayouts | paykit.CapReturns).String(), "payments|payouts|returns")

@@ -49,6 +49,7 @@ func checkoutToken(co paykit.Checkout) string {
 }
 
 func TestCheckoutGoAPI(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newCheckoutEnv(t)
@@ -172,6 +173,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 }
 
 func TestCreateCheckoutRejects(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newCheckoutEnv(t)

@@ -62,6 +62,7 @@ func ExampleService_CreateMerchantWebhookEndpoint() {
 // API gets its webhooks delivered and signed, with both secrets after a
 // rotation.
 func TestGoAPIOnlyDeliversSignedWebhooks(t *testing.T) {
+	t.Parallel()
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()

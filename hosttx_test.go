@@ -100,6 +100,7 @@ func checkoutReq(ref string) paykit.CreateCheckoutRequest {
 // TestCheckoutInHostTransaction: the host's order row and the checkout
 // commit together or not at all (bun.Tx).
 func TestCheckoutInHostTransaction(t *testing.T) {
+	t.Parallel()
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
@@ -168,6 +169,7 @@ func TestCheckoutInHostTransaction(t *testing.T) {
 // the host's rows (database/sql Tx); the Provider is called by the worker
 // after the commit, never for a rolled-back intent.
 func TestPaymentIntentInHostTransaction(t *testing.T) {
+	t.Parallel()
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
@@ -226,6 +228,7 @@ func TestPaymentIntentInHostTransaction(t *testing.T) {
 // with the host's rows; the transfer is sent by the worker after commit;
 // rolled back, the balance is untouched and nothing is sent.
 func TestPayoutIntentInHostTransaction(t *testing.T) {
+	t.Parallel()
 	for _, st := range hostTxStores() {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
@@ -280,6 +283,7 @@ func TestPayoutIntentInHostTransaction(t *testing.T) {
 // TestHostTransactionOnMemoryStore: on the memory Store the host's
 // transaction is the one Store.InTx gives.
 func TestHostTransactionOnMemoryStore(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	e := newFlowEnv(t)
 	ctx := context.Background()

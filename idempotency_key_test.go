@@ -13,6 +13,7 @@ import (
 // ValidIdempotencyKey accepts exactly what the pattern ^[!-~]{1,255}$
 // does (1 to 255 printable ASCII characters).
 func TestValidIdempotencyKeyAsPattern(t *testing.T) {
+	t.Parallel()
 	pattern := regexp.MustCompile(`^[!-~]{1,255}$`)
 	keys := []string{"", "a", "k-1", " ", "a b", "~", "!", "\x7f", "\x00", "é", "ключ", "\xff", "a\n",
 		strings.Repeat("k", 254), strings.Repeat("k", 255), strings.Repeat("k", 256), strings.Repeat("é", 100)}
@@ -28,6 +29,7 @@ func TestValidIdempotencyKeyAsPattern(t *testing.T) {
 
 // A resume job's payload is what json.Marshal writes.
 func TestResumePayloadAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"k-1", `q"b\s`, "<a>&b", "!~"} {
 		want, _ := json.Marshal(resumePayload{IdempotencyKey: k})
 		if got := (&IdempotencyRecord{Key: k}).resumePayload(); string(got) != string(want) {
@@ -40,6 +42,7 @@ func TestResumePayloadAsEncodingJSON(t *testing.T) {
 // byte, so that keys stored before match after: every field, the maps
 // nil, empty and full, and strings that encoding/json escapes.
 func TestCreateFingerprintAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	if n := reflect.TypeFor[CreatePaymentIntentRequest]().NumField(); n != 8 {
 		t.Fatalf("CreatePaymentIntentRequest has %d fields; appendJSON writes 8", n)
 	}

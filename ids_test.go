@@ -17,6 +17,7 @@ import (
 // SortableID keeps RandomID's shape, and ids made later sort after
 // earlier ones, also when made at once by several goroutines.
 func TestSortableIDsSortInCreationOrder(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	shape := regexp.MustCompile(`^pi_[0-9a-hjkmnp-tv-z]{24}$`)
 	is.True(shape.MatchString(paykit.RandomID("pi")))
@@ -51,8 +52,10 @@ func TestSortableIDsSortInCreationOrder(t *testing.T) {
 // newest first in exactly the reverse of their creation order, page by
 // page, on every Store.
 func TestSameMillisecondPaymentsListInCreationOrder(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			is := is.New(t)
 			ctx := context.Background()
 			e := paykittest.New(t, paykittest.WithStore(kind))

@@ -62,6 +62,7 @@ func checkDecision(t *testing.T, name string, stmts []string, trips, want, wantT
 // the reject, 16 to 17 for the approve (with its dispatch), round trips
 // unchanged (7, 9, 7).
 func TestDecisionStatements(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	log, store := loggedPostgres(t)
@@ -97,6 +98,7 @@ func TestDecisionStatements(t *testing.T) {
 // completed reads it and ends, without a transaction: the round sends the
 // claim, one read and the job's end.
 func TestEndedCheckoutExpiryStatements(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	log, store := loggedPostgres(t)

@@ -25,19 +25,21 @@ var jobStores = []struct {
 	open func(t *testing.T) paykit.Store
 }{
 	{"memory", func(t *testing.T) paykit.Store { return memory.New() }},
-	{"sqlite", func(t *testing.T) paykit.Store {
-		return paykittest.OpenSQL(t, paykittest.SQLiteDSN(t))
-	}},
-	{"postgres", func(t *testing.T) paykit.Store { return paykittest.OpenSQL(t, paykittest.PostgresDSN(t)) }},
+	{"sqlite", func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, paykittest.SQLite) }},
+	{"postgres", func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, paykittest.Postgres) }},
 }
 
 func forEachJobStore(t *testing.T, fn func(t *testing.T, store paykit.Store)) {
 	for _, b := range jobStores {
-		t.Run(b.name, func(t *testing.T) { fn(t, b.open(t)) })
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b.open(t))
+		})
 	}
 }
 
 func TestRegisterJobKind(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	svc := newWorkerService(t, memory.New(), clock, "w1")
@@ -66,6 +68,7 @@ func TestRegisterJobKind(t *testing.T) {
 }
 
 func TestHostJobsRunInTheCallersTransaction(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -122,6 +125,7 @@ func TestHostJobsRunInTheCallersTransaction(t *testing.T) {
 // it is flagged, counted and listed, and keeps being tried at the longest
 // backoff interval until it completes.
 func TestAttemptLimitNeedsAttention(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -216,6 +220,7 @@ func kindStats(s *paykit.JobStats, kind string) paykit.JobKindStats {
 
 // Completed jobs are listed for JobRetention, then purged.
 func TestCompletedJobsKeptForRetention(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -286,6 +291,7 @@ func (q queueTally) PurgeCompletedJobs(ctx context.Context, before time.Time) (i
 // Of several instances on one Store, one purges per minute, not each of
 // them every round.
 func TestPurgeRunsOnOneInstance(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -320,6 +326,7 @@ func TestPurgeRunsOnOneInstance(t *testing.T) {
 
 // Kinds may be registered while a worker round runs.
 func TestRegisterJobKindWhileWorking(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))

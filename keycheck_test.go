@@ -11,7 +11,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -21,10 +20,11 @@ import (
 // keyring that dropped a key that sealed data. A rotation that keeps the
 // old key, decrypt-only, passes; so does a restart with the same keys.
 func TestNewChecksKeysAgainstStore(t *testing.T) {
+	t.Parallel()
 	stores := map[string]func(t *testing.T) paykit.Store{
 		"memory":   func(*testing.T) paykit.Store { return memory.New() },
-		"sqlite":   func(t *testing.T) paykit.Store { return paykittest.OpenSQL(t, paykittest.SQLiteDSN(t)) },
-		"postgres": func(t *testing.T) paykit.Store { return paykittest.OpenSQL(t, pgtest.Database(t)) },
+		"sqlite":   func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, paykittest.SQLite) },
+		"postgres": func(t *testing.T) paykit.Store { return paykittest.OpenStore(t, paykittest.Postgres) },
 	}
 	signing := bytes.Repeat([]byte("s"), 32)
 	k1 := bytes.Repeat([]byte{1}, 32)
@@ -79,6 +79,7 @@ func TestNewChecksKeysAgainstStore(t *testing.T) {
 // own id; UnwrapKeyring builds a keyring that opens what the plain one
 // sealed.
 func TestUnwrapKeyring(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	kek := bytes.Repeat([]byte{7}, 32)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestKeyringSealsAndRotates(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	old := bytes.Repeat([]byte{1}, 32)
 	k1, err := paykit.NewKeyring("k1", map[string][]byte{"k1": old})

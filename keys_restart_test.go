@@ -19,6 +19,7 @@ import (
 // survive the process, and says which to set; an ephemeral Store may draw
 // random ones.
 func TestNewRefusesPersistentStoreWithoutKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	file, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
 	if err != nil {
@@ -69,6 +70,7 @@ func TestNewRefusesPersistentStoreWithoutKeys(t *testing.T) {
 // the transfer carries the Provider bank code of the route it was created
 // on, though the restarted Service no longer has that route.
 func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "paykit.db")
@@ -114,6 +116,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 // New refuses a payout route to a Provider that is missing or cannot pay
 // out, as it refuses a payment route to a missing one.
 func TestNewRefusesPayoutRouteWithoutPayoutProvider(t *testing.T) {
+	t.Parallel()
 	route := paykit.PayoutRoute{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: "fake",
 		Banks: []paykit.PayoutBank{{Code: "KBANK", ProviderCode: "TH-004"}}}
 	for _, c := range []struct {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestLedgerTxnBalanced(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	txn := func(amounts ...int64) *paykit.LedgerTxn {
 		t := &paykit.LedgerTxn{}

@@ -14,6 +14,7 @@ import (
 
 // A create logs its Provider call as one line of plain text attributes.
 func TestCreateLogsTheProviderCall(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	var logs paykittest.LogBuffer

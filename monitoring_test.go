@@ -15,6 +15,7 @@ import (
 )
 
 func TestJobState(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	later, earlier := now.Add(time.Minute), now.Add(-time.Minute)
 	for _, c := range []struct {
@@ -42,6 +43,7 @@ func TestJobState(t *testing.T) {
 }
 
 func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
@@ -116,6 +118,7 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 }
 
 func TestJobLastErrorIsScrubbed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, err, want string
@@ -180,6 +183,7 @@ func TestJobLastErrorIsScrubbed(t *testing.T) {
 }
 
 func TestJobStatsReportsHandledKindsAndStaleIntents(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))

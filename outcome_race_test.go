@@ -127,6 +127,7 @@ func (t gateTx) GetRefund(ctx context.Context, scope paykit.Scope, id string) (*
 func onEveryRaceStore(t *testing.T, test func(t *testing.T, store paykit.Store, gate *gateStore)) {
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			store := paykittest.OpenStore(t, kind)
 			var gate *gateStore
 			if kind == paykittest.Postgres {
@@ -234,6 +235,7 @@ func appliedOnce(t *testing.T, store paykit.Store, scope paykit.Scope, id, kind,
 // reservation paid out) or failure (the reservation released), reported
 // by the Provider's callback while the worker's inquiry finds it too.
 func TestPayoutOutcomeAppliedTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +250,7 @@ func TestPayoutOutcomeAppliedTwiceAtOnce(t *testing.T) {
 		{paykit.OutcomeFailed, paykit.PayoutFailed, "payout.released", paykit.EventPayoutFailed},
 	} {
 		t.Run(string(c.outcome), func(t *testing.T) {
+			t.Parallel()
 			onEveryRaceStore(t, func(t *testing.T, store paykit.Store, gate *gateStore) {
 				is := is.New(t)
 				ctx := context.Background()
@@ -290,6 +293,7 @@ func TestPayoutOutcomeAppliedTwiceAtOnce(t *testing.T) {
 // reservation paid out) or failure (the reservation released), reported
 // by the Provider's callback while the worker's inquiry finds it too.
 func TestRefundOutcomeAppliedTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		outcome paykit.Outcome
 		status  paykit.RefundStatus
@@ -300,6 +304,7 @@ func TestRefundOutcomeAppliedTwiceAtOnce(t *testing.T) {
 		{paykit.OutcomeFailed, paykit.RefundFailed, "refund.released", paykit.EventRefundFailed},
 	} {
 		t.Run(string(c.outcome), func(t *testing.T) {
+			t.Parallel()
 			onEveryRaceStore(t, func(t *testing.T, store paykit.Store, gate *gateStore) {
 				is := is.New(t)
 				ctx := context.Background()
@@ -345,6 +350,7 @@ func TestRefundOutcomeAppliedTwiceAtOnce(t *testing.T) {
 // credited), reported by the Provider's callback while the worker's
 // inquiry finds it too.
 func TestPaymentSuccessAppliedTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	onEveryRaceStore(t, func(t *testing.T, store paykit.Store, gate *gateStore) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -383,6 +389,7 @@ func TestPaymentSuccessAppliedTwiceAtOnce(t *testing.T) {
 // other finds it ended: the reject or cancel answers invalid_state, the
 // expiry job completes.
 func TestApprovalHoldEndedTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -396,6 +403,7 @@ func TestApprovalHoldEndedTwiceAtOnce(t *testing.T) {
 		{"cancel", paykit.PayoutCancelled, paykit.EventPayoutCancelled},
 	} {
 		t.Run(c.by, func(t *testing.T) {
+			t.Parallel()
 			onEveryRaceStore(t, func(t *testing.T, store paykit.Store, gate *gateStore) {
 				is := is.New(t)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

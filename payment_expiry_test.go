@@ -195,6 +195,7 @@ func (e *sandboxEnv) available(t *testing.T) int64 {
 // confirms either, it stays as it is. A callback of the PSP that forgot,
 // racing the expiry job, makes the one transition.
 func TestExpiryNeedsTheProvidersWord(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()

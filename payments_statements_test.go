@@ -19,10 +19,11 @@ import (
 // inquiry that finishes the create if the request stops and then watches
 // the attempt (and the deliveries of its event, to no endpoint here).
 func TestPaymentCreateStatements(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	log := &statementLog{}
-	store := sqlstore.New(paykittest.OpenSQL(t, paykittest.PostgresDSN(t)).DB().WithQueryHook(log))
+	store := sqlstore.New(paykittest.OpenSQL(t, paykittest.MigratedDSN(t, paykittest.Postgres)).DB().WithQueryHook(log))
 	e := newFlowEnvOn(t, store)
 	var (
 		pi  *paykit.PaymentIntent
@@ -68,6 +69,7 @@ func pendingJobs(t *testing.T, svc *paykit.Service, targetID string) []paykit.Jo
 // waiting attempt, and it expires the attempt at expires_at even when that
 // comes before the first poll.
 func TestPaymentJobWatchesTheAttempt(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()

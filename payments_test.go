@@ -253,6 +253,7 @@ func drainWorker(t *testing.T, svc *paykit.Service) {
 // not on the retry backoff, and a payer's success is found by the next
 // inquiry.
 func TestWaitingPaymentPollSchedule(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -288,6 +289,7 @@ func TestWaitingPaymentPollSchedule(t *testing.T) {
 }
 
 func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -346,6 +348,7 @@ func TestCreatePaymentIntentRequiresActionAndReplays(t *testing.T) {
 }
 
 func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newFlowEnv(t)
 	mod := func(f func(*paykit.CreatePaymentIntentRequest)) paykit.CreatePaymentIntentRequest {
@@ -405,6 +408,7 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 }
 
 func TestDeclinedAndUnknownOutcomes(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -451,6 +455,7 @@ func TestDeclinedAndUnknownOutcomes(t *testing.T) {
 }
 
 func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	for _, via := range []string{"retry", "worker"} {
@@ -486,6 +491,7 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 }
 
 func TestConcurrentIdenticalCreates(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -542,6 +548,7 @@ func sameKeyAnswers(t *testing.T, n int, create func() (*answertest.Response, er
 }
 
 func TestCancelPaymentIntent(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -582,6 +589,7 @@ func TestCancelPaymentIntent(t *testing.T) {
 }
 
 func TestAbandonedPaymentExpires(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -633,6 +641,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestListPaymentMethods(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -660,6 +669,7 @@ func TestListPaymentMethods(t *testing.T) {
 }
 
 func TestPayerLinks(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)

@@ -20,10 +20,11 @@ import (
 // updates the payout after its insert, so that the payout_intent.created
 // event keeps showing the payout before its reservation, as it always has.
 func TestPayoutCreateStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	log := &statementLog{}
 	// A Store on the same database whose statements pass through log.
-	store := sqlstore.New(paykittest.OpenSQL(t, paykittest.PostgresDSN(t)).DB().WithQueryHook(log))
+	store := sqlstore.New(paykittest.OpenSQL(t, paykittest.MigratedDSN(t, paykittest.Postgres)).DB().WithQueryHook(log))
 	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +67,7 @@ func onEveryPayoutStoreHolding(t *testing.T, threshold int64, test func(t *testi
 	}
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			test(t, newPayoutEnvOn(t, paykittest.OpenStore(t, kind), keys, threshold))
 		})
 	}
@@ -79,6 +81,7 @@ func onEveryPayoutStoreHolding(t *testing.T, threshold int64, test func(t *testi
 // again under the same Provider key, and every later replay answers the
 // same.
 func TestCrashedPayoutIsRecovered(t *testing.T) {
+	t.Parallel()
 	for _, via := range []string{"retry", "worker"} {
 		t.Run(via, func(t *testing.T) {
 			onEveryPayoutStore(t, func(t *testing.T, e *payoutEnv) {
@@ -152,6 +155,7 @@ func TestCrashedPayoutIsRecovered(t *testing.T) {
 // changed since it committed it (the versioned update fails), reads it,
 // and answers what the job stored.
 func TestPayoutAnsweredMeanwhile(t *testing.T) {
+	t.Parallel()
 	onEveryPayoutStore(t, func(t *testing.T, e *payoutEnv) {
 		is := is.New(t)
 		ctx := context.Background()

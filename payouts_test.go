@@ -242,6 +242,7 @@ func body(t *testing.T, r *answertest.Response) map[string]any {
 }
 
 func TestPayoutSucceedsAndSettlesTheLedger(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
@@ -283,6 +284,7 @@ func TestPayoutSucceedsAndSettlesTheLedger(t *testing.T) {
 }
 
 func TestPayoutValidation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
 	mod := func(f func(*paykit.CreatePayoutIntentRequest)) paykit.CreatePayoutIntentRequest {
@@ -322,6 +324,7 @@ func TestPayoutValidation(t *testing.T) {
 }
 
 func TestPayoutApprovalHold(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 1_000_000)
@@ -382,6 +385,7 @@ func TestPayoutApprovalHold(t *testing.T) {
 }
 
 func TestPayoutOutcomes(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
@@ -418,6 +422,7 @@ func TestPayoutOutcomes(t *testing.T) {
 }
 
 func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
+	t.Parallel()
 	for _, via := range []string{"retry", "worker"} {
 		t.Run(via, func(t *testing.T) {
 			is := is.New(t)
@@ -451,6 +456,7 @@ func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
 }
 
 func TestCancelInFlightPayoutWaitsForTheProvider(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)
@@ -476,6 +482,7 @@ func TestCancelInFlightPayoutWaitsForTheProvider(t *testing.T) {
 }
 
 func TestConcurrentPayoutsNeverOverdraw(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newPayoutEnv(t, 0)

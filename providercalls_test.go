@@ -19,6 +19,7 @@ import (
 // paykit_provider_calls_total exposes); a Provider that answers stays at
 // INFO.
 func TestUnreachableProviderWarnsAndCounts(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	var logs bytes.Buffer

@@ -16,6 +16,7 @@ import (
 // timeout that stays pending until recovery finds it succeeded, others
 // pending until the PSP's callback; BANK_TRANSFER cannot refund.
 func TestSandboxRefundMagicAmounts(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()

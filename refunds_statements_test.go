@@ -57,6 +57,7 @@ func (l *statementLog) record(fn func()) []string {
 // nothing outside them, no table read twice in one, none both inserted
 // into and updated in one.
 func TestRefundCreateStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	log := &statementLog{}
 	// A Store on the same database whose statements pass through log.

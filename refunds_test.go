@@ -152,6 +152,7 @@ func refundOf(pi *paykit.PaymentIntent, ref string, amount int64) paykit.CreateR
 // partial refunds add up to the payment; the ledger reserves, settles and
 // releases.
 func TestRefundRules(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -264,6 +265,7 @@ func TestRefundRules(t *testing.T) {
 // settles it, recording the Provider's id; an unacknowledged one is sent
 // again under the same key; neither is ever failed for want of an answer.
 func TestRefundUnknownOutcomes(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -296,6 +298,7 @@ func TestRefundUnknownOutcomes(t *testing.T) {
 // TestRefundThatNeverSettlesIsVisible: a refund whose Provider never
 // answers stays pending, keeps being asked, and shows in the jobs view.
 func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	e := newFlowEnv(t)
@@ -324,6 +327,7 @@ func TestRefundThatNeverSettlesIsVisible(t *testing.T) {
 // the retry with the key, or the dispatch job before it, sends it again
 // under the same Provider key, and every later replay answers the same.
 func TestCrashedRefundIsRecovered(t *testing.T) {
+	t.Parallel()
 	for _, via := range []string{"retry", "worker"} {
 		t.Run(via, func(t *testing.T) {
 			onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
@@ -412,6 +416,7 @@ func refundAnsweredMeanwhile(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent,
 // since it committed it (the versioned update fails), reads it, and
 // answers what the job stored.
 func TestRefundAnsweredMeanwhile(t *testing.T) {
+	t.Parallel()
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -439,6 +444,7 @@ func TestRefundAnsweredMeanwhile(t *testing.T) {
 // released, which is the conflict it is: it reads, and answers what the job
 // stored, and the reservation is released once.
 func TestDeclinedRefundAnsweredMeanwhile(t *testing.T) {
+	t.Parallel()
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
 		re := refundAnsweredMeanwhile(t, e, pi, 2911)
@@ -452,6 +458,7 @@ func TestDeclinedRefundAnsweredMeanwhile(t *testing.T) {
 // once make one refund, sent once; each answers the one body or
 // idempotency_in_progress.
 func TestConcurrentIdenticalRefunds(t *testing.T) {
+	t.Parallel()
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -470,6 +477,7 @@ func TestConcurrentIdenticalRefunds(t *testing.T) {
 // 30 % each on every Store: exactly three are created and sent, the rest
 // are amount_exceeds_refundable.
 func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
@@ -517,6 +525,7 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 // sends it and completes the key, which then replays, in a host's
 // transaction too.
 func TestCreateRefundTx(t *testing.T) {
+	t.Parallel()
 	onEveryStore(t, func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -568,6 +577,7 @@ func TestCreateRefundTx(t *testing.T) {
 func onEveryStore(t *testing.T, test func(t *testing.T, e *flowEnv, pi *paykit.PaymentIntent)) {
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			e := newFlowEnvOn(t, paykittest.OpenStore(t, kind))
 			test(t, e, e.paid(t, 10000, "order-1"))
 		})

@@ -26,18 +26,21 @@ func newService(t *testing.T) (*paykit.Service, *paykit.ManualClock) {
 }
 
 func TestNewRequiresStore(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	_, err := paykit.New(paykit.Config{})
 	is.True(err != nil)
 }
 
 func TestServiceTimeIsUTCMilliseconds(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	svc, _ := newService(t)
 	is.Equal(svc.Now(), time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC))
 }
 
 func TestAPIKeyIssuanceAndAuthentication(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	svc, _ := newService(t)
@@ -104,6 +107,7 @@ func TestAPIKeyIssuanceAndAuthentication(t *testing.T) {
 }
 
 func TestOperatorActionsAreAudited(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	svc, clock := newService(t)
@@ -135,6 +139,7 @@ func TestOperatorActionsAreAudited(t *testing.T) {
 // TestEnsureMerchant: a host's own merchant id is created once, audited
 // once, however many callers race; bad ids and names change nothing.
 func TestEnsureMerchant(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	svc, _ := newService(t)
@@ -169,6 +174,7 @@ func TestEnsureMerchant(t *testing.T) {
 }
 
 func TestListCursorIsTamperEvident(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	svc, clock := newService(t)
@@ -212,6 +218,7 @@ func TestListCursorIsTamperEvident(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	is.Equal(paykit.AsError(errors.New("db exploded")).Code, paykit.CodeInternal)
 	is.Equal(paykit.AsError(errors.New("db exploded")).Message, "An internal error occurred.")
@@ -221,6 +228,7 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestParseAmount(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	for in, want := range map[string]int64{"1": 1, "100": 100, "999999999999999999": 999999999999999999} {
 		got, err := paykit.ParseAmount(in)

@@ -17,6 +17,7 @@ import (
 // configuration sends the Provider the bank code of the route chosen at
 // create: the stored route, not today's.
 func TestResumedPaymentUsesTheRouteChosenAtCreate(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))

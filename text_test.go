@@ -16,6 +16,7 @@ import (
 // invalid UTF-8, before they reach the Store: on PostgreSQL, which cannot
 // store NUL, they would otherwise be internal errors.
 func TestServiceRefusesBadText(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	store := paykittest.OpenStore(t, paykittest.Postgres)
@@ -89,6 +90,7 @@ func TestServiceRefusesBadText(t *testing.T) {
 
 // Validate names a bad string by its JSON path, wherever it is.
 func TestValidateRefusesBadText(t *testing.T) {
+	t.Parallel()
 	type item struct {
 		Name string `json:"name"`
 	}

@@ -25,6 +25,7 @@ type apiPaymentBody struct {
 // the validator and checkText accept too, and the valid requests
 // themselves take the quick path.
 func TestQuickValidNeverLaxer(t *testing.T) {
+	t.Parallel()
 	customer := func() map[string]string { return map[string]string{"name": "A", "email": "a@example.com"} }
 	valid := []any{
 		&CreatePaymentIntentRequest{Amount: 15000, Currency: "MYR", Country: "MY", MerchantReference: "r-1",
@@ -85,6 +86,7 @@ func TestQuickValidNeverLaxer(t *testing.T) {
 }
 
 func TestRulesMatchTheirPatterns(t *testing.T) {
+	t.Parallel()
 	rules := []struct {
 		pattern string
 		fn      func(string) bool

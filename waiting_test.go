@@ -24,6 +24,7 @@ import (
 // counted as waiting, not retrying. Waiting runs still count towards the
 // kind's attempt limit: the 25th needs attention, and says why.
 func TestWaitingJobIsNoFailure(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -94,8 +95,10 @@ func TestWaitingJobIsNoFailure(t *testing.T) {
 // reaches the attempt limit, whatever the PaymentTTL: with the default
 // (30 min) in 10 runs, with a day in at most 20.
 func TestPayerWaitNeverNeedsAttention(t *testing.T) {
+	t.Parallel()
 	for _, kind := range paykittest.Stores {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			for _, c := range []struct {
 				name    string
 				ttl     time.Duration
@@ -211,7 +214,10 @@ func runsOf(svc *paykit.Service, kind string) uint64 { return runCounts(svc, kin
 // forEachFlowStore runs test on a fresh flow environment on every Store.
 func forEachFlowStore(t *testing.T, test func(t *testing.T, e *flowEnv)) {
 	for _, kind := range paykittest.Stores {
-		t.Run(string(kind), func(t *testing.T) { test(t, newFlowEnvOn(t, paykittest.OpenStore(t, kind))) })
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			test(t, newFlowEnvOn(t, paykittest.OpenStore(t, kind)))
+		})
 	}
 }
 
@@ -220,6 +226,7 @@ func forEachFlowStore(t *testing.T, test func(t *testing.T, e *flowEnv)) {
 // and the Provider is never asked; an expiry job an earlier version left
 // then completes without a Provider call or a write.
 func TestCallbackCompletesTheInquiry(t *testing.T) {
+	t.Parallel()
 	forEachFlowStore(t, func(t *testing.T, e *flowEnv) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -261,6 +268,7 @@ func TestCallbackCompletesTheInquiry(t *testing.T) {
 // payout held for approval completes its payout.expire job in the same
 // transaction; only a hold nobody decided is expired by it.
 func TestDecidedHoldCompletesItsExpiry(t *testing.T) {
+	t.Parallel()
 	onEveryPayoutStoreHolding(t, 1_000_000, func(t *testing.T, e *payoutEnv) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -299,6 +307,7 @@ func TestDecidedHoldCompletesItsExpiry(t *testing.T) {
 // with the cancel; a completed checkout's runs at its time and changes
 // nothing.
 func TestEndedCheckoutExpiry(t *testing.T) {
+	t.Parallel()
 	forEachFlowStore(t, func(t *testing.T, e *flowEnv) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -333,6 +342,7 @@ func TestEndedCheckoutExpiry(t *testing.T) {
 // TestCallbackCompletesPayoutAndRefundInquiries: a callback that decides a
 // payout or a refund completes its inquiry job in the same transaction.
 func TestCallbackCompletesPayoutAndRefundInquiries(t *testing.T) {
+	t.Parallel()
 	onEveryPayoutStoreHolding(t, 0, func(t *testing.T, e *payoutEnv) {
 		is := is.New(t)
 		ctx := context.Background()

@@ -42,6 +42,7 @@ func (h *hangingSender) SendWebhook(ctx context.Context, d paykit.WebhookDeliver
 // A webhook endpoint that hangs holds at most PartitionConcurrency of the
 // worker's slots: another merchant's deliveries go out while it hangs.
 func TestHangingEndpointDoesNotDelayOtherMerchants(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -88,10 +89,11 @@ func TestHangingEndpointDoesNotDelayOtherMerchants(t *testing.T) {
 // Instances on one PostgreSQL database wake each other: a job one enqueues
 // runs on another at once, though the other polls only hourly.
 func TestInstancesWakeEachOther(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dsn := paykittest.PostgresDSN(t)
+	dsn := paykittest.MigratedDSN(t, paykittest.Postgres)
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	front := newWorkerService(t, paykittest.OpenSQL(t, dsn), clock, "front")
 	back := newWorkerService(t, paykittest.OpenSQL(t, dsn), clock, "back")

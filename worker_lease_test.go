@@ -20,6 +20,7 @@ import (
 func lostLeases(svc *paykit.Service, kind string) uint64 { return runCounts(svc, kind).LostLeases }
 
 func TestLapsedLeaseFencesTheOldRun(t *testing.T) {
+	t.Parallel()
 	for _, checks := range []bool{true, false} {
 		name := "handler checks the lease"
 		if !checks {
@@ -85,6 +86,7 @@ func TestLapsedLeaseFencesTheOldRun(t *testing.T) {
 }
 
 func TestRenewedLeaseKeepsTheJob(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -137,6 +139,7 @@ func TestRenewedLeaseKeepsTheJob(t *testing.T) {
 // Run starts a job enqueued while it waits at once, without waiting for
 // its poll, and a job that hangs holds one slot, not the others.
 func TestRunRefillsSlotsAndWakesOnEnqueue(t *testing.T) {
+	t.Parallel()
 	forEachJobStore(t, func(t *testing.T, store paykit.Store) {
 		is := is.New(t)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,7 @@ import (
 // Several Service instances on one PostgreSQL database share the work:
 // every job runs exactly once, and all instances take part.
 func TestWorkersShareJobsOnPostgres(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	store := paykittest.OpenStore(t, paykittest.Postgres)
@@ -84,9 +85,10 @@ func TestWorkersShareJobsOnPostgres(t *testing.T) {
 // Instances that start a round at the same moment on one PostgreSQL
 // database purge once between them: the Store's lease picks one.
 func TestConcurrentPurgeOnPostgres(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
-	store := paykittest.OpenSQL(t, paykittest.PostgresDSN(t))
+	store := paykittest.OpenSQL(t, paykittest.MigratedDSN(t, paykittest.Postgres))
 	clock := paykit.NewManualClock(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))
 	var idem, jobs atomic.Int32
 	svcs := make([]*paykit.Service, 6)

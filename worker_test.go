@@ -45,6 +45,7 @@ func newLoggedWorkerService(t *testing.T, store paykit.Store, clock *paykit.Manu
 }
 
 func TestBackoffGrowsAndIsCapped(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 5: 16 * time.Second, 30: time.Hour} {
 		for range 20 {
@@ -55,6 +56,7 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 }
 
 func TestProcessDueRunsRetriesAndRecoversPanics(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
@@ -105,6 +107,7 @@ func TestProcessDueRunsRetriesAndRecoversPanics(t *testing.T) {
 }
 
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
@@ -140,6 +143,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 }
 
 func TestRunStopsWithContext(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	clock := paykit.NewManualClock(time.Now())
 	svc := newWorkerService(t, memory.New(), clock, "w")
@@ -154,6 +158,7 @@ func TestRunStopsWithContext(t *testing.T) {
 // A job cut short by shutdown is not a failure: no warning, no error; its
 // lease is given back and another instance runs it at once.
 func TestShutdownInterruptsJobWithoutFailing(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	store := memory.New()
@@ -205,6 +210,7 @@ func (p *purgeCounter) PurgeIdempotencyRecords(ctx context.Context, now time.Tim
 
 // Expired idempotency records are purged once a minute, not every round.
 func TestIdempotencyPurgeOncePerMinute(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 	store := &purgeCounter{Store: memory.New()}

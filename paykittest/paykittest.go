@@ -29,6 +29,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/internal/sqlitetest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -230,13 +232,42 @@ func OpenStore(t T, kind StoreKind) paykit.Store {
 	switch kind {
 	case Memory, "":
 		return memory.New()
-	case SQLite:
-		return OpenSQL(t, SQLiteDSN(t))
-	case Postgres:
-		return OpenSQL(t, PostgresDSN(t))
+	case SQLite, Postgres:
+		return OpenSQL(t, MigratedDSN(t, kind))
 	}
 	t.Fatalf("paykittest: unknown store %q", kind)
 	return nil
+}
+
+// MigratedDSN returns the DSN of a new SQLite file or PostgreSQL database
+// (kind) with paykit's schema in place, removed when the test ends. It is
+// a copy of a template migrated once (per schema, shared by test
+// processes), which is much cheaper than migrating every test's database.
+func MigratedDSN(t T, kind StoreKind) string {
+	t.Helper()
+	digest := sqlstore.SchemaDigest()
+	switch kind {
+	case SQLite:
+		return "sqlite:" + sqlitetest.Migrated(t, digest, func(path string) error { return migrateAt("sqlite:" + path) })
+	case Postgres:
+		return pgtest.Migrated(t, digest, migrateAt)
+	}
+	t.Fatalf("paykittest: no SQL Store %q", kind)
+	return ""
+}
+
+// migrateAt migrates the database at dsn and closes it.
+func migrateAt(dsn string) error {
+	ctx := context.Background()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return err
+	}
+	return s.Close()
 }
 
 // OpenSQL opens and migrates the SQL Store at dsn, closed when the test

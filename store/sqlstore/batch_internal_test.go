@@ -16,6 +16,7 @@ import (
 // collides runs again unbatched and sees the collision at the call; a
 // failed transaction leaves nothing behind and its connection usable.
 func TestBatchedTransactions(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	s.db.SetMaxOpenConns(1) // every transaction on the same session
 	ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 // tenant's checkouts, with and without a status filter, is an index range
 // scan on PostgreSQL: no sort, no sequential scan.
 func TestCheckoutListPlanUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	// 20,000 checkouts of 10 merchants, one in 4 completed.

@@ -16,6 +16,7 @@ import (
 // would, numbered in the endpoints' order, and never twice; in a batched
 // transaction too.
 func TestScheduleDeliveries(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) *Store{
 		"postgres": func(t *testing.T) *Store { return openPostgres(t) },
 		"sqlite":   func(t *testing.T) *Store { return openSQLite(t) },

@@ -195,6 +195,7 @@ func filterCases() []filterCase {
 // rare for the merchant) it may sort them; otherwise it reads them in
 // list order, and the page stops after its rows.
 func TestListFilterPlansUseIndexes(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	seedFilterTables(t, s, 20_000)
 	for _, c := range filterCases() {

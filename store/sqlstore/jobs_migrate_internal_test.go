@@ -18,6 +18,7 @@ import (
 // 0012: jobs that ran before become retrying, the others available, and
 // they keep their dedup keys.
 func TestJobStatesMigration(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) *Store{
 		"sqlite": func(t *testing.T) *Store {
 			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "old.db"))

@@ -12,6 +12,7 @@ import (
 // counts and the purge read the partial indexes of migration 0012 on
 // PostgreSQL, not every completed job kept for the retention.
 func TestJobPlansSkipCompleted(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	for _, stmt := range []string{

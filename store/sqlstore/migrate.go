@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
@@ -42,12 +44,62 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Up to date (every start but the first after an upgrade): one read,
+	// no lock. Otherwise each missing migration is applied under the lock,
+	// which checks again.
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	ms = slices.DeleteFunc(ms, func(m migration) bool { return applied[m.version] })
 	for _, m := range ms {
 		if err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.apply(ctx, tx, m) }); err != nil {
 			return fmt.Errorf("sqlstore: migration %04d_%s: %w", m.version, m.name, err)
 		}
 	}
 	return nil
+}
+
+// appliedMigrations reads the versions the database has recorded; none
+// when it has no migrations table yet.
+func (s *Store) appliedMigrations(ctx context.Context) (map[int]bool, error) {
+	exists := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	if s.pg {
+		exists = "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = ? AND schemaname = current_schema()"
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, exists, migrationsTable).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	var versions []int
+	if err := s.db.NewSelect().Table(migrationsTable).Column("version").Scan(ctx, &versions); err != nil {
+		return nil, err
+	}
+	applied := make(map[int]bool, len(versions))
+	for _, v := range versions {
+		applied[v] = true
+	}
+	return applied, nil
+}
+
+// SchemaDigest identifies the migrations of this build (both dialects):
+// two builds with the same digest create the same schema. Test helpers key
+// databases migrated once and copied per test by it.
+func SchemaDigest() string {
+	h := sha256.New()
+	err := fs.WalkDir(migrationFiles, "migrations", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := migrationFiles.ReadFile(p)
+		fmt.Fprintf(h, "%s\n%d\n", p, len(b))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		panic(err) // the embedded files are readable
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // apply runs m in tx unless the database already recorded it.

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStatementsKeepDollarQuotedBodies(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	got := statements(`
 CREATE TABLE a (x INT);

@@ -13,6 +13,7 @@ import (
 // merchant and job lists are ordered index scans on PostgreSQL (the indexes
 // of migration 0008), whatever the table size.
 func TestOperatorListPlansUseIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	for _, stmt := range []string{
@@ -55,6 +56,7 @@ func TestOperatorListPlansUseIndex(t *testing.T) {
 // reads the partial index of paused ones (migration 0016), not every
 // endpoint.
 func TestPausedEndpointsCountUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	for _, stmt := range []string{

@@ -3,13 +3,13 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/internal/sqlitetest"
 )
 
 // seedPaymentIntents inserts n intents of scope (and n/10 of another
@@ -37,11 +37,27 @@ func seedPaymentIntents(tb testing.TB, s *Store, scope paykit.Scope, n int) {
 	}
 }
 
-func openPostgres(tb testing.TB) *Store { return openMigrated(tb, pgtest.Database(tb)) }
+func openPostgres(tb testing.TB) *Store {
+	return openMigrated(tb, pgtest.Migrated(tb, SchemaDigest(), migrateAt))
+}
 
 // openSQLite opens a migrated Store on a new SQLite file.
 func openSQLite(tb testing.TB) *Store {
-	return openMigrated(tb, "sqlite:"+filepath.Join(tb.TempDir(), "t.db"))
+	return openMigrated(tb, "sqlite:"+sqlitetest.Migrated(tb, SchemaDigest(), func(path string) error { return migrateAt("sqlite:" + path) }))
+}
+
+// migrateAt migrates the database at dsn and closes it: the template the
+// test databases are copied from.
+func migrateAt(dsn string) error {
+	s, err := Open(context.Background(), dsn)
+	if err != nil {
+		return err
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		s.Close()
+		return err
+	}
+	return s.Close()
 }
 
 // openMigrated opens a Store on dsn, migrated, closed when tb ends.
@@ -62,6 +78,7 @@ func openMigrated(tb testing.TB, dsn string) *Store {
 // keyset page on PostgreSQL is an index range scan with no sort and no
 // sequential scan: its cost does not grow with the table.
 func TestListPlanUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	scope := paykit.Scope{MerchantID: "mch_plan", Environment: paykit.Live}
 	seedPaymentIntents(t, s, scope, 20_000)
@@ -78,6 +95,7 @@ func TestListPlanUsesIndex(t *testing.T) {
 // TestPayoutListPlanUsesIndex checks the same of payout lists: a tenant's,
 // and the approval queue across tenants, which reads its partial index.
 func TestPayoutListPlanUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	// 20,000 payouts of 10 merchants, one in 50 waiting for approval.
@@ -155,6 +173,7 @@ func BenchmarkListPaymentIntentsPostgres(b *testing.B) {
 // rather than through an index led by merchant_id, which would read every
 // row of the merchant.
 func TestByIDPlansUseThePrimaryKeyWithoutStatistics(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	scope := paykit.Scope{MerchantID: "mch_byid", Environment: paykit.Live}

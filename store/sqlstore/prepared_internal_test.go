@@ -21,6 +21,7 @@ import (
 // the statement bun writes as text, for rows with every field set and rows
 // with every field that can be zero at its zero value.
 func TestPreparedWritesMatchText(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) *Store{
 		"postgres": func(t *testing.T) *Store { return openPostgres(t) },
 		"sqlite":   func(t *testing.T) *Store { return openSQLite(t) },
@@ -186,6 +187,7 @@ func whereTag(table string) string {
 }
 
 func TestSQLiteValue(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	for lit, want := range map[string]any{
 		"NULL": nil, `'it''s'`: "it's", `''`: "", `X'00ff'`: []byte{0, 255},
@@ -205,6 +207,7 @@ func TestSQLiteValue(t *testing.T) {
 // the tables exist, nor tried again on every transaction, and are built
 // once they exist.
 func TestPreparedWaitsForMigrate(t *testing.T) {
+	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
 	s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "w.db"))

@@ -12,6 +12,7 @@ import (
 // refunds, plain, by status and by payment intent, is an index range scan
 // on PostgreSQL: no sort, no sequential scan.
 func TestRefundListPlanUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openPostgres(t)
 	ctx := context.Background()
 	// 20,000 refunds of 10 merchants, one in 4 failed, ten per payment intent.

@@ -3,11 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/internal/sqlitetest"
 	"github.com/paykit/paykit/store/sqlstore"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -22,7 +22,7 @@ import (
 func TestSQLite(t *testing.T) {
 	t.Parallel()
 	newStore := func(t *testing.T) paykit.Store {
-		return open(t, "sqlite:"+filepath.Join(t.TempDir(), "paykit.db"))
+		return open(t, "sqlite:"+sqlitetest.Migrated(t, sqlstore.SchemaDigest(), func(path string) error { return sqlstore.MigrateAt("sqlite:" + path) }))
 	}
 	storetest.Run(t, newStore)
 	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
@@ -31,36 +31,83 @@ func TestSQLite(t *testing.T) {
 
 func TestSQLiteMemory(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) paykit.Store { return open(t, "sqlite::memory:") })
+	image := sqlitetest.Image(t, sqlstore.SchemaDigest(), func(path string) error { return sqlstore.MigrateAt("sqlite:" + path) })
+	// The file's format bytes say WAL (2), which a database in memory
+	// cannot be: legacy (1).
+	image[18], image[19] = 1, 1
+	storetest.Run(t, func(t *testing.T) paykit.Store { return openMemoryImage(t, image) })
+	t.Run("Migrates", func(t *testing.T) { open(t, "sqlite::memory:") })
 }
 
-// TestPostgres runs against a fresh database (dropped at the end) on the
-// server at $PAYKIT_TEST_POSTGRES_URL, one schema per Store. It fails, never
-// skips, when the server is unreachable.
-func TestPostgres(t *testing.T) {
-	t.Parallel()
+// openMemoryImage opens a "sqlite::memory:" Store whose one connection
+// holds a copy of image (a migrated template), then migrates it (a no-op).
+func openMemoryImage(t *testing.T, image []byte) *sqlstore.Store {
+	t.Helper()
 	ctx := context.Background()
-	u, err := url.Parse(pgtest.Database(t))
+	s, err := sqlstore.OpenWith(ctx, "sqlite::memory:", sqlstore.Options{ConnWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := open(t, u.String())
+	t.Cleanup(func() { _ = s.Close() })
+	conn, err := s.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.Raw(func(dc any) error {
+		return dc.(interface{ Deserialize([]byte) error }).Deserialize(slices.Clone(image))
+	})
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
-	var schemas atomic.Int32
+// TestPostgres runs against fresh databases (dropped at the end) on the
+// server at $PAYKIT_TEST_POSTGRES_URL, one per Store, copied from a
+// migrated template. It fails, never skips, when the server is
+// unreachable.
+func TestPostgres(t *testing.T) {
+	t.Parallel()
 	newStore := func(t *testing.T) paykit.Store {
-		schema := fmt.Sprintf("s%d", schemas.Add(1))
-		if _, err := db.DB().ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u := *u
-		u.RawQuery = q.Encode()
-		return open(t, u.String())
+		return open(t, pgtest.Migrated(t, sqlstore.SchemaDigest(), sqlstore.MigrateAt))
 	}
 	storetest.Run(t, newStore)
 	t.Run("UpdateUniqueViolation", func(t *testing.T) { testUpdateUniqueViolation(t, newStore(t)) })
 	t.Run("LedgerRowsGuarded", func(t *testing.T) { testLedgerRowsGuarded(t, newStore(t).(*sqlstore.Store)) })
+}
+
+// TestPostgresSchemaInDSN: a Store whose DSN names a schema (search_path)
+// migrates and works inside it, beside another schema's Store in the same
+// database.
+func TestPostgresSchemaInDSN(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	u, err := url.Parse(pgtest.Database(t))
+	is.NoErr(err)
+	admin := open(t, u.String())
+	stores := map[string]*sqlstore.Store{}
+	for _, schema := range []string{"shop_a", "shop_b"} {
+		_, err := admin.DB().ExecContext(ctx, "CREATE SCHEMA "+schema)
+		is.NoErr(err)
+		q := u.Query()
+		q.Set("search_path", schema)
+		su := *u
+		su.RawQuery = q.Encode()
+		stores[schema] = open(t, su.String())
+	}
+	is.NoErr(stores["shop_a"].CreateMerchant(ctx, &paykit.Merchant{ID: "mch_a", Name: "A", CreatedAt: time.UnixMilli(1e12).UTC()}))
+	_, err = stores["shop_b"].GetMerchant(ctx, "mch_a")
+	is.True(errors.Is(err, paykit.ErrNotFound)) // another schema's tables
+	var n int
+	is.NoErr(admin.DB().QueryRowContext(ctx, "SELECT count(*) FROM shop_a.merchants").Scan(&n))
+	is.Equal(n, 1)
 }
 
 // TestReopen checks that Migrate is idempotent and that data survives Close.
@@ -85,10 +132,13 @@ func TestReopen(t *testing.T) {
 }
 
 // open opens dsn and migrates it twice (the second run must be a no-op).
+// Operations wait up to 30 s for a connection: the conformance cases race
+// more goroutines than the pool has connections, on a machine that runs
+// every package's tests at once (the pool tests check the default wait).
 func open(t testing.TB, dsn string) *sqlstore.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlstore.Open(ctx, dsn)
+	s, err := sqlstore.OpenWith(ctx, dsn, sqlstore.Options{ConnWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,4 @@
+package sqlstore
+
+// MigrateAt is migrateAt for the external tests.
+var MigrateAt = migrateAt
