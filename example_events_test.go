@@ -64,12 +64,9 @@ func ExampleService_ResendEvent() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	id := e.endpoint(rc.URL, "orders").Endpoint.ID
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-92", tngPayment("order-92")); err != nil {
-		panic(err)
-	}
+	rc, created := e.hook(http.StatusNoContent)
+	id := created.Endpoint.ID
+	e.order("order-92")
 	e.drain()
 	first := rc.take()[0]
 
@@ -95,23 +92,17 @@ func ExampleService_ResendEvent() {
 // Each delivery attempt is recorded, newest first: a failed one is tried
 // again on the retry schedule (the first retry after about 5 s).
 func ExampleService_ListWebhookAttempts() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
-	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	rc.answer(http.StatusServiceUnavailable)
-	id := e.endpoint(rc.URL, "orders").Endpoint.ID
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-93", tngPayment("order-93")); err != nil {
-		panic(err)
-	}
+	rc, created := e.hook(http.StatusServiceUnavailable)
+	id := created.Endpoint.ID
+	e.order("order-93")
 	e.drain()
 	rc.answer(http.StatusNoContent)
 	clock.Advance(10 * time.Second)
 	e.drain()
 
-	page, err := e.svc.ListWebhookAttempts(ctx, id, paykit.PageParams{})
+	page, err := e.svc.ListWebhookAttempts(context.Background(), id, paykit.PageParams{})
 	if err != nil {
 		panic(err)
 	}

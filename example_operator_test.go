@@ -42,8 +42,7 @@ func ExampleService_ListAuditEvents() {
 // The history of one resource for an operator: its state changes and the
 // operator actions on it, oldest first.
 func ExampleService_ResourceTimeline() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now, ApprovalThreshold: 100000})
+	e, clock := newTimedExample(paykit.Config{ApprovalThreshold: 100000})
 	defer e.close()
 	ctx := context.Background()
 	po := e.heldPayout("inv-100")
@@ -81,19 +80,16 @@ func ExampleService_ResourceTimeline() {
 // StatusCounts answers "how did today go" for a merchant: the resources of
 // one kind created since a time, by status.
 func ExampleService_StatusCounts() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, _ := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	e.paid("order-101")
 	e.paid("order-102")
-	declined, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-103", tngPayment("order-103"))
+	declined := e.order("order-103")
 	if _, err := e.svc.SimulatePayer(ctx, e.p, declined.ID, false); err != nil {
 		panic(err)
 	}
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-104", tngPayment("order-104")); err != nil {
-		panic(err)
-	}
+	e.order("order-104")
 
 	counts, err := e.svc.StatusCounts(ctx, e.p, paykit.KindPaymentIntent, exampleStart)
 	if err != nil {
@@ -117,9 +113,7 @@ func ExampleService_ProviderCalls() {
 	defer e.close()
 	ctx := context.Background()
 	for _, ref := range []string{"order-105", "order-106"} {
-		if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, ref, tngPayment(ref)); err != nil {
-			panic(err)
-		}
+		e.order(ref)
 	}
 	if _, _, err := e.svc.CreatePayoutIntent(ctx, e.p, "payout-inv-107", thPayoutTo("inv-107")); err != nil {
 		panic(err)
@@ -137,8 +131,7 @@ func ExampleService_ProviderCalls() {
 // this instance: one that failed CircuitBreaker.Failures calls in a row
 // is skipped until its cool-down ends.
 func ExampleService_ProviderStates() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now, CircuitBreaker: paykit.CircuitBreaker{Failures: 2, Cooldown: time.Minute}})
+	e, clock := newTimedExample(paykit.Config{CircuitBreaker: paykit.CircuitBreaker{Failures: 2, Cooldown: time.Minute}})
 	defer e.close()
 	ctx := context.Background()
 	for _, st := range e.svc.ProviderStates() {
@@ -147,9 +140,7 @@ func ExampleService_ProviderStates() {
 
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: sandbox.FaultStatus500, Times: 2})
 	for _, ref := range []string{"order-108", "order-109"} { // no trustworthy answer: processing
-		if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, ref, tngPayment(ref)); err != nil {
-			panic(err)
-		}
+		e.order(ref)
 	}
 	for _, st := range e.svc.ProviderStates() {
 		fmt.Println(st.Name, "disabled:", st.Disabled, "open:", st.CircuitOpen, "for", st.OpenUntil.Sub(clock.Now()))

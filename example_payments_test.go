@@ -8,14 +8,20 @@ import (
 	"github.com/paykit/paykit/store/memory"
 )
 
-// paid creates a payment of order ref and approves it as its payer would.
-func (e *exampleEnv) paid(ref string) *paykit.PaymentIntent {
-	ctx := context.Background()
-	pi, _, err := e.svc.CreatePaymentIntent(ctx, e.p, ref, tngPayment(ref))
+// order creates a payment of order ref, which waits for its payer
+// (requires_action) and emits its event.
+func (e *exampleEnv) order(ref string) *paykit.PaymentIntent {
+	pi, _, err := e.svc.CreatePaymentIntent(context.Background(), e.p, ref, tngPayment(ref))
 	if err != nil {
 		panic(err)
 	}
-	if pi, err = e.svc.SimulatePayer(ctx, e.p, pi.ID, true); err != nil {
+	return pi
+}
+
+// paid creates a payment of order ref and approves it as its payer would.
+func (e *exampleEnv) paid(ref string) *paykit.PaymentIntent {
+	pi, err := e.svc.SimulatePayer(context.Background(), e.p, e.order(ref).ID, true)
+	if err != nil {
 		panic(err)
 	}
 	return pi
@@ -38,7 +44,7 @@ func ExampleService_GetPaymentIntent() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	created, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-30", tngPayment("order-30"))
+	created := e.order("order-30")
 
 	pi, err := e.svc.GetPaymentIntent(ctx, e.p, created.ID)
 	if err != nil {
@@ -63,9 +69,7 @@ func ExampleService_ListPaymentIntents() {
 	ctx := context.Background()
 	e.paid("order-31")
 	for _, ref := range []string{"order-32", "order-33"} {
-		if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, ref, tngPayment(ref)); err != nil {
-			panic(err)
-		}
+		e.order(ref)
 	}
 
 	page, err := e.svc.ListPaymentIntents(ctx, e.p, paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: 2}})

@@ -18,8 +18,7 @@ import (
 // final without the worker asking. A callback that does not verify
 // changes nothing.
 func ExampleService_HandleProviderCallback() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	po, _, err := e.svc.CreatePayoutIntent(ctx, e.p, "payout-inv-40", thPayoutTo("inv-40"))
@@ -54,8 +53,8 @@ func ExampleService_SimulatePayer() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	approved, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-41", tngPayment("order-41"))
-	declined, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-42", tngPayment("order-42"))
+	approved := e.order("order-41")
+	declined := e.order("order-42")
 
 	pi, err := e.svc.SimulatePayer(ctx, e.p, approved.ID, true)
 	if err != nil {
@@ -77,8 +76,7 @@ func ExampleService_SimulatePayer() {
 // A succeeded test payout can be made to come back from the bank: it
 // fails with funds_returned and the money is available again.
 func ExampleService_SimulateReturn() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	po, _, _ := e.svc.CreatePayoutIntent(ctx, e.p, "payout-inv-43", thPayoutTo("inv-43"))

@@ -24,8 +24,7 @@ func (e *exampleEnv) refund(pi *paykit.PaymentIntent, ref string, amount int64) 
 // A refund is pending until the Provider's final word, which the worker
 // fetches; GetRefund reads what is stored.
 func ExampleService_GetRefund() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	created := e.refund(e.paid("order-70"), "refund-70", 5000)
@@ -47,7 +46,7 @@ func ExampleService_GetRefund() {
 
 // Refunds are listed newest first, and by the payment they refund.
 func ExampleService_ListRefunds() {
-	e := newExample(memory.New(), paykit.Config{Now: paykit.NewManualClock(exampleStart).Now})
+	e, _ := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	first, second := e.paid("order-71"), e.paid("order-72")

@@ -24,10 +24,17 @@ import (
 // HandleProviderCallback, as a host's /providers/sandbox/webhooks route
 // would.
 type exampleEnv struct {
-	svc   *paykit.Service
-	p     paykit.Principal
-	psp   *sandbox.PSP
-	close func()
+	svc     *paykit.Service
+	p       paykit.Principal
+	psp     *sandbox.PSP
+	closers []func()
+}
+
+// close stops the servers of the example.
+func (e *exampleEnv) close() {
+	for _, c := range e.closers {
+		c()
+	}
 }
 
 func newExample(store paykit.Store, cfg paykit.Config) *exampleEnv {
@@ -51,7 +58,7 @@ func newExample(store paykit.Store, cfg paykit.Config) *exampleEnv {
 	if err != nil {
 		panic(err)
 	}
-	e.svc, e.close = svc, srv.Close
+	e.svc, e.closers = svc, []func(){srv.Close}
 	srv.Start() // after e.svc is set: the callback route reads it
 	ctx := context.Background()
 	m, _, err := svc.EnsureMerchant(ctx, "ops", "mch_kopi", "Kedai Kopi")
@@ -67,6 +74,14 @@ func newExample(store paykit.Store, cfg paykit.Config) *exampleEnv {
 	}
 	e.p = p
 	return e
+}
+
+// newTimedExample is newExample on the memory Store with a ManualClock,
+// standing at exampleStart, as the Service's and the PSP's clock.
+func newTimedExample(cfg paykit.Config) (*exampleEnv, *paykit.ManualClock) {
+	clock := paykit.NewManualClock(exampleStart)
+	cfg.Now = clock.Now
+	return newExample(memory.New(), cfg), clock
 }
 
 // drain runs the background work that is due until none is left, as

@@ -47,9 +47,7 @@ func ExampleService_CreateMerchantWebhookEndpoint() {
 	secret = created.Secret
 	fmt.Println(answer.Kind, created.Endpoint.Status, created.Endpoint.EnabledEvents)
 
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-9", tngPayment("order-9")); err != nil {
-		panic(err)
-	}
+	e.order("order-9")
 	e.drain() // the worker's job: Service.Run does it in a host
 	fmt.Println(<-got)
 
@@ -114,6 +112,15 @@ func (d delivery) signedBy(secret string) bool {
 	return err == nil && wh.Verify(d.body, d.header) == nil
 }
 
+// hook starts a receiver that answers status, closed with e, and
+// registers it as the merchant's endpoint "orders".
+func (e *exampleEnv) hook(status int) (*receiver, *paykit.NewWebhookSecret) {
+	rc := newReceiver()
+	e.closers = append(e.closers, rc.Close)
+	rc.answer(status)
+	return rc, e.endpoint(rc.URL, "orders")
+}
+
 // endpoint registers a merchant endpoint for url through the merchant's
 // Go API.
 func (e *exampleEnv) endpoint(url, description string, events ...string) *paykit.NewWebhookSecret {
@@ -142,9 +149,7 @@ func ExampleService_CreateWebhookEndpoint() {
 	}
 	fmt.Println(created.Endpoint.Status, created.Endpoint.EnabledEvents, strings.HasPrefix(created.Secret, "whsec_"))
 
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-80", tngPayment("order-80")); err != nil {
-		panic(err)
-	}
+	e.order("order-80")
 	e.drain()
 	for _, d := range rc.take() {
 		fmt.Println(d.Type, "signed:", d.signedBy(created.Secret))
@@ -190,16 +195,11 @@ func ExampleService_ListWebhookEndpoints() {
 // An operator reads any merchant's endpoint, with its run of failed
 // deliveries.
 func ExampleService_GetWebhookEndpoint() {
-	e := newExample(memory.New(), paykit.Config{Now: paykit.NewManualClock(exampleStart).Now})
+	e, _ := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	rc.answer(http.StatusServiceUnavailable)
-	created := e.endpoint(rc.URL, "orders")
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-81", tngPayment("order-81")); err != nil {
-		panic(err)
-	}
+	rc, created := e.hook(http.StatusServiceUnavailable)
+	e.order("order-81")
 	e.drain()
 
 	w, err := e.svc.GetWebhookEndpoint(ctx, created.Endpoint.ID)
@@ -216,24 +216,19 @@ func ExampleService_SetWebhookEndpointEnabled() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	id := e.endpoint(rc.URL, "orders").Endpoint.ID
+	rc, created := e.hook(http.StatusNoContent)
+	id := created.Endpoint.ID
 
 	w, err := e.svc.SetWebhookEndpointEnabled(ctx, "ops:alice", id, false)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(w.Status, w.DisabledReason)
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-82", tngPayment("order-82")); err != nil {
-		panic(err)
-	}
+	e.order("order-82")
 	e.drain()
 
 	w, _ = e.svc.SetWebhookEndpointEnabled(ctx, "ops:alice", id, true)
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-83", tngPayment("order-83")); err != nil {
-		panic(err)
-	}
+	e.order("order-83")
 	e.drain()
 	fmt.Printf("%s %q %d delivery\n", w.Status, w.DisabledReason, len(rc.take()))
 	// Output:
@@ -247,9 +242,7 @@ func ExampleService_RotateWebhookSecret() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	old := e.endpoint(rc.URL, "orders")
+	rc, old := e.hook(http.StatusNoContent)
 
 	rotated, err := e.svc.RotateWebhookSecret(ctx, "ops:alice", old.Endpoint.ID, time.Hour)
 	if err != nil {
@@ -257,9 +250,7 @@ func ExampleService_RotateWebhookSecret() {
 	}
 	fmt.Println(rotated.Secret != old.Secret, len(rotated.Endpoint.Secrets))
 
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-84", tngPayment("order-84")); err != nil {
-		panic(err)
-	}
+	e.order("order-84")
 	e.drain()
 	d := rc.take()[0]
 	fmt.Println(d.signedBy(old.Secret), d.signedBy(rotated.Secret))
@@ -276,18 +267,13 @@ func ExampleService_RotateWebhookSecret() {
 // merchant fixed it, an operator resumes it and what waited is sent at
 // once.
 func ExampleService_ResumeWebhookEndpoint() {
-	clock := paykit.NewManualClock(exampleStart)
-	e := newExample(memory.New(), paykit.Config{Now: clock.Now})
+	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	rc.answer(http.StatusInternalServerError)
-	id := e.endpoint(rc.URL, "orders").Endpoint.ID
+	rc, created := e.hook(http.StatusInternalServerError)
+	id := created.Endpoint.ID
 	for _, ref := range []string{"order-85", "order-86", "order-87"} {
-		if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, ref, tngPayment(ref)); err != nil {
-			panic(err)
-		}
+		e.order(ref)
 	}
 	e.drain()
 	w, _ := e.svc.GetWebhookEndpoint(ctx, id)
@@ -382,9 +368,8 @@ func ExampleService_DeleteMerchantWebhookEndpoint() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	id := e.endpoint(rc.URL, "orders").Endpoint.ID
+	rc, created := e.hook(http.StatusNoContent)
+	id := created.Endpoint.ID
 
 	deleted, err := e.svc.DeleteMerchantWebhookEndpoint(ctx, e.p, id)
 	if err != nil {
@@ -392,9 +377,7 @@ func ExampleService_DeleteMerchantWebhookEndpoint() {
 	}
 	fmt.Println(deleted.Status, deleted.DisabledReason)
 
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-88", tngPayment("order-88")); err != nil {
-		panic(err)
-	}
+	e.order("order-88")
 	e.drain()
 	page, _ := e.svc.ListMerchantWebhookEndpoints(ctx, e.p, paykit.PageParams{})
 	seen, _ := e.svc.GetWebhookEndpoint(ctx, id)
@@ -411,9 +394,7 @@ func ExampleService_RotateMerchantWebhookSecret() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	rc := newReceiver()
-	defer rc.Close()
-	old := e.endpoint(rc.URL, "orders")
+	rc, old := e.hook(http.StatusNoContent)
 
 	rotated, err := e.svc.RotateMerchantWebhookSecret(ctx, e.p, old.Endpoint.ID)
 	if err != nil {
@@ -422,9 +403,7 @@ func ExampleService_RotateMerchantWebhookSecret() {
 	previous := rotated.Endpoint.Secrets[1]
 	fmt.Println(rotated.Secret != old.Secret, previous.ExpiresAt.Sub(rotated.Endpoint.UpdatedAt))
 
-	if _, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-89", tngPayment("order-89")); err != nil {
-		panic(err)
-	}
+	e.order("order-89")
 	e.drain()
 	d := rc.take()[0]
 	fmt.Println(d.Type, d.signedBy(old.Secret), d.signedBy(rotated.Secret))
