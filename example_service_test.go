@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,26 +19,47 @@ import (
 
 // exampleEnv is what the examples share: a Service on store with the
 // sandbox PSP on a loopback server, and a merchant with test keys and a
-// THB balance to pay out from.
+// THB balance to pay out from. The PSP runs on the Service's clock
+// (cfg.Now) and posts its callbacks to the Service's
+// HandleProviderCallback, as a host's /providers/sandbox/webhooks route
+// would.
 type exampleEnv struct {
-	svc   *paykit.Service
-	p     paykit.Principal
-	close func()
+	svc     *paykit.Service
+	p       paykit.Principal
+	psp     *sandbox.PSP
+	closers []func()
+}
+
+// close stops the servers of the example.
+func (e *exampleEnv) close() {
+	for _, c := range e.closers {
+		c()
+	}
 }
 
 func newExample(store paykit.Store, cfg paykit.Config) *exampleEnv {
+	e := &exampleEnv{}
 	srv := httptest.NewUnstartedServer(nil)
-	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: "http://" + srv.Listener.Addr().String(), APIKey: "psp-secret"})
-	srv.Config.Handler = psp
-	srv.Start()
+	base := "http://" + srv.Listener.Addr().String()
+	e.psp = sandbox.NewPSP(sandbox.PSPConfig{BaseURL: base, APIKey: "psp-secret", Now: cfg.Now, CallbackURL: base + "/callbacks"})
+	mux := http.NewServeMux()
+	mux.Handle("/", e.psp)
+	mux.HandleFunc("POST /callbacks", func(w http.ResponseWriter, r *http.Request) {
+		if err := e.svc.HandleProviderCallback(r.Context(), sandbox.Name, r); err != nil {
+			http.Error(w, paykit.ErrorCode(err), http.StatusBadRequest)
+		}
+	})
+	srv.Config.Handler = mux
 	cfg.Store = store
 	cfg.Routing = sandbox.DefaultRouting()
-	cfg.Providers = map[string]paykit.Provider{sandbox.Name: sandbox.New(sandbox.Config{BaseURL: srv.URL, APIKey: "psp-secret"})}
+	cfg.Providers = map[string]paykit.Provider{sandbox.Name: sandbox.New(sandbox.Config{BaseURL: base, APIKey: "psp-secret"})}
 	cfg.PublicURL = "https://pay.example"
 	svc, err := paykit.New(cfg)
 	if err != nil {
 		panic(err)
 	}
+	e.svc, e.closers = svc, []func(){srv.Close}
+	srv.Start() // after e.svc is set: the callback route reads it
 	ctx := context.Background()
 	m, _, err := svc.EnsureMerchant(ctx, "ops", "mch_kopi", "Kedai Kopi")
 	if err != nil {
@@ -50,7 +72,16 @@ func newExample(store paykit.Store, cfg paykit.Config) *exampleEnv {
 	}); err != nil {
 		panic(err)
 	}
-	return &exampleEnv{svc: svc, p: p, close: srv.Close}
+	e.p = p
+	return e
+}
+
+// newTimedExample is newExample on the memory Store with a ManualClock,
+// standing at exampleStart, as the Service's and the PSP's clock.
+func newTimedExample(cfg paykit.Config) (*exampleEnv, *paykit.ManualClock) {
+	clock := paykit.NewManualClock(exampleStart)
+	cfg.Now = clock.Now
+	return newExample(memory.New(), cfg), clock
 }
 
 // drain runs the background work that is due until none is left, as
