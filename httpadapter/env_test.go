@@ -154,6 +154,10 @@ type envConfig struct {
 	webhookTimeout time.Duration
 	// webhookSender, when set, delivers webhooks instead of httpadapter's.
 	webhookSender paykit.WebhookSender
+	// providerTimeout bounds the sandbox adapter's calls (0: the tests'
+	// short paykittest.ProviderTimeout). Tests that race many requests,
+	// and are not about timeouts, give the PSP longer on a loaded machine.
+	providerTimeout time.Duration
 	// server, when set, is the unstarted server to use (its address is
 	// known before the env starts).
 	server *httptest.Server
@@ -187,6 +191,11 @@ func newPaykitEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envCon
 	}
 	base := "http://" + srv.Listener.Addr().String()
 	pe := paykittest.New(t,
+		paykittest.WithProviderConfig(func(c *sandbox.Config) {
+			if cfg.providerTimeout > 0 {
+				c.Timeout = cfg.providerTimeout
+			}
+		}),
 		paykittest.WithStoreFunc(func(paykittest.T) paykit.Store { return open(t) }),
 		paykittest.WithCallbackURL(base+"/providers/"+sandbox.Name+"/webhooks"),
 		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) { c.APIKey = sandboxAPIKey }),

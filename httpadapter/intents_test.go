@@ -389,7 +389,9 @@ func TestCreatePaymentIntentConflicts(t *testing.T) {
 }
 
 func TestConcurrentIdenticalCreates(t *testing.T) {
-	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		e := newSandboxEnvConfig(t, open, envConfig{providerTimeout: 10 * time.Second})
+		k := e.merchant(paykit.Test)
 		is := is.New(t)
 		answers := e.concurrently(50, func(int) (response, error) {
 			return e.send("POST", "/v1/payment_intents", fpxBody("7000", "order-same"), basic(k), idem("same-key"))

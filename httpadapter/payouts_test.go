@@ -37,8 +37,13 @@ type payoutEnv struct {
 const funds = 10_000_000
 
 func forEachPayoutEnv(t *testing.T, threshold int64, fn func(t *testing.T, e *payoutEnv)) {
+	forEachPayoutEnvConfig(t, envConfig{approvalThreshold: threshold}, fn)
+}
+
+// forEachPayoutEnvConfig is forEachPayoutEnv with the env's cfg.
+func forEachPayoutEnvConfig(t *testing.T, cfg envConfig, fn func(t *testing.T, e *payoutEnv)) {
 	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
-		se := newSandboxEnvConfig(t, open, envConfig{approvalThreshold: threshold})
+		se := newSandboxEnvConfig(t, open, cfg)
 		e := &payoutEnv{sandboxEnv: se, k: se.merchant(paykit.Test)}
 		for _, c := range []string{"THB", "MYR"} {
 			e.adjust(e.k.merchantID, c, fmt.Sprint(funds))
@@ -491,7 +496,7 @@ func TestPayoutReadsAndLists(t *testing.T) {
 
 // 100 payouts at once against a balance that covers ten: never overdrawn.
 func TestConcurrentPayoutsOverHTTP(t *testing.T) {
-	forEachPayoutEnv(t, 0, func(t *testing.T, e *payoutEnv) {
+	forEachPayoutEnvConfig(t, envConfig{providerTimeout: 10 * time.Second}, func(t *testing.T, e *payoutEnv) {
 		is := is.New(t)
 		const n, each = 100, funds / 10
 		answers := e.concurrently(n, func(i int) (response, error) {
