@@ -269,28 +269,36 @@ func TestSQLiteWritersQueueInProcess(t *testing.T) {
 	}
 	is.NoErr(s.CreateMerchant(ctx, merchant("mch_first")))
 
-	hold := func(d time.Duration) (locked chan struct{}, done chan error) {
+	// hold keeps a write transaction open until release is closed.
+	hold := func(name string, release <-chan struct{}) (locked chan struct{}, done chan error) {
 		locked, done = make(chan struct{}), make(chan error, 1)
 		go func() {
 			done <- s.InTx(ctx, func(tx paykit.Tx) error {
 				close(locked)
-				time.Sleep(d)
-				return tx.CreateMerchant(ctx, merchant("mch_holder"+d.String()))
+				<-release
+				return tx.CreateMerchant(ctx, merchant("mch_holder_"+name))
 			})
 		}()
 		return locked, done
 	}
-	locked, done := hold(150 * time.Millisecond)
+	release := make(chan struct{})
+	locked, done := hold("first", release)
 	<-locked
-	start := time.Now()
-	_, err := s.GetMerchant(ctx, "mch_first") // a read does not queue
+	_, err := s.GetMerchant(ctx, "mch_first") // a read does not queue: it ends while the writer holds on
 	is.NoErr(err)
-	is.True(time.Since(start) < 100*time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the writer ended (%v) before the read did", err)
+	default:
+	}
+	time.AfterFunc(150*time.Millisecond, func() { close(release) }) // within the busy timeout
 	is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, merchant("mch_second")) }))
 	is.NoErr(s.CreateMerchant(ctx, merchant("mch_third")))
 	is.NoErr(<-done)
 
-	locked, done = hold(time.Second)
+	late := make(chan struct{})
+	time.AfterFunc(time.Second, func() { close(late) }) // beyond the busy timeout
+	locked, done = hold("late", late)
 	<-locked
 	err = s.InTx(ctx, func(tx paykit.Tx) error { return tx.CreateMerchant(ctx, merchant("mch_late")) })
 	is.True(errors.Is(err, paykit.ErrUnavailable))
