@@ -75,13 +75,15 @@ func testLedgerPostAndBalances(t *testing.T, s paykit.Store) {
 
 	b, err = s.GetBalance(ctx, scopeA, "THB")
 	is.NoErr(err)
-	is.Equal(*b, paykit.Balance{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000, UpdatedAt: at(2 * time.Second)})
+	thb := paykit.Balance{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000,
+		Accounts: map[string]int64{paykit.AccountAvailable: 70_000, paykit.AccountReserved: 20_000}, UpdatedAt: at(2 * time.Second)}
+	is.Equal(*b, thb)
 	is.Equal(b.UpdatedAt.Location(), time.UTC)
 	balances, err = s.ListBalances(ctx, scopeA)
 	is.NoErr(err)
 	is.Equal(balances, []paykit.Balance{ // by currency
-		{Scope: scopeA, Currency: "MYR", Available: 5_000, UpdatedAt: at(3 * time.Second)},
-		{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000, UpdatedAt: at(2 * time.Second)},
+		{Scope: scopeA, Currency: "MYR", Available: 5_000, Accounts: map[string]int64{paykit.AccountAvailable: 5_000}, UpdatedAt: at(3 * time.Second)},
+		thb,
 	})
 	b, err = s.GetBalance(ctx, scopeB, "THB")
 	is.NoErr(err)
