@@ -3,31 +3,79 @@ package paykit
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// ErrInsufficientFunds is returned by PostLedger when a merchant account
-// (available or reserved) would go below zero. Nothing is written.
+// ErrInsufficientFunds is returned by PostLedger when an account that may
+// not go below zero would. Nothing is written.
 var ErrInsufficientFunds = errors.New("paykit: insufficient funds")
 
 // Ledger accounts. Merchant accounts (Available, Reserved) hold a
-// merchant's money per environment and currency and never go negative;
-// external accounts are the other side of money entering or leaving, so
-// their balances are the negatives of what came in or went out. Every
-// ledger transaction sums to zero: money is never created or lost.
+// merchant's money per environment and currency; external accounts are the
+// other side of money entering or leaving, so their balances are the
+// negatives of what came in or went out. Every ledger transaction sums to
+// zero: money is never created or lost. LookupAccount gives each one's
+// class and rule.
 const (
 	AccountAvailable   = "available"            // merchant: spendable
-	AccountReserved    = "reserved"             // merchant: held for payouts in flight
+	AccountReserved    = "reserved"             // merchant: held for payouts and refunds in flight
 	AccountPayments    = "external:payments"    // money paid in by payers
 	AccountPayouts     = "external:payouts"     // money paid out to recipients
 	AccountAdjustments = "external:adjustments" // operator corrections
 )
 
-// IsMerchantAccount reports whether account belongs to the merchant (and so
-// must never go negative).
-func IsMerchantAccount(account string) bool {
-	return account == AccountAvailable || account == AccountReserved
+// AccountClass says whose money a ledger account counts.
+type AccountClass string
+
+// The account classes. Merchant and platform accounts have a balance per
+// scope and currency (Balance.Accounts); an external account has none: its
+// sum is read from the entries.
+const (
+	MerchantAccount AccountClass = "merchant" // the merchant's money
+	PlatformAccount AccountClass = "platform" // the platform's share of a merchant's money
+	ExternalAccount AccountClass = "external" // the world outside paykit
+)
+
+// Account is a ledger account paykit knows: its class, and when its
+// balance may go below zero.
+type Account struct {
+	Name  string
+	Class AccountClass
+	// MayGoNegative lets any posting take the balance below zero.
+	MayGoNegative bool
+	// OverdrawKinds are the kinds of ledger transactions (LedgerTxn.Kind)
+	// that may take the balance below zero when MayGoNegative is false.
+	OverdrawKinds []string
+}
+
+// MayOverdraw reports whether a transaction of kind may take a's balance
+// below zero. A posting that raises a balance is always allowed.
+func (a Account) MayOverdraw(kind string) bool {
+	return a.MayGoNegative || slices.Contains(a.OverdrawKinds, kind)
+}
+
+// accounts is paykit's chart of accounts: a posting to an account not in it
+// is refused. A new account (a pending balance, a fee, a dispute hold) is
+// one more entry here; the Stores keep a balance row for any non-external
+// account without a change of schema.
+var accounts = map[string]Account{
+	AccountAvailable: {Name: AccountAvailable, Class: MerchantAccount,
+		// The contract: available goes below zero only through a dispute
+		// (or a Provider-side debit), never by a merchant's own request.
+		OverdrawKinds: []string{"dispute.created"}},
+	AccountReserved:    {Name: AccountReserved, Class: MerchantAccount},
+	AccountPayments:    {Name: AccountPayments, Class: ExternalAccount, MayGoNegative: true},
+	AccountPayouts:     {Name: AccountPayouts, Class: ExternalAccount, MayGoNegative: true},
+	AccountAdjustments: {Name: AccountAdjustments, Class: ExternalAccount, MayGoNegative: true},
+}
+
+// LookupAccount returns the account named name from paykit's chart of
+// accounts, or false when there is none.
+func LookupAccount(name string) (Account, bool) {
+	a, ok := accounts[name]
+	return a, ok
 }
 
 // LedgerEntry is one immutable posting: Amount (signed minor units) to
@@ -78,14 +126,19 @@ func (t *LedgerTxn) Balanced() bool {
 	return len(t.Postings) >= 2 && sum == 0
 }
 
-// Balance is a merchant's money in one environment and currency, the sum of
-// the ledger's postings to its accounts.
+// Balance is a merchant's money in one environment and currency: the sums
+// of the ledger's postings to each of its non-external accounts.
 type Balance struct {
-	Scope     Scope
-	Currency  string
+	Scope    Scope
+	Currency string
+	// Available and Reserved are Accounts[AccountAvailable] and
+	// Accounts[AccountReserved].
 	Available int64
 	Reserved  int64
-	UpdatedAt time.Time
+	// Accounts holds the balance of every account of the scope and
+	// currency that was ever posted to (nil when none was), by name.
+	Accounts  map[string]int64
+	UpdatedAt time.Time // of the latest posting to any of them
 }
 
 // LedgerQuery selects entries; empty fields do not filter.

@@ -358,10 +358,11 @@ type PayoutStore interface {
 // LedgerStore keeps the double-entry ledger and the balances it implies.
 type LedgerStore interface {
 	// PostLedger appends t's postings as immutable entries and applies the
-	// postings to merchant accounts (IsMerchantAccount) to the balance of
-	// t.Scope and t.Currency, atomically. An unbalanced t, or one posting to
-	// an account neither a merchant's nor "external:...", is a plain error; a
-	// merchant account that would go negative is ErrInsufficientFunds and
+	// postings to non-external accounts to the balance of t.Scope and
+	// t.Currency, atomically. An unbalanced t, or one posting to an account
+	// LookupAccount does not know, is a plain error; a posting that would
+	// take an account below zero when the account's rule does not let
+	// t.Kind do so (Account.MayOverdraw) is ErrInsufficientFunds and
 	// nothing is written. Entries get ids t.ID + "." + index; a t.ID that
 	// was posted before is ErrAlreadyExists (Entity "ledger_txn", Key "id").
 	// Concurrent posts never overdraw an account.

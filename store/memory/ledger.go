@@ -3,8 +3,10 @@ package memory
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/store/internal/ledgertxn"
@@ -18,27 +20,38 @@ type balanceKey struct {
 	currency string
 }
 
+// accountRow is the balance of one account of a scope and currency.
+type accountRow struct {
+	amount  int64
+	updated time.Time
+}
+
 // PostLedger implements paykit.LedgerStore: it checks everything before it
-// writes anything, so a refused transaction leaves no trace.
+// writes anything, so a refused transaction leaves no trace. A balance's
+// rows are copied on write, so that a rolled back transaction leaves the
+// old ones.
 func (t *txn) PostLedger(_ context.Context, lt *paykit.LedgerTxn) error {
-	d, err := ledgertxn.Check(lt)
+	changes, err := ledgertxn.Check(lt)
 	if err != nil {
 		return err
 	}
 	if _, taken := t.d.ledger[ledgertxn.EntryID(lt.ID, 0)]; taken {
 		return conflict("ledger_txn", "id")
 	}
-	if !d.Zero() {
+	if len(changes) > 0 {
 		k := balanceKey{lt.Scope, lt.Currency}
-		b, ok := ledgertxn.Apply(t.d.balances[k], d)
-		if !ok {
-			return ledgertxn.Overflow(lt)
+		rows := maps.Clone(t.d.balances[k])
+		if rows == nil {
+			rows = make(map[string]accountRow, len(changes))
 		}
-		if b.Available < 0 || b.Reserved < 0 {
-			return paykit.ErrInsufficientFunds
+		for _, c := range changes {
+			amount, err := ledgertxn.Next(lt, rows[c.Account].amount, c)
+			if err != nil {
+				return err
+			}
+			rows[c.Account] = accountRow{amount, lt.At.UTC()}
 		}
-		b.Scope, b.Currency, b.UpdatedAt = lt.Scope, lt.Currency, lt.At.UTC()
-		put(t, t.d.balances, k, b)
+		put(t, t.d.balances, k, rows)
 	}
 	for _, e := range ledgertxn.Entries(lt) {
 		put(t, t.d.ledger, e.ID, e)
@@ -46,21 +59,35 @@ func (t *txn) PostLedger(_ context.Context, lt *paykit.LedgerTxn) error {
 	return nil
 }
 
+// balance is the Balance of k with rows.
+func balance(k balanceKey, rows map[string]accountRow) paykit.Balance {
+	var accounts map[string]int64
+	var updated time.Time
+	for name, r := range rows {
+		if accounts == nil {
+			accounts = make(map[string]int64, len(rows))
+		}
+		accounts[name] = r.amount
+		if r.updated.After(updated) {
+			updated = r.updated
+		}
+	}
+	return ledgertxn.NewBalance(k.scope, k.currency, accounts, updated)
+}
+
 // GetBalance implements paykit.LedgerStore.
 func (t *txn) GetBalance(_ context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
-	b, ok := t.d.balances[balanceKey{scope, currency}]
-	if !ok {
-		b = paykit.Balance{Scope: scope, Currency: currency}
-	}
+	k := balanceKey{scope, currency}
+	b := balance(k, t.d.balances[k])
 	return &b, nil
 }
 
 // ListBalances implements paykit.LedgerStore.
 func (t *txn) ListBalances(_ context.Context, scope paykit.Scope) ([]paykit.Balance, error) {
 	var out []paykit.Balance
-	for k, b := range t.d.balances {
+	for k, rows := range t.d.balances {
 		if k.scope == scope {
-			out = append(out, b)
+			out = append(out, balance(k, rows))
 		}
 	}
 	slices.SortFunc(out, func(a, b paykit.Balance) int { return strings.Compare(a.Currency, b.Currency) })

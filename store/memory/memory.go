@@ -36,7 +36,7 @@ type data struct {
 	checkouts   intents[paykit.Checkout]
 	refunds     intents[paykit.Refund]
 	ledger      map[string]paykit.LedgerEntry // by entry id
-	balances    map[balanceKey]paykit.Balance
+	balances    map[balanceKey]map[string]accountRow
 	idempotency map[refKey]paykit.IdempotencyRecord
 	jobs        map[string]paykit.Job // pending
 	jobsDue     dueIndex              // of jobs
@@ -65,7 +65,7 @@ func New() *Store {
 		checkouts:   newIntents("checkout", checkoutKey, copyCheckout),
 		refunds:     newIntents("refund", refundKey, copyRefund),
 		ledger:      map[string]paykit.LedgerEntry{},
-		balances:    map[balanceKey]paykit.Balance{},
+		balances:    map[balanceKey]map[string]accountRow{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},
 		jobs:        map[string]paykit.Job{},
 		doneJobs:    map[string]paykit.Job{},

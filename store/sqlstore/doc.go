@@ -44,17 +44,19 @@
 // # Ledger
 //
 // PostLedger writes a transaction's entries (ledger_entries, immutable:
-// triggers refuse UPDATE and DELETE) and applies it to one row of balances,
-// the merchant's available and reserved money of its scope and currency,
-// in one database transaction. The balance change is a single statement:
-// an upsert for a credit, and for anything that takes money out a
-// conditional UPDATE ... WHERE available + ? >= 0 AND reserved + ? >= 0,
-// where no row changed is ErrInsufficientFunds with nothing written. On
-// PostgreSQL concurrent posts queue on that row lock and each re-checks the
-// condition against the committed balance, so none can overdraw; since a
-// transaction touches one balance row there is no lock order to get wrong.
-// CHECK constraints keep balances non-negative, and on SQLite also refuse
-// the REAL an overflowing sum would become.
+// triggers refuse UPDATE and DELETE) and applies it to the rows of
+// balances, one per scope, currency and non-external account of the chart
+// (paykit.LookupAccount), in one database transaction. The balance change
+// is a single statement: an upsert of the rows it changes, which, when a
+// debit is guarded (its account's rule does not let the transaction's kind
+// take it below zero), first locks those rows (FOR UPDATE on PostgreSQL)
+// and writes none of them unless every guarded one stays at or above zero;
+// no row changed is ErrInsufficientFunds with nothing written. On
+// PostgreSQL concurrent posts queue on those row locks, taken in account
+// order, and each reads the balance the previous one committed, so none
+// can overdraw; a deadlock (two posts of one transaction against another's)
+// is ErrVersionConflict. The sign rule lives in the chart, not in a CHECK;
+// on SQLite a CHECK refuses the REAL an overflowing sum would become.
 //
 // # Durability
 //

@@ -3,15 +3,12 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
-	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/pgtest"
 )
 
 // TestJobStatesMigration upgrades a database whose jobs predate migration
@@ -19,61 +16,33 @@ import (
 // they keep their dedup keys.
 func TestJobStatesMigration(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(t *testing.T) *Store{
-		"sqlite": func(t *testing.T) *Store {
-			s, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "old.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		},
-		"postgres": func(t *testing.T) *Store {
-			s, err := Open(context.Background(), pgtest.Database(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			is := is.New(t)
-			ctx := context.Background()
-			s := open(t)
-			ms, err := s.migrations()
+	onOldSchemas(t, 12, func(t *testing.T, s *Store) {
+		is := is.New(t)
+		ctx := context.Background()
+		runAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, stmt := range []string{
+			`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, dedup_key, run_at, attempts, lease_owner, last_error, created_at, version)
+			VALUES ('job_new', 'payout.dispatch', 'mch_1', 'test', 'po_1', 'dispatch:po_1', ?, 0, '', '', ?, 0)`,
+			`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, dedup_key, run_at, attempts, lease_owner, last_error, created_at, version)
+			VALUES ('job_old', 'payout.inquire', 'mch_1', 'test', 'po_2', 'inquire:po_2', ?, 3, '', 'not_yet: provider outcome not final yet', ?, 4)`,
+		} {
+			_, err := s.db.ExecContext(ctx, stmt, runAt, runAt)
 			is.NoErr(err)
-			for _, m := range ms {
-				if m.version >= 12 {
-					break
-				}
-				is.NoErr(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.apply(ctx, tx, m) }))
-			}
-			runAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			for _, stmt := range []string{
-				`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, dedup_key, run_at, attempts, lease_owner, last_error, created_at, version)
-				VALUES ('job_new', 'payout.dispatch', 'mch_1', 'test', 'po_1', 'dispatch:po_1', ?, 0, '', '', ?, 0)`,
-				`INSERT INTO jobs (id, kind, merchant_id, environment, target_id, dedup_key, run_at, attempts, lease_owner, last_error, created_at, version)
-				VALUES ('job_old', 'payout.inquire', 'mch_1', 'test', 'po_2', 'inquire:po_2', ?, 3, '', 'not_yet: provider outcome not final yet', ?, 4)`,
-			} {
-				_, err := s.db.ExecContext(ctx, stmt, runAt, runAt)
-				is.NoErr(err)
-			}
-			is.NoErr(s.Migrate(ctx))
+		}
+		is.NoErr(s.Migrate(ctx))
 
-			fresh, err := s.GetJob(ctx, "job_new")
-			is.NoErr(err)
-			is.Equal(fresh.Status, paykit.JobAvailable)
-			is.True(fresh.AttemptedAt == nil && fresh.CompletedAt == nil)
-			old, err := s.GetJob(ctx, "job_old")
-			is.NoErr(err)
-			is.Equal(old.Status, paykit.JobRetrying)
-			is.Equal(old.Attempts, 3)
-			err = s.EnqueueJob(ctx, &paykit.Job{ID: "job_dup", Kind: "payout.inquire", DedupKey: "inquire:po_2", RunAt: runAt, CreatedAt: runAt})
-			is.True(errors.Is(err, paykit.ErrAlreadyExists))
-			claimed, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: runAt, LeaseUntil: runAt.Add(time.Minute), Limit: 10})
-			is.NoErr(err)
-			is.Equal(len(claimed), 2)
-		})
-	}
+		fresh, err := s.GetJob(ctx, "job_new")
+		is.NoErr(err)
+		is.Equal(fresh.Status, paykit.JobAvailable)
+		is.True(fresh.AttemptedAt == nil && fresh.CompletedAt == nil)
+		old, err := s.GetJob(ctx, "job_old")
+		is.NoErr(err)
+		is.Equal(old.Status, paykit.JobRetrying)
+		is.Equal(old.Attempts, 3)
+		err = s.EnqueueJob(ctx, &paykit.Job{ID: "job_dup", Kind: "payout.inquire", DedupKey: "inquire:po_2", RunAt: runAt, CreatedAt: runAt})
+		is.True(errors.Is(err, paykit.ErrAlreadyExists))
+		claimed, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: runAt, LeaseUntil: runAt.Add(time.Minute), Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(claimed), 2)
+	})
 }

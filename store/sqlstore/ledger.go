@@ -3,9 +3,10 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -31,45 +32,58 @@ type ledgerEntryRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// balanceRow is a row of balances: the merchant accounts of a scope and
-// currency.
+// balanceRow is a row of balances: one account of a scope and currency.
 type balanceRow struct {
 	bun.BaseModel `bun:"table:balances"`
 
 	MerchantID  string    `bun:"merchant_id,pk"`
 	Environment string    `bun:"environment,pk"`
 	Currency    string    `bun:"currency,pk"`
-	Available   int64     `bun:"available"`
-	Reserved    int64     `bun:"reserved"`
+	Account     string    `bun:"account,pk"`
+	Amount      int64     `bun:"amount"`
 	UpdatedAt   time.Time `bun:"updated_at"`
 }
 
-func (r *balanceRow) balance() paykit.Balance {
-	return paykit.Balance{
-		Scope:    paykit.Scope{MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment)},
-		Currency: r.Currency, Available: r.Available, Reserved: r.Reserved, UpdatedAt: r.UpdatedAt.UTC(),
+// balances folds rows, ordered by currency, into one Balance per currency.
+func balances(scope paykit.Scope, rows []balanceRow) []paykit.Balance {
+	out := []paykit.Balance{}
+	for i := 0; i < len(rows); {
+		j := i
+		accounts := map[string]int64{}
+		var updated time.Time
+		for ; j < len(rows) && rows[j].Currency == rows[i].Currency; j++ {
+			accounts[rows[j].Account] = rows[j].Amount
+			if rows[j].UpdatedAt.After(updated) {
+				updated = rows[j].UpdatedAt
+			}
+		}
+		out = append(out, ledgertxn.NewBalance(scope, rows[i].Currency, accounts, updated))
+		i = j
 	}
+	return out
 }
 
 // PostLedger implements paykit.LedgerStore in one transaction (InTx's, or
-// its own): a check that the id is free, one statement on the balance row
-// of the transaction's scope and currency, one insert of the entries.
+// its own): a check that the id is free, one statement on the balance rows
+// of the transaction's scope and currency (balanceStatement), one insert of
+// the entries.
 //
-// The balance statement is what makes concurrent posts safe. A debit is
-//
-//	UPDATE balances SET available = available + d ... WHERE <row> AND available + d >= 0 AND reserved + r >= 0
-//
-// and no row changed means ErrInsufficientFunds, with nothing written yet.
-// On PostgreSQL the UPDATE takes the row lock and, when another
-// transaction changed the row meanwhile, re-checks its WHERE against the
-// committed row before it writes, so concurrent debits queue on the row
-// and each sees the balance the previous one left: none can overdraw.
-// Every transaction touches one balance row, so posts cannot deadlock one
-// another. A credit (nothing goes down) is an upsert. On SQLite
-// transactions hold the write lock from BEGIN, so posts simply take turns.
-// CHECK constraints (available >= 0, reserved >= 0) back the rule up.
+// The balance statement is what makes concurrent posts safe. When a debit
+// is guarded (its account may not go below zero for the transaction's
+// kind), the statement first locks the rows the transaction changes, in
+// account order, then writes all of them only if every guarded one stays
+// at or above zero: no row changed means ErrInsufficientFunds, with
+// nothing written yet. On PostgreSQL the locking read waits for another
+// transaction that holds a row and then reads the row as it committed it,
+// so concurrent debits queue on the row and each sees the balance the
+// previous one left: none can overdraw. Each post locks its rows in
+// account order, so posts of one row set queue rather than deadlock (a
+// deadlock between database transactions of several posts is
+// ErrVersionConflict, mapError's). A transaction without a guarded debit
+// is a plain upsert. On SQLite transactions hold the write lock from
+// BEGIN, so posts simply take turns.
 func (t tx) PostLedger(ctx context.Context, lt *paykit.LedgerTxn) error {
-	d, err := ledgertxn.Check(lt)
+	changes, err := ledgertxn.Check(lt)
 	if err != nil {
 		return err
 	}
@@ -81,7 +95,7 @@ func (t tx) PostLedger(ctx context.Context, lt *paykit.LedgerTxn) error {
 		if taken {
 			return &paykit.ConflictError{Entity: "ledger_txn", Key: "id"}
 		}
-		if err := t.applyBalance(ctx, lt, d); err != nil {
+		if err := t.applyBalance(ctx, lt, changes); err != nil {
 			return err
 		}
 		entries := ledgertxn.Entries(lt)
@@ -105,24 +119,14 @@ func (t tx) PostLedger(ctx context.Context, lt *paykit.LedgerTxn) error {
 	})
 }
 
-// applyBalance applies d to the balance row of lt's scope and currency.
-func (t tx) applyBalance(ctx context.Context, lt *paykit.LedgerTxn, d ledgertxn.Delta) error {
-	at := lt.At.UTC()
-	switch {
-	case d.Zero():
+// applyBalance applies changes to the balance rows of lt's scope and
+// currency.
+func (t tx) applyBalance(ctx context.Context, lt *paykit.LedgerTxn, changes []ledgertxn.Change) error {
+	if len(changes) == 0 {
 		return nil
-	case d.Credit():
-		_, err := t.db.NewRaw(`INSERT INTO balances (merchant_id, environment, currency, available, reserved, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (merchant_id, environment, currency) DO UPDATE SET available = balances.available + excluded.available,
-			reserved = balances.reserved + excluded.reserved, updated_at = excluded.updated_at`,
-			lt.Scope.MerchantID, lt.Scope.Environment, lt.Currency, d.Available, d.Reserved, at).Exec(ctx)
-		return mapError("post ledger", err)
 	}
-	res, err := inScope(t.db.NewUpdate().Table("balances"), lt.Scope).Where("currency = ?", lt.Currency).
-		Set("available = available + ?", d.Available).Set("reserved = reserved + ?", d.Reserved).Set("updated_at = ?", at).
-		Where("available + ? >= 0", d.Available).Where("reserved + ? >= 0", d.Reserved).
-		Exec(ctx)
+	query, args := balanceStatement(t.pg, lt, changes)
+	res, err := t.db.NewRaw(query, args...).Exec(ctx)
 	if err != nil {
 		return mapError("post ledger", err)
 	}
@@ -132,18 +136,75 @@ func (t tx) applyBalance(ctx context.Context, lt *paykit.LedgerTxn, d ledgertxn.
 	return nil
 }
 
+// balanceStatement is the one statement that applies changes (by account
+// name) to the balance rows of lt's scope and currency: an upsert of every
+// row, which, when a change is guarded, writes nothing unless each guarded
+// row exists and stays at or above zero. On PostgreSQL it first locks the
+// rows it reads (FOR UPDATE), in account order.
+//
+//	WITH d (account, amount, guarded) AS (VALUES ...),
+//	  h AS (SELECT account, amount FROM balances WHERE <scope, currency, accounts> ORDER BY account FOR UPDATE)
+//	INSERT INTO balances (...) SELECT <scope, currency>, d.account, d.amount, <at> FROM d
+//	WHERE (SELECT count(*) FROM d JOIN h ON h.account = d.account WHERE d.guarded AND h.amount + d.amount >= 0)
+//	  = (SELECT count(*) FROM d WHERE d.guarded)
+//	ORDER BY d.account
+//	ON CONFLICT (merchant_id, environment, currency, account) DO UPDATE SET amount = balances.amount + excluded.amount, ...
+func balanceStatement(pg bool, lt *paykit.LedgerTxn, changes []ledgertxn.Change) (string, []any) {
+	scope := []any{lt.Scope.MerchantID, lt.Scope.Environment, lt.Currency}
+	at := lt.At.UTC()
+	var q strings.Builder
+	var args []any
+	guarded := slices.ContainsFunc(changes, func(c ledgertxn.Change) bool { return c.Guarded })
+	if !guarded {
+		q.WriteString("INSERT INTO balances (merchant_id, environment, currency, account, amount, updated_at) VALUES ")
+		for i, c := range changes {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(append(args, scope...), c.Account, c.Amount, at)
+		}
+	} else {
+		q.WriteString("WITH d (account, amount, guarded) AS (VALUES ")
+		for i, c := range changes {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, CAST(? AS BIGINT), ?)")
+			args = append(args, c.Account, c.Amount, c.Guarded)
+		}
+		q.WriteString("), h AS (SELECT account, amount FROM balances WHERE merchant_id = ? AND environment = ? AND currency = ? AND account IN (?) ORDER BY account")
+		names := make([]string, len(changes))
+		for i, c := range changes {
+			names[i] = c.Account
+		}
+		args = append(append(args, scope...), bun.List(names))
+		if pg {
+			q.WriteString(" FOR UPDATE")
+		}
+		q.WriteString(`)
+			INSERT INTO balances (merchant_id, environment, currency, account, amount, updated_at)
+			SELECT ?, ?, ?, d.account, d.amount, ? FROM d
+			WHERE (SELECT count(*) FROM d JOIN h ON h.account = d.account WHERE d.guarded AND h.amount + d.amount >= 0)
+				= (SELECT count(*) FROM d WHERE d.guarded)
+			ORDER BY d.account`)
+		args = append(append(args, scope...), at)
+	}
+	q.WriteString(` ON CONFLICT (merchant_id, environment, currency, account) DO UPDATE SET amount = balances.amount + excluded.amount,
+		updated_at = excluded.updated_at`)
+	return q.String(), args
+}
+
 // GetBalance implements paykit.LedgerStore.
 func (t tx) GetBalance(ctx context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
-	var row balanceRow
-	err := inScope(t.db.NewSelect().Model(&row), scope).Where("currency = ?", currency).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return &paykit.Balance{Scope: scope, Currency: currency}, nil
-	}
-	if err != nil {
+	var rows []balanceRow
+	if err := inScope(t.db.NewSelect().Model(&rows), scope).Where("currency = ?", currency).Scan(ctx); err != nil {
 		return nil, mapError("get balance", err)
 	}
-	b := row.balance()
-	return &b, nil
+	if len(rows) == 0 {
+		return &paykit.Balance{Scope: scope, Currency: currency}, nil
+	}
+	return &balances(scope, rows)[0], nil
 }
 
 // ListBalances implements paykit.LedgerStore.
@@ -152,11 +213,7 @@ func (t tx) ListBalances(ctx context.Context, scope paykit.Scope) ([]paykit.Bala
 	if err := inScope(t.db.NewSelect().Model(&rows), scope).OrderExpr("currency").Scan(ctx); err != nil {
 		return nil, mapError("list balances", err)
 	}
-	out := make([]paykit.Balance, len(rows))
-	for i := range rows {
-		out[i] = rows[i].balance()
-	}
-	return out, nil
+	return balances(scope, rows), nil
 }
 
 // ListLedgerEntries implements paykit.LedgerStore.

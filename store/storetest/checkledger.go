@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,11 +15,14 @@ import (
 //   - every entry belongs to scope, and the entries of one transaction
 //     share its currency, kind, reference and time and sum to zero, so the
 //     entries of each currency sum to zero: money is neither made nor lost;
-//   - no balance is negative;
-//   - each balance, as ListBalances and GetBalance return it, equals the
-//     sums of the entries to "available" and "reserved", so available +
-//     reserved is the money that came in minus the money that went out
-//     (the negated sum of the external accounts);
+//   - every entry is to an account of the chart (paykit.LookupAccount);
+//   - no account is below zero unless its rule lets some posting take it
+//     there (Account.MayOverdraw);
+//   - each balance, as ListBalances and GetBalance return it, holds for
+//     every non-external account the sum of the entries to it, and
+//     Available and Reserved are those of "available" and "reserved", so
+//     the sum of the balance's accounts is the money that came in minus the
+//     money that went out (the negated sum of the external accounts);
 //   - when s stores payouts and payment intents too, their projected
 //     amounts agree with their entries (see checkRefs).
 //
@@ -56,13 +61,17 @@ func CheckLedger(t testing.TB, s paykit.LedgerStore, scope paykit.Scope) {
 			byCurrency[e.Currency] = c
 		}
 		c.total += e.Amount
-		switch {
-		case e.Account == paykit.AccountAvailable:
-			c.available += e.Amount
-		case e.Account == paykit.AccountReserved:
-			c.reserved += e.Amount
-		default:
+		switch a, ok := paykit.LookupAccount(e.Account); {
+		case !ok:
+			t.Errorf("ledger of %v: entry %s is to %q, an account not in the chart", scope, e.ID, e.Account)
+		case a.Class == paykit.ExternalAccount:
 			c.external += e.Amount
+		default:
+			if c.accounts == nil {
+				c.accounts = map[string]int64{}
+			}
+			c.accounts[e.Account] += e.Amount
+			c.kept += e.Amount
 		}
 	}
 	checkRefs(t, s, scope, entries)
@@ -89,8 +98,8 @@ func CheckLedger(t testing.TB, s paykit.LedgerStore, scope paykit.Scope) {
 		if c.total != 0 {
 			t.Errorf("ledger of %v: %s entries sum to %d, not 0: money was made or lost", scope, currency, c.total)
 		}
-		if in := -c.external; c.available+c.reserved != in {
-			t.Errorf("ledger of %v: %s available+reserved per entries is %d, but money in minus money out is %d", scope, currency, c.available+c.reserved, in)
+		if in := -c.external; c.kept != in {
+			t.Errorf("ledger of %v: %s accounts per entries sum to %d, but money in minus money out is %d", scope, currency, c.kept, in)
 		}
 		b, err := s.GetBalance(ctx, scope, currency)
 		if err != nil {
@@ -98,28 +107,47 @@ func CheckLedger(t testing.TB, s paykit.LedgerStore, scope paykit.Scope) {
 			continue
 		}
 		checkBalance(t, scope, "GetBalance", *b, c)
-		if !listed[currency] && (b.Available != 0 || b.Reserved != 0) {
+		if !listed[currency] && len(b.Accounts) > 0 {
 			t.Errorf("ledger of %v: the %s balance is not in ListBalances", scope, currency)
 		}
 	}
 }
 
-// ledgerSums adds up the entries of one currency: all of them, and those
-// to each merchant account and to the external ones.
-type ledgerSums struct{ total, available, reserved, external int64 }
+// ledgerSums adds up the entries of one currency: all of them, those to
+// each non-external account and to all of them, and those to the external
+// ones.
+type ledgerSums struct {
+	total, kept, external int64
+	accounts              map[string]int64
+}
 
 // checkBalance compares b with the sums of the entries of its currency (nil: none).
 func checkBalance(t testing.TB, scope paykit.Scope, via string, b paykit.Balance, entries *ledgerSums) {
 	t.Helper()
-	if b.Available < 0 || b.Reserved < 0 {
-		t.Errorf("ledger of %v: %s: the %s balance is negative: available %d, reserved %d", scope, via, b.Currency, b.Available, b.Reserved)
-	}
-	var available, reserved int64
+	var want map[string]int64
 	if entries != nil {
-		available, reserved = entries.available, entries.reserved
+		want = entries.accounts
 	}
-	if b.Available != available || b.Reserved != reserved {
-		t.Errorf("ledger of %v: %s: the %s balance is available %d, reserved %d; its entries sum to available %d, reserved %d",
-			scope, via, b.Currency, b.Available, b.Reserved, available, reserved)
+	if b.Available != b.Accounts[paykit.AccountAvailable] || b.Reserved != b.Accounts[paykit.AccountReserved] {
+		t.Errorf("ledger of %v: %s: the %s balance shows available %d, reserved %d, but its accounts hold %d, %d",
+			scope, via, b.Currency, b.Available, b.Reserved, b.Accounts[paykit.AccountAvailable], b.Accounts[paykit.AccountReserved])
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.Accounts)) {
+		amount := b.Accounts[name]
+		a, ok := paykit.LookupAccount(name)
+		switch {
+		case !ok || a.Class == paykit.ExternalAccount:
+			t.Errorf("ledger of %v: %s: the %s balance has an account %q, which is not a non-external account of the chart", scope, via, b.Currency, name)
+		case amount < 0 && !a.MayGoNegative && len(a.OverdrawKinds) == 0:
+			t.Errorf("ledger of %v: %s: the %s %s balance is negative: %d", scope, via, b.Currency, name, amount)
+		}
+		if _, posted := want[name]; !posted && amount != 0 {
+			t.Errorf("ledger of %v: %s: the %s %s balance is %d; it has no entries", scope, via, b.Currency, name, amount)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if got := b.Accounts[name]; got != want[name] {
+			t.Errorf("ledger of %v: %s: the %s %s balance is %d; its entries sum to %d", scope, via, b.Currency, name, got, want[name])
+		}
 	}
 }

@@ -59,7 +59,8 @@ func TestCheckLedgerFindsBrokenLedgers(t *testing.T) {
 				entry("ltx_1", 0, paykit.AccountPayments, -100), entry("ltx_1", 1, paykit.AccountAvailable, 100),
 				entry("ltx_2", 0, paykit.AccountAvailable, -40), entry("ltx_2", 1, paykit.AccountReserved, 40),
 			},
-			balances: []paykit.Balance{{Scope: scope, Currency: "THB", Available: 60, Reserved: 40, UpdatedAt: base}},
+			balances: []paykit.Balance{{Scope: scope, Currency: "THB", Available: 60, Reserved: 40,
+				Accounts: map[string]int64{paykit.AccountAvailable: 60, paykit.AccountReserved: 40}, UpdatedAt: base}},
 		}
 	}
 	for name, c := range map[string]struct {
@@ -74,18 +75,31 @@ func TestCheckLedgerFindsBrokenLedgers(t *testing.T) {
 			f.entries = append(f.entries, entry("ltx_3", 0, paykit.AccountAdjustments, 5))
 		}, "THB entries sum to 5"},
 		"balance off its entries": {func(f *fakeLedger) {
+			f.balances[0].Available, f.balances[0].Accounts[paykit.AccountAvailable] = 61, 61
+		}, "the THB available balance is 61; its entries sum to 60"},
+		"available not its account": {func(f *fakeLedger) {
 			f.balances[0].Available = 61
-		}, "its entries sum to available 60, reserved 40"},
+		}, "shows available 61, reserved 40, but its accounts hold 60, 40"},
 		"negative balance": {func(f *fakeLedger) {
 			f.entries = append(f.entries, entry("ltx_3", 0, paykit.AccountReserved, -50), entry("ltx_3", 1, paykit.AccountPayouts, 50))
-			f.balances[0].Reserved = -10
-		}, "balance is negative"},
+			f.balances[0].Reserved, f.balances[0].Accounts[paykit.AccountReserved] = -10, -10
+		}, "the THB reserved balance is negative: -10"},
+		"negative balance an overdraw may leave": {func(f *fakeLedger) {
+			f.entries = append(f.entries, entry("ltx_3", 0, paykit.AccountAvailable, -70), entry("ltx_3", 1, paykit.AccountAdjustments, 70))
+			f.balances[0].Available, f.balances[0].Accounts[paykit.AccountAvailable] = -10, -10
+		}, ""},
 		"balance missing": {func(f *fakeLedger) {
 			f.balances = nil
-		}, "the THB balance is available 0, reserved 0"},
+		}, "the THB available balance is 0; its entries sum to 60"},
 		"balance without entries": {func(f *fakeLedger) {
-			f.balances = append(f.balances, paykit.Balance{Scope: scope, Currency: "MYR", Available: 1})
-		}, "the MYR balance is available 1"},
+			f.balances = append(f.balances, paykit.Balance{Scope: scope, Currency: "MYR", Available: 1, Accounts: map[string]int64{paykit.AccountAvailable: 1}})
+		}, "the MYR available balance is 1; it has no entries"},
+		"account of no balance": {func(f *fakeLedger) {
+			f.balances[0].Accounts[paykit.AccountPayments] = 0
+		}, `has an account "external:payments"`},
+		"entry to an unknown account": {func(f *fakeLedger) {
+			f.entries[0].Account = "cash"
+		}, `entry ltx_1.0 is to "cash", an account not in the chart`},
 		"entry of another scope": {func(f *fakeLedger) {
 			f.entries[3].Scope = scopeB
 		}, "entry ltx_2.1 belongs to"},

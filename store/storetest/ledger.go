@@ -75,13 +75,15 @@ func testLedgerPostAndBalances(t *testing.T, s paykit.Store) {
 
 	b, err = s.GetBalance(ctx, scopeA, "THB")
 	is.NoErr(err)
-	is.Equal(*b, paykit.Balance{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000, UpdatedAt: at(2 * time.Second)})
+	thb := paykit.Balance{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000,
+		Accounts: map[string]int64{paykit.AccountAvailable: 70_000, paykit.AccountReserved: 20_000}, UpdatedAt: at(2 * time.Second)}
+	is.Equal(*b, thb)
 	is.Equal(b.UpdatedAt.Location(), time.UTC)
 	balances, err = s.ListBalances(ctx, scopeA)
 	is.NoErr(err)
 	is.Equal(balances, []paykit.Balance{ // by currency
-		{Scope: scopeA, Currency: "MYR", Available: 5_000, UpdatedAt: at(3 * time.Second)},
-		{Scope: scopeA, Currency: "THB", Available: 70_000, Reserved: 20_000, UpdatedAt: at(2 * time.Second)},
+		{Scope: scopeA, Currency: "MYR", Available: 5_000, Accounts: map[string]int64{paykit.AccountAvailable: 5_000}, UpdatedAt: at(3 * time.Second)},
+		thb,
 	})
 	b, err = s.GetBalance(ctx, scopeB, "THB")
 	is.NoErr(err)
@@ -334,5 +336,132 @@ func testConcurrentPosts(t *testing.T, s paykit.Store) {
 	entries, err := s.ListLedgerEntries(ctx, paykit.LedgerQuery{Scope: scopeA, Currency: "THB"})
 	is.NoErr(err)
 	is.Equal(len(entries), 2+20*2)
+	CheckLedger(t, s, scopeA)
+}
+
+// dispute takes amount out of available back to the payer, as the opening
+// of a dispute does: the one kind of transaction the chart lets overdraw
+// available.
+func dispute(id string, scope paykit.Scope, currency string, amount int64, at time.Time) *paykit.LedgerTxn {
+	return ledgerTxn(id, scope, currency, "dispute.created", "dp_"+id, at,
+		paykit.Posting{Account: paykit.AccountAvailable, Amount: -amount}, paykit.Posting{Account: paykit.AccountPayments, Amount: amount})
+}
+
+// testLedgerAccountRules checks that each account's rule of the chart
+// decides whether a posting may take it below zero: available may go
+// negative by a dispute and by nothing else, reserved never, and while
+// available is negative only what raises it passes.
+func testLedgerAccountRules(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	avail, _ := paykit.LookupAccount(paykit.AccountAvailable)
+	reserved, _ := paykit.LookupAccount(paykit.AccountReserved)
+	is.True(avail.MayOverdraw("dispute.created") && !avail.MayOverdraw("payout.reserved") && !avail.MayOverdraw("balance.adjusted"))
+	is.True(!reserved.MayOverdraw("dispute.created"))
+	balance := func(currency string) map[string]int64 {
+		t.Helper()
+		b, err := s.GetBalance(ctx, scopeA, currency)
+		is.NoErr(err)
+		is.Equal([2]int64{b.Available, b.Reserved}, [2]int64{b.Accounts[paykit.AccountAvailable], b.Accounts[paykit.AccountReserved]})
+		return b.Accounts
+	}
+	is.NoErr(s.PostLedger(ctx, credit("ltx_fund", scopeA, "THB", 1_000, base)))
+	is.NoErr(s.PostLedger(ctx, reserve("ltx_res", scopeA, 300, "po_1", at(time.Second))))
+
+	// A dispute of more than is available takes available below zero.
+	is.NoErr(s.PostLedger(ctx, dispute("ltx_dp1", scopeA, "THB", 1_200, at(2*time.Second))))
+	is.Equal(balance("THB"), map[string]int64{paykit.AccountAvailable: -500, paykit.AccountReserved: 300})
+
+	// While it is negative, nothing that lowers it passes but another
+	// dispute; a reservation, a payout from reserved taking reserved below
+	// zero, or a dispute that also overdraws reserved write nothing.
+	before := ledgerState(t, s, scopeA)
+	for name, lt := range map[string]*paykit.LedgerTxn{
+		"payout reservation": reserve("ltx_x1", scopeA, 1, "po_2", at(3*time.Second)),
+		"operator debit":     credit("ltx_x2", scopeA, "THB", -1, at(3*time.Second)),
+		"reserved below zero": ledgerTxn("ltx_x3", scopeA, "THB", "payout.succeeded", "po_1", at(3*time.Second),
+			paykit.Posting{Account: paykit.AccountReserved, Amount: -301}, paykit.Posting{Account: paykit.AccountPayouts, Amount: 301}),
+		"a dispute may not overdraw reserved": ledgerTxn("ltx_x4", scopeA, "THB", "dispute.created", "dp_x4", at(3*time.Second),
+			paykit.Posting{Account: paykit.AccountAvailable, Amount: -10}, paykit.Posting{Account: paykit.AccountReserved, Amount: -301},
+			paykit.Posting{Account: paykit.AccountPayments, Amount: 311}),
+	} {
+		if err := s.PostLedger(ctx, lt); !errors.Is(err, paykit.ErrInsufficientFunds) {
+			t.Errorf("%s: got %v, want ErrInsufficientFunds", name, err)
+		}
+	}
+	is.Equal(ledgerState(t, s, scopeA), before)
+
+	// A credit raises it, even when it stays negative, and a release of
+	// the reservation too; then a reservation fits again.
+	is.NoErr(s.PostLedger(ctx, credit("ltx_in", scopeA, "THB", 100, at(4*time.Second))))
+	is.NoErr(s.PostLedger(ctx, ledgerTxn("ltx_rel", scopeA, "THB", "payout.released", "po_1", at(5*time.Second),
+		paykit.Posting{Account: paykit.AccountReserved, Amount: -300}, paykit.Posting{Account: paykit.AccountAvailable, Amount: 300})))
+	is.Equal(balance("THB"), map[string]int64{paykit.AccountAvailable: -100, paykit.AccountReserved: 0})
+	is.NoErr(s.PostLedger(ctx, dispute("ltx_dp2", scopeA, "THB", 50, at(6*time.Second))))
+	is.NoErr(s.PostLedger(ctx, credit("ltx_in2", scopeA, "THB", 200, at(7*time.Second))))
+	is.NoErr(s.PostLedger(ctx, reserve("ltx_res2", scopeA, 50, "po_3", at(8*time.Second))))
+	is.Equal(balance("THB"), map[string]int64{paykit.AccountAvailable: 0, paykit.AccountReserved: 50})
+
+	// A dispute in a currency never funded makes its balance, negative.
+	is.NoErr(s.PostLedger(ctx, dispute("ltx_dp3", scopeA, "MYR", 70, at(9*time.Second))))
+	is.Equal(balance("MYR"), map[string]int64{paykit.AccountAvailable: -70})
+	balances, err := s.ListBalances(ctx, scopeA)
+	is.NoErr(err)
+	is.Equal(len(balances), 2)
+	is.Equal(balances[0].Accounts, map[string]int64{paykit.AccountAvailable: -70})
+	is.Equal(balances[0].UpdatedAt, at(9*time.Second))
+	CheckLedger(t, s, scopeA)
+}
+
+// testConcurrentPostsOneRow races, on one balance row, credits, disputes
+// (debits the chart lets overdraw, so unguarded) and guarded reservations
+// that also write a second row: no update is lost, whatever order they
+// commit in, and the rows agree with the entries.
+func testConcurrentPostsOneRow(t *testing.T, s paykit.Store) {
+	is := is.New(t)
+	ctx := context.Background()
+	is.NoErr(s.PostLedger(ctx, credit("ltx_fund", scopeA, "THB", 1_000, base)))
+	const each = 20
+	errs := make([]error, 3*each)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 3 * each {
+		wg.Go(func() {
+			<-start
+			id := fmt.Sprintf("%03d", i)
+			for {
+				var err error
+				switch i % 3 {
+				case 0:
+					err = s.PostLedger(ctx, credit("ltx_c"+id, scopeA, "THB", 100, at(time.Second)))
+				case 1:
+					err = s.PostLedger(ctx, dispute("ltx_d"+id, scopeA, "THB", 50, at(time.Second)))
+				default:
+					err = s.PostLedger(ctx, reserve("ltx_r"+id, scopeA, 10, "po_"+id, at(time.Second)))
+				}
+				if !errors.Is(err, paykit.ErrVersionConflict) { // a backend may ask for a retry
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	reserved := int64(0)
+	for i, err := range errs {
+		switch {
+		case err == nil && i%3 == 2:
+			reserved += 10
+		case err == nil:
+		case i%3 == 2 && errors.Is(err, paykit.ErrInsufficientFunds): // available was below 10 then
+		default:
+			t.Errorf("post %d: %v", i, err)
+		}
+	}
+	b, err := s.GetBalance(ctx, scopeA, "THB")
+	is.NoErr(err)
+	is.Equal(b.Accounts[paykit.AccountAvailable], 1_000+each*100-each*50-reserved)
+	is.Equal(b.Reserved, reserved)
 	CheckLedger(t, s, scopeA)
 }

@@ -69,6 +69,8 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"LedgerEntriesImmutable", testLedgerEntriesImmutable},
 		{"LedgerBalanceOverflow", testLedgerOverflow},
 		{"ConcurrentPostsNeverOverdraw", testConcurrentPosts},
+		{"LedgerAccountRules", testLedgerAccountRules},
+		{"ConcurrentPostsOneBalanceRow", testConcurrentPostsOneRow},
 		{"Events", testEvents},
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookAttempts", testWebhookAttempts},
