@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,23 +63,12 @@ func decodeCorpus(t *testing.T) []string {
 // request body type: the same error (code, param, message), or the same
 // decoded value. Run with -update to record them anew.
 func TestDecodeGolden(t *testing.T) {
-	dsts := []func() any{
-		func() any { return new(sampleRequest) },
-		func() any { return new(createPaymentIntentBody) },
-		func() any { return new(createCheckoutBody) },
-		func() any { return new(createPayoutIntentBody) },
-		func() any { return new(createRefundBody) },
-		func() any { return new(balanceAdjustmentBody) },
-		func() any { return new(cancelRequest) },
-		func() any { return new(rotateSecretRequest) },
-		func() any { return new(approvePayoutRequest) },
-		func() any { return new(rejectPayoutRequest) },
-		func() any { return new(createMerchantRequest) },
-		func() any { return new(createAPIKeyRequest) },
-		func() any { return new(checkoutCancelRequest) },
-		func() any { return new(paykit.CreateWebhookEndpointRequest) },
-		func() any { return new(paykit.CreateMerchantWebhookEndpointRequest) },
-		func() any { return new(paykit.UpdateMerchantWebhookEndpointRequest) },
+	// Zero values of every request body type.
+	dsts := []any{
+		sampleRequest{}, createPaymentIntentBody{}, createCheckoutBody{}, createPayoutIntentBody{}, createRefundBody{},
+		balanceAdjustmentBody{}, cancelRequest{}, rotateSecretRequest{}, approvePayoutRequest{}, rejectPayoutRequest{},
+		createMerchantRequest{}, createAPIKeyRequest{}, checkoutCancelRequest{}, paykit.CreateWebhookEndpointRequest{},
+		paykit.CreateMerchantWebhookEndpointRequest{}, paykit.UpdateMerchantWebhookEndpointRequest{},
 	}
 	var out bytes.Buffer
 	for _, body := range decodeCorpus(t) {
@@ -87,8 +77,8 @@ func TestDecodeGolden(t *testing.T) {
 			shown = shown[:300] + fmt.Sprintf("...(%d bytes)", len(body))
 		}
 		fmt.Fprintf(&out, "BODY %q\n", shown)
-		for _, newDst := range dsts {
-			dst := newDst()
+		for _, zero := range dsts {
+			dst := reflect.New(reflect.TypeOf(zero)).Interface()
 			err := decodeJSON([]byte(body), dst)
 			if err == nil {
 				err = paykit.Validate(dst)
