@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-
-	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // IdempotencyState is the lifecycle of an idempotency record.
@@ -159,43 +156,11 @@ func newOperation(scope Scope, key, name, target string, params any) (operation,
 // fingerprint hashes an operation's name and parsed parameters (their
 // json.Marshal).
 func fingerprint(name string, params any) (string, error) {
-	buf := fingerprintBuffers.Get().(*[]byte)
-	defer fingerprintBuffers.Put(buf)
-	b := append(append((*buf)[:0], name...), '\n')
-	if req, ok := params.(CreatePaymentIntentRequest); ok {
-		b = req.appendJSON(b)
-	} else {
-		body, err := json.Marshal(params)
-		if err != nil {
-			return "", Internal(err)
-		}
-		b = append(b, body...)
+	body, err := json.Marshal(params)
+	if err != nil {
+		return "", Internal(err)
 	}
-	*buf = b
-	return hexSum(sha256.Sum256(b)), nil
-}
-
-// fingerprintBuffers holds the buffers fingerprint hashes.
-var fingerprintBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-// appendJSON appends json.Marshal(r), byte for byte, without reflection:
-// a create's fingerprint is hashed on every request.
-func (r *CreatePaymentIntentRequest) appendJSON(b []byte) []byte {
-	b = jsonappend.IntMember(b, `{"amount":`, r.Amount)
-	b = jsonappend.Member(b, `,"currency":`, r.Currency)
-	b = jsonappend.Member(b, `,"country":`, r.Country)
-	b = jsonappend.Member(b, `,"merchant_reference":`, r.MerchantReference)
-	b = jsonappend.Member(b, `,"payment_method":`, r.PaymentMethod)
-	b = append(b, `,"customer":`...)
-	b = jsonappend.StringMap(b, r.Customer)
-	if len(r.PaymentMethodOptions) > 0 {
-		b = append(b, `,"payment_method_options":`...)
-		b = jsonappend.StringMap(b, r.PaymentMethodOptions)
-	}
-	if r.ReturnURL != "" {
-		b = jsonappend.Member(b, `,"return_url":`, r.ReturnURL)
-	}
-	return append(b, '}')
+	return hexSum(sha256.Sum256(append(append([]byte(name), '\n'), body...))), nil
 }
 
 // claim is the state of an idempotent operation after begin.

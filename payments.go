@@ -9,8 +9,6 @@ import (
 	"net/mail"
 	"slices"
 	"time"
-
-	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // PaymentStatus is the lifecycle state of a payment intent.
@@ -257,11 +255,10 @@ type resumePayload struct {
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
-// resumePayload is json.Marshal(resumePayload{IdempotencyKey: r.Key}),
-// written without reflection.
+// resumePayload is the payload of the job that finishes r.
 func (r *IdempotencyRecord) resumePayload() []byte {
-	b := jsonappend.Member(make([]byte, 0, len(`{"idempotency_key":""}`)+len(r.Key)), `{"idempotency_key":`, r.Key)
-	return append(b, '}')
+	b, _ := json.Marshal(resumePayload{IdempotencyKey: r.Key}) // a string: cannot fail
+	return b
 }
 
 // validatePaymentRoute resolves the route of a create request and checks

@@ -116,15 +116,6 @@ var ruleMessages = map[string]string{
 // (customer.email, recipient.account_number). Every string in v (struct
 // fields, map keys and values, slice elements) must also be ValidText.
 func Validate(v any) error {
-	if quickValid(v) {
-		return nil
-	}
-	return validateSlow(v)
-}
-
-// validateSlow is Validate without the quick path: it finds and names the
-// first failure.
-func validateSlow(v any) error {
 	if err := checkText(reflect.ValueOf(v), ""); err != nil {
 		return err
 	}

@@ -283,10 +283,8 @@ func requestPath(r *http.Request) string {
 func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer putBodyBuffer(buf)
-	// What json.Marshal makes of v, and the newline writeBody ends with.
-	if pi := paymentIntentOf(v); pi != nil {
-		buf.Write(append(appendPaymentIntent(buf.AvailableBuffer(), pi), '\n'))
-	} else if err := json.NewEncoder(buf).Encode(project(v, a.svc.Now)); err != nil {
+	// json.Marshal of the projection, and the newline writeBody ends with.
+	if err := json.NewEncoder(buf).Encode(project(v, a.svc.Now)); err != nil {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
 		return
 	}

@@ -2,19 +2,17 @@ package httpadapter
 
 import (
 	"bytes"
-	"encoding"
-	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/readall"
@@ -105,282 +103,143 @@ func errNotObject() error {
 	return paykit.InvalidRequest("", "The request body must be a JSON object.")
 }
 
-// decodeJSON decodes body into dst (a pointer to a struct). A body that
-// decodeQuick takes is decoded once; any other goes through
-// decodeJSONChecked, which finds and names what is wrong.
+// Request bodies decode with json v2 (github.com/go-json-experiment/json),
+// which names every error by its JSON pointer. Its defaults already refuse
+// unknown and case-variant member names; invalid UTF-8 is refused before
+// (checkJSONText names the string), a lone surrogate escape decodes to
+// U+FFFD, and a repeated member is taken, the last one winning, as
+// encoding/json did.
+var (
+	// lenientText reads any well-formed JSON text.
+	lenientText = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	// decodeOptions decodes a body into a request struct.
+	decodeOptions = json.JoinOptions(lenientText, json.RejectUnknownMembers(true))
+	// sortedMembers writes a JSON text with every object's members sorted.
+	sortedMembers = json.JoinOptions(lenientText, jsontext.ReorderRawObjects(true))
+)
+
+// decodeJSON decodes body into dst (a pointer to a struct) in one pass;
+// a body that does not decode plainly goes to decodeJSONChecked, which
+// finds and names what is wrong.
 func decodeJSON(body []byte, dst any) error {
-	if decodeQuick(body, dst) {
+	if isObject(body) && plainText(body) && json.Unmarshal(body, dst, decodeOptions) == nil {
 		return nil
 	}
-	reflect.ValueOf(dst).Elem().SetZero() // what decodeQuick may have filled in
+	reflect.ValueOf(dst).Elem().SetZero() // what Unmarshal may have filled in
 	return decodeJSONChecked(body, dst)
 }
 
-// decodeJSONChecked decodes body into dst in two passes: a generic one that finds
-// syntax errors, unknown members and wrong types with their full path
-// (encoding/json names neither array indexes nor map keys), then the typed
-// one.
+// isObject reports whether body's first non-white-space byte opens an
+// object.
+func isObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// plainText reports whether no string of body can be refused by
+// checkJSONText: the common case.
+func plainText(body []byte) bool {
+	return utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`))
+}
+
+// decodeJSONChecked decodes body into dst and answers the first thing wrong
+// with it, in this order: not valid JSON, more than one value, not an
+// object, a string that is not paykit.ValidText (checkJSONText), then the
+// first member, in sorted name order depth first, that dst has no field for
+// or whose JSON type does not fit, named by its dotted path
+// ("recipient.bank", "items.0.quantity").
 func decodeJSONChecked(body []byte, dst any) error {
-	var generic any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&generic); err != nil {
+	dec := jsontext.NewDecoder(bytes.NewReader(body), lenientText)
+	v, err := dec.ReadValue()
+	if err != nil {
 		if len(bytes.TrimSpace(body)) == 0 {
 			return errNotObject()
 		}
 		return paykit.InvalidRequest("", "The request body is not valid JSON.")
 	}
-	if dec.Decode(new(any)) != io.EOF {
+	v = v.Clone() // valid only until the next read
+	if _, err := dec.ReadValue(); err != io.EOF {
 		return paykit.InvalidRequest("", "The request body must hold a single JSON object.")
 	}
-	if _, ok := generic.(map[string]any); !ok {
+	if v.Kind() != '{' {
 		return errNotObject()
 	}
-	if err := checkJSONText(body); err != nil {
-		return err
-	}
-	if err := checkShape(generic, reflect.TypeOf(dst), ""); err != nil {
-		return err
-	}
-
-	dec = json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields() // a backstop: checkShape has answered already
-	if err := dec.Decode(dst); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return paykit.InvalidRequest(typeErr.Field, "%s must be %s.", typeErr.Field, jsonTypeName(typeErr.Type))
+	if !plainText(v) {
+		if err := checkJSONText(v); err != nil {
+			return err
 		}
-		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+	}
+	// Decoded with sorted members, the first error is the first in sorted
+	// order; the value is then decoded from the body as it came.
+	sorted := v.Clone()
+	if err := sorted.Format(sortedMembers); err != nil {
+		return paykit.InvalidRequest("", "The request body is not valid JSON.")
+	}
+	if err := json.Unmarshal(sorted, dst, decodeOptions); err != nil {
+		return decodeError(err)
+	}
+	reflect.ValueOf(dst).Elem().SetZero()
+	if err := json.Unmarshal(v, dst, decodeOptions); err != nil {
+		return decodeError(err)
 	}
 	return nil
 }
 
-// checkJSONText rejects a string of body, member name or value, that is
-// not paykit.ValidText: invalid UTF-8 (which encoding/json would silently
+// decodeError answers json.Unmarshal's error: an unknown member or a
+// value of the wrong JSON type, named by its dotted path.
+func decodeError(err error) error {
+	var se *json.SemanticError
+	if !errors.As(err, &se) {
+		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+	}
+	path := dottedPath(se.JSONPointer)
+	switch {
+	case errors.Is(err, json.ErrUnknownName):
+		return paykit.InvalidRequest(path, "Received unknown parameter: %s.", path)
+	case path == "":
+		return errNotObject()
+	case se.GoType == nil:
+		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+	}
+	return paykit.InvalidRequest(path, "%s must be %s.", path, jsonTypeName(se.GoType))
+}
+
+// dottedPath turns a JSON pointer ("/items/0/quantity") into the
+// contract's parameter name ("items.0.quantity").
+func dottedPath(p jsontext.Pointer) string {
+	return strings.Join(slices.Collect(p.Tokens()), ".")
+}
+
+// checkJSONText rejects a string of v (a valid JSON object), member name
+// or value, that is not paykit.ValidText: invalid UTF-8 (which json would
 // replace with U+FFFD) or a NUL character (the escape \u0000, which would
-// reach the Store). A value is named by its dotted path ("customer.name",
-// "items.0.name"), a member name by the path of its object. body is a
-// valid JSON object.
-func checkJSONText(body []byte) error {
-	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) {
-		return nil // the common case: no string can be bad
-	}
-	// A frame per open object or array: the member or index being read.
-	type frame struct {
-		object  bool
-		wantKey bool // object: the next string is a member name
-		key     string
-		index   int
-	}
-	var stack []frame
-	path := func(frames []frame) string {
-		var p string
-		for _, f := range frames {
-			if f.object {
-				p = joinPath(p, f.key)
-			} else {
-				p = joinPath(p, strconv.Itoa(f.index))
-			}
-		}
-		return p
-	}
-	next := func() { // the value of the innermost frame is done
-		if n := len(stack); n > 0 {
-			if stack[n-1].object {
-				stack[n-1].wantKey = true
-			} else {
-				stack[n-1].index++
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+// reach the Store). The first one in the text is named: a value by its
+// dotted path ("customer.name", "items.0.name"), a member name by the path
+// of its object.
+func checkJSONText(v jsontext.Value) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(v), lenientText)
 	var offset int64
 	for {
-		tok, err := dec.Token()
+		tok, err := dec.ReadToken()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return paykit.InvalidRequest("", "The request body is not valid JSON.")
 		}
-		raw := body[offset:dec.InputOffset()] // the token, with the separators before it
+		raw := v[offset:dec.InputOffset()] // the token, with the separators before it
 		offset = dec.InputOffset()
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{object: true, wantKey: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			next()
+		if tok.Kind() != '"' || utf8.Valid(raw) && strings.IndexByte(tok.String(), 0) < 0 {
 			continue
 		}
-		s, isString := tok.(string)
-		ok := !isString || utf8.Valid(raw) && strings.IndexByte(s, 0) < 0
-		if top := &stack[len(stack)-1]; top.object && top.wantKey {
-			if !ok {
-				p := path(stack[:len(stack)-1])
-				return paykit.InvalidRequest(p, "Member names must be UTF-8 text without NUL characters.")
-			}
-			top.key, top.wantKey = s, false
-			continue
+		p := dec.StackPointer()
+		if kind, n := dec.StackIndex(dec.StackDepth()); kind == '{' && n%2 == 1 { // a member name
+			p = p.Parent()
+			return paykit.InvalidRequest(dottedPath(p), "Member names must be UTF-8 text without NUL characters.")
 		}
-		if !ok {
-			p := path(stack)
-			return paykit.InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
-		}
-		next()
+		path := dottedPath(p)
+		return paykit.InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
 	}
-}
-
-var (
-	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
-// checkShape compares the generic JSON value v with Go type t and reports
-// the first member (sorted key order, depth first) that t has no field for
-// or whose JSON type does not fit, naming it by its dotted path
-// ("recipient.bank", "items.0.quantity"). null fits everything, as in
-// encoding/json; the validator decides whether it is allowed.
-func checkShape(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	pt := reflect.PointerTo(t)
-	if v == nil || t.Kind() == reflect.Interface || pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) {
-		return nil // decodes itself; the typed pass checks it
-	}
-	mismatch := func() error {
-		if path == "" {
-			return errNotObject()
-		}
-		return paykit.InvalidRequest(path, "%s must be %s.", path, jsonTypeName(t))
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return mismatch()
-		}
-		fields := jsonFields(t)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			ft, ok := fields[k]
-			if !ok {
-				p := joinPath(path, k)
-				return paykit.InvalidRequest(p, "Received unknown parameter: %s.", p)
-			}
-			if err := checkShape(obj[k], ft, joinPath(path, k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return mismatch()
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := checkShape(obj[k], t.Elem(), joinPath(path, k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
-			if _, ok := v.(string); !ok { // []byte is base64 text
-				return mismatch()
-			}
-			return nil
-		}
-		arr, ok := v.([]any)
-		if !ok {
-			return mismatch()
-		}
-		for i, e := range arr {
-			if err := checkShape(e, t.Elem(), joinPath(path, strconv.Itoa(i))); err != nil {
-				return err
-			}
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return mismatch()
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			return mismatch()
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return mismatch()
-		}
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || reflect.New(t).Elem().OverflowInt(i) {
-			return mismatch()
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return mismatch()
-		}
-		u, err := strconv.ParseUint(string(n), 10, 64)
-		if err != nil || reflect.New(t).Elem().OverflowUint(u) {
-			return mismatch()
-		}
-	case reflect.Float32, reflect.Float64:
-		if _, ok := v.(json.Number); !ok {
-			return mismatch()
-		}
-	}
-	return nil
-}
-
-var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
-
-// jsonFields maps the JSON names of struct type t (embedded structs
-// flattened) to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.(map[string]reflect.Type)
-	}
-	fields := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					fields[k] = v
-				}
-				continue
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fields[name] = sf.Type
-	}
-	fieldCache.Store(t, fields)
-	return fields
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // jsonTypeName names the JSON type a Go type decodes from, with an article.

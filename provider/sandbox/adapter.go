@@ -11,13 +11,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/quickjson"
 	"github.com/paykit/paykit/internal/readall"
 )
 
@@ -273,7 +271,7 @@ func (p *httpConn) call(ctx context.Context, deadline time.Time, rt route, key s
 	var payload []byte
 	if body != nil {
 		var err error
-		if payload, err = marshal(body); err != nil {
+		if payload, err = json.Marshal(body); err != nil {
 			return failed(paykit.OutcomeUnacknowledged, "not sent: encode: "+err.Error())
 		}
 	}
@@ -388,16 +386,6 @@ func classify(rp reply, decode func(reply) (paykit.Result, error)) paykit.Result
 	return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: errorDetail(rp)}
 }
 
-// unmarshal is json.Unmarshal of an answer into v, a pointer to a zero
-// struct, quicker for the plain answers the PSP gives.
-func unmarshal(body []byte, v any) error {
-	if quickjson.Decode(body, v) {
-		return nil
-	}
-	reflect.ValueOf(v).Elem().SetZero()
-	return json.Unmarshal(body, v)
-}
-
 // answerAs is the answer of rp as a T.
 func answerAs[T any](rp reply) (T, error) {
 	if rp.value == nil {
@@ -414,7 +402,7 @@ func answerAs[T any](rp reply) (T, error) {
 // then stays off the heap.)
 func decodeAs[T any](body []byte) (T, error) {
 	var v T
-	err := unmarshal(body, &v)
+	err := json.Unmarshal(body, &v)
 	return v, err
 }
 

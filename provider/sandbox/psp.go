@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -18,8 +17,6 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/emvco"
-	"github.com/paykit/paykit/internal/jsonnames"
-	"github.com/paykit/paykit/internal/readall"
 )
 
 // PSPConfig configures the simulated PSP.
@@ -541,21 +538,7 @@ func dropConnection(w http.ResponseWriter, r *http.Request) {
 
 // decode reads a JSON body strictly: bounded, no unknown fields, one value.
 func decode(r *http.Request, v any) error {
-	body, readErr := readall.ReadAll(io.LimitReader(r.Body, maxBody+1), r.ContentLength, maxBody+1)
-	if readErr == nil {
-		// The common body: one object whose member names are exactly v's
-		// (unknown fields are then impossible), decoded in one pass.
-		if jsonnames.Decode(body, v) {
-			return nil
-		}
-	}
-	// Anything else as it always was: the same bytes, then the read's
-	// error, through a strict Decoder.
-	var rest io.Reader = bytes.NewReader(body)
-	if readErr != nil {
-		rest = io.MultiReader(rest, errReader{readErr})
-	}
-	dec := json.NewDecoder(rest)
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody+1))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
@@ -574,31 +557,14 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // fingerprint identifies a request body for the idempotency check. It is
 // a hash, so a transfer's fingerprint does not keep the account number.
 func fingerprint(v any) string {
-	var sum [sha256.Size]byte
-	buf := wireBuffers.Get().(*[]byte)
-	if b, ok := appendWire((*buf)[:0], v); ok {
-		*buf = b
-		sum = sha256.Sum256(b)
-	} else {
-		b, _ := json.Marshal(v)
-		sum = sha256.Sum256(b)
-	}
-	wireBuffers.Put(buf)
-	var hx [2 * sha256.Size]byte // one allocation: the string
-	hex.Encode(hx[:], sum[:])
-	return string(hx[:])
+	b, _ := json.Marshal(v) // the PSP's own wire types: cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	buf := wireBuffers.Get().(*[]byte)
-	defer wireBuffers.Put(buf)
-	if b, ok := appendWire((*buf)[:0], v); ok {
-		*buf = append(b, '\n') // what json.Encoder writes: one Write
-		_, _ = w.Write(*buf)
-		return
-	}
 	_ = json.NewEncoder(w).Encode(v)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/internal/jsonappend"
 )
 
 // uniqueKey is one unique key of a table: the ConflictError.Key it reports
@@ -277,8 +276,8 @@ func mapToJSON(m map[string]string) (string, error) {
 	if m == nil {
 		return "", nil
 	}
-	var buf [256]byte
-	return string(jsonappend.StringMap(buf[:0], m)), nil // as json.Marshal writes it
+	b, err := json.Marshal(m)
+	return string(b), err
 }
 
 // fromJSON decodes JSON text into a new T; "" (NULL) gives nil.
