@@ -469,7 +469,9 @@ func TestCreateWhileTheFirstRequestRuns(t *testing.T) {
 }
 
 func TestConcurrentCreatesOfOneReference(t *testing.T) {
-	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+	forEachStore(t, func(t *testing.T, open func(t *testing.T) paykit.Store) {
+		e := newSandboxEnvConfig(t, open, envConfig{providerTimeout: 10 * time.Second})
+		k := e.merchant(paykit.Test)
 		is := is.New(t)
 		answers := e.concurrently(20, func(i int) (response, error) {
 			return e.send("POST", "/v1/payment_intents", fpxBody("5000", "order-once"), basic(k), idem(fmt.Sprintf("key-%d", i)))
