@@ -12,7 +12,10 @@
 package snapshot
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -46,26 +49,13 @@ type doc[T any] struct {
 
 // Marshal returns the snapshot of r.
 func Marshal(r paykit.Resource) ([]byte, error) {
-	return MarshalAppend(nil, r)
-}
-
-// MarshalAppend appends the snapshot of r to b: "object" and r's members.
-func MarshalAppend(b []byte, r paykit.Resource) ([]byte, error) {
-	b, err := jsontext.AppendQuote(append(b, `{"object":`...), r.Object())
-	if err != nil {
+	w := buffers.Get().(*writer)
+	defer buffers.Put(w)
+	w.b = w.b[:0]
+	if err := w.snapshot(r); err != nil {
 		return nil, err
 	}
-	w := writer{b}
-	if err := json.MarshalWrite(&w, r, encoding); err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", r.Object(), err)
-	}
-	// r's object follows at len(b): its '{' becomes the member separator,
-	// or goes when r has no members.
-	if len(w.b) == len(b)+2 {
-		return append(b, '}'), nil
-	}
-	w.b[len(b)] = ','
-	return w.b, nil
+	return bytes.Clone(w.b), nil // one allocation of its size
 }
 
 // writer appends what is written to b.
@@ -74,6 +64,31 @@ type writer struct{ b []byte }
 func (w *writer) Write(p []byte) (int, error) {
 	w.b = append(w.b, p...)
 	return len(p), nil
+}
+
+// buffers hold the writers snapshots are made in.
+var buffers = sync.Pool{New: func() any { return &writer{make([]byte, 0, 1024)} }}
+
+// snapshot appends the snapshot of r: "object", then r's members.
+func (w *writer) snapshot(r paykit.Resource) error {
+	if r == nil {
+		return errors.New("snapshot: no resource")
+	}
+	var err error
+	if w.b, err = jsontext.AppendQuote(append(w.b, `{"object":`...), r.Object()); err != nil {
+		return err
+	}
+	start := len(w.b)
+	if err := json.MarshalWrite(w, r, encoding); err != nil {
+		return fmt.Errorf("snapshot of %s: %w", r.Object(), err)
+	}
+	// r's '{' becomes the member separator, or goes when r has no members.
+	if len(w.b) == start+2 {
+		w.b = append(w.b[:start], '}')
+	} else {
+		w.b[start] = ','
+	}
+	return nil
 }
 
 // Unmarshal reads a snapshot.
@@ -111,25 +126,32 @@ func Clone(r paykit.Resource) (paykit.Resource, error) {
 	return Unmarshal(b)
 }
 
-// Answer is the stored form of a paykit.StoredAnswer: its kind and the
+// answer is the stored form of a paykit.StoredAnswer: its kind and the
 // snapshot of its resource.
-type Answer struct {
+type answer struct {
 	Kind     paykit.AnswerKind `json:"kind"`
 	Resource jsontext.Value    `json:"resource"`
 }
 
-// MarshalAnswer returns the stored form of a.
+// MarshalAnswer returns the stored form of a:
+// {"kind":…,"resource":<snapshot>}.
 func MarshalAnswer(a *paykit.StoredAnswer) ([]byte, error) {
-	res, err := Marshal(a.Resource)
-	if err != nil {
+	w := buffers.Get().(*writer)
+	defer buffers.Put(w)
+	var err error
+	if w.b, err = jsontext.AppendQuote(append(w.b[:0], `{"kind":`...), string(a.Kind)); err != nil {
 		return nil, err
 	}
-	return json.Marshal(Answer{a.Kind, res})
+	w.b = append(w.b, `,"resource":`...)
+	if err := w.snapshot(a.Resource); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(append(w.b, '}')), nil
 }
 
 // UnmarshalAnswer reads the stored form of an answer.
 func UnmarshalAnswer(b []byte) (*paykit.StoredAnswer, error) {
-	var d Answer
+	var d answer
 	if err := json.Unmarshal(b, &d, decoding); err != nil {
 		return nil, fmt.Errorf("stored answer: %w", err)
 	}
