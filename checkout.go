@@ -42,31 +42,31 @@ const (
 // fields after Version are not stored: the Service fills them from the
 // linked intent for the projection.
 type Checkout struct {
-	ID                   string
-	MerchantID           string
-	Environment          Environment
-	Status               CheckoutStatus
-	Amount               int64
-	Currency             string
-	Country              string
-	MerchantReference    string
-	PaymentIntentID      string
-	Customer             map[string]string
-	Metadata             map[string]string
-	PaymentMethod        string // the frozen method; empty when the payer chooses
-	PaymentMethodOptions map[string]string
-	ReturnURL            string
-	ExpiresAt            time.Time
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
-	Version              int64
+	ID                   string            `json:"id,omitzero"`
+	MerchantID           string            `json:"merchant_id,omitzero"`
+	Environment          Environment       `json:"environment,omitzero"`
+	Status               CheckoutStatus    `json:"status,omitzero"`
+	Amount               int64             `json:"amount,omitzero"`
+	Currency             string            `json:"currency,omitzero"`
+	Country              string            `json:"country,omitzero"`
+	MerchantReference    string            `json:"merchant_reference,omitzero"`
+	PaymentIntentID      string            `json:"payment_intent_id,omitzero"`
+	Customer             map[string]string `json:"customer,omitzero"`
+	Metadata             map[string]string `json:"metadata,omitzero"`
+	PaymentMethod        string            `json:"payment_method,omitzero"` // the frozen method; empty when the payer chooses
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitzero"`
+	ReturnURL            string            `json:"return_url,omitzero"`
+	ExpiresAt            time.Time         `json:"expires_at,omitzero"`
+	CreatedAt            time.Time         `json:"created_at,omitzero"`
+	UpdatedAt            time.Time         `json:"updated_at,omitzero"`
+	Version              int64             `json:"version,omitzero"`
 
-	URL               string        // checkout_url
-	PaymentStatus     PaymentStatus // the linked intent's status
-	ChosenMethod      string        // the linked intent's method, once chosen
-	ProviderStatus    string        // "" (null) until a Provider attempt exists
-	ProcessingStaleAt *time.Time    // while the payment is processing
-	FailureCode       string
+	URL               string        `json:"url,omitzero"`                 // checkout_url
+	PaymentStatus     PaymentStatus `json:"payment_status,omitzero"`      // the linked intent's status
+	ChosenMethod      string        `json:"chosen_method,omitzero"`       // the linked intent's method, once chosen
+	ProviderStatus    string        `json:"provider_status,omitzero"`     // "" (null) until a Provider attempt exists
+	ProcessingStaleAt *time.Time    `json:"processing_stale_at,omitzero"` // while the payment is processing
+	FailureCode       string        `json:"failure_code,omitzero"`
 }
 
 // Scope returns the tenant of the checkout.
@@ -202,7 +202,6 @@ func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idem
 	var (
 		stored   *StoredAnswer
 		replayed bool
-		coID     string
 	)
 	err = s.within(ctx, host, func(tx Tx) error {
 		c, err := s.begin(ctx, tx, op, now)
@@ -210,7 +209,7 @@ func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idem
 			return err
 		}
 		if c.replay != nil {
-			stored, replayed, coID = c.replay, true, c.record.ResourceID
+			stored, replayed = c.replay, true
 			return nil
 		}
 		if c.resumed { // never left in progress (one transaction), but be safe
@@ -265,19 +264,7 @@ func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idem
 	if err != nil {
 		return nil, Answer{}, serviceError(host, err)
 	}
-	return answered(ctx, stored, replayed, s.currentCheckout(s.reader(host), p.Scope, coID))
-}
-
-// currentCheckout reads a checkout's projection now, for the replay of a
-// legacy answer.
-func (s *Service) currentCheckout(r Tx, scope Scope, id string) func(context.Context) (*Checkout, error) {
-	return func(ctx context.Context) (*Checkout, error) {
-		co, pi, err := loadCheckout(ctx, r, scope, id)
-		if err != nil {
-			return nil, err
-		}
-		return s.project(co, pi), nil
-	}
+	return answered[Checkout](stored, replayed)
 }
 
 // project fills c's projection fields from its linked intent pi and
@@ -408,7 +395,7 @@ func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKe
 			return "", nil, err
 		}
 		return AnswerDone, s.project(co, pi), nil
-	}, s.currentCheckout(s.store, p.Scope, id))
+	})
 }
 
 // cancelLinkedIntent ends the payer's part of a checkout's intent when the

@@ -48,22 +48,15 @@ var EventTypes = []string{
 }
 
 // Event records a public state change. It holds the resource as GET showed
-// it right after the change (one of PaymentIntent, Checkout, PayoutIntent),
-// so its status is the status the event names.
+// it right after the change, so its status is the status the event names.
 type Event struct {
-	ID            string
-	MerchantID    string
-	Environment   Environment
-	Type          string
-	ObjectID      string // the id of the resource
-	PaymentIntent *PaymentIntent
-	Checkout      *Checkout
-	PayoutIntent  *PayoutIntent
-	Refund        *Refund
-	// LegacyData is the JSON an earlier version of paykit stored instead of
-	// the resource; it is rendered as it is.
-	LegacyData []byte
-	CreatedAt  time.Time
+	ID          string
+	MerchantID  string
+	Environment Environment
+	Type        string
+	ObjectID    string   // the id of the resource
+	Resource    Resource // a *PaymentIntent, *Checkout, *PayoutIntent or *Refund
+	CreatedAt   time.Time
 }
 
 // Scope returns the tenant of the event.
@@ -145,8 +138,8 @@ func (s *Service) emit(ctx context.Context, tx Tx, scope Scope, typ, objectID st
 }
 
 // eventTx is the Tx the Service's transactions run on: it writes an event
-// whenever a write changes the public status of a payment intent, checkout
-// or payout intent, in the same transaction. Whatever path makes the change
+// whenever a write changes the public state of a resource (Resource's
+// eventType), in the same transaction. Whatever path makes the change
 // (request, job, callback), the event follows from it, once.
 type eventTx struct {
 	Tx
@@ -159,51 +152,115 @@ func newEventTx(tx Tx, s *Service) *eventTx {
 	return &eventTx{Tx: tx, s: s}
 }
 
-// seenStates remembers, per row read or written in one transaction, the
-// version it had and what its events depend on (its event type or status),
-// so that an update of that version knows the state before it without
-// reading the row again. A versioned update succeeds only over the version
-// it names, so a state remembered for that version is the state replaced.
-// A transaction touches a few rows: they are kept in a small array.
+// seenStates remembers, per resource read or written in one transaction,
+// the version it had and the event its state called for, so that an
+// update of that version knows the state before it without reading the
+// row again. A versioned update succeeds only over the version it names,
+// so a state remembered for that version is the state replaced. A
+// transaction touches a few rows: they are kept in a small array.
 type seenStates struct {
 	rows []seenRow
 	arr  [4]seenRow
 }
 
 type seenRow struct {
-	kind, id string
-	seenState
+	object, id string
+	version    int64
+	eventType  string
 }
 
-type seenState struct {
-	version int64
-	state   string
-}
-
-func (t *eventTx) remember(kind, id string, version int64, state string) {
+// remember records the state of r at its version.
+func (t *eventTx) remember(r Resource) {
+	id, version := r.key()
+	object, typ := r.Object(), r.eventType()
 	for i := range t.seen.rows {
-		if r := &t.seen.rows[i]; r.kind == kind && r.id == id {
-			r.seenState = seenState{version, state}
+		if s := &t.seen.rows[i]; s.object == object && s.id == id {
+			s.version, s.eventType = version, typ
 			return
 		}
 	}
 	if t.seen.rows == nil {
 		t.seen.rows = t.seen.arr[:0]
 	}
-	t.seen.rows = append(t.seen.rows, seenRow{kind, id, seenState{version, state}})
+	t.seen.rows = append(t.seen.rows, seenRow{object, id, version, typ})
 }
 
-// before returns the remembered state of kind id at version, if any.
-func (t *eventTx) before(kind, id string, version int64) (string, bool) {
-	for _, r := range t.seen.rows {
-		if r.kind == kind && r.id == id {
-			if r.version != version {
-				return "", false
-			}
-			return r.state, true
+// before returns the remembered event type of r at its version, if any.
+func (t *eventTx) before(r Resource) (string, bool) {
+	id, version := r.key()
+	object := r.Object()
+	for _, s := range t.seen.rows {
+		if s.object == object && s.id == id {
+			return s.eventType, s.version == version
 		}
 	}
 	return "", false
+}
+
+// read remembers the state of r, read in t, unless err.
+func (t *eventTx) read(r Resource, err error) error {
+	if err == nil {
+		t.remember(r)
+	}
+	return err
+}
+
+// remember tells tx, when it writes events, the state of r at its version,
+// known without reading it: a versioned update of r then emits what the
+// change calls for without reading the row first.
+func remember(tx Tx, r Resource) {
+	if t, ok := tx.(*eventTx); ok {
+		t.remember(r)
+	}
+}
+
+// created writes r with create and emits the event its state calls for.
+func created[R Resource](ctx context.Context, t *eventTx, r R, create func(context.Context, R) error) error {
+	if err := create(ctx, r); err != nil {
+		return err
+	}
+	t.remember(r)
+	return t.changed(ctx, "", r)
+}
+
+// updated writes r with update and emits an event when the event its state
+// calls for changes; get reads the state replaced when t does not know it.
+func updated[R Resource](ctx context.Context, t *eventTx, r R, get func(context.Context, Scope, string) (R, error), update func(context.Context, R) error) error {
+	before, ok := t.before(r)
+	if !ok {
+		id, _ := r.key()
+		cur, err := get(ctx, r.Scope(), id)
+		if err != nil {
+			return err
+		}
+		before = cur.eventType()
+	}
+	if err := update(ctx, r); err != nil {
+		return err
+	}
+	t.remember(r)
+	return t.changed(ctx, before, r)
+}
+
+// changed emits the event r's state calls for unless it is the one before.
+// The event holds r (the Store copies it), or, for a checkout, its
+// projection with its linked intent's state.
+func (t *eventTx) changed(ctx context.Context, before string, r Resource) error {
+	typ := r.eventType()
+	if typ == "" || typ == before {
+		return nil
+	}
+	data := r
+	if c, ok := r.(*Checkout); ok {
+		pi, err := t.Tx.GetPaymentIntent(ctx, c.Scope(), c.PaymentIntentID)
+		if err != nil {
+			return err
+		}
+		view := *c
+		data = t.s.project(&view, pi)
+	}
+	id, _ := r.key()
+	return t.s.emit(ctx, t.Tx, r.Scope(), typ, id, &Event{Resource: data})
 }
 
 // paymentEventType is the event a payment intent's state calls for; "" for
@@ -230,67 +287,6 @@ func paymentEventType(pi *PaymentIntent) string {
 	return "payment_intent." + string(pi.Status)
 }
 
-// CreatePaymentIntent implements Tx and emits the new intent's event.
-func (t *eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
-	if err := t.Tx.CreatePaymentIntent(ctx, pi); err != nil {
-		return err
-	}
-	return t.paymentChanged(ctx, "", pi)
-}
-
-// UpdatePaymentIntent implements Tx and emits an event when the public
-// state changes.
-func (t *eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
-	before, ok := t.before("pi", pi.ID, pi.Version)
-	if !ok {
-		cur, err := t.Tx.GetPaymentIntent(ctx, pi.Scope(), pi.ID)
-		if err != nil {
-			return err
-		}
-		before = paymentEventType(cur)
-	}
-	if err := t.Tx.UpdatePaymentIntent(ctx, pi); err != nil {
-		return err
-	}
-	t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
-	return t.paymentChanged(ctx, before, pi)
-}
-
-// rememberPayment tells tx, when it writes events, the state of pi at its
-// version, known without reading it: a versioned update of pi then emits
-// what the change calls for without reading the row first.
-func rememberPayment(tx Tx, pi *PaymentIntent) {
-	if t, ok := tx.(*eventTx); ok {
-		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
-	}
-}
-
-// GetPaymentIntent implements Tx and remembers the intent's state.
-func (t *eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
-	pi, err := t.Tx.GetPaymentIntent(ctx, scope, id)
-	if err == nil {
-		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
-	}
-	return pi, err
-}
-
-// FindPaymentIntent implements Tx and remembers the intent's state.
-func (t *eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error) {
-	pi, err := t.Tx.FindPaymentIntent(ctx, id)
-	if err == nil {
-		t.remember("pi", pi.ID, pi.Version, paymentEventType(pi))
-	}
-	return pi, err
-}
-
-func (t *eventTx) paymentChanged(ctx context.Context, before string, pi *PaymentIntent) error {
-	typ := paymentEventType(pi)
-	if typ == "" || typ == before {
-		return nil
-	}
-	return t.s.emit(ctx, t.Tx, pi.Scope(), typ, pi.ID, &Event{PaymentIntent: pi}) // the Store copies it
-}
-
 // payoutEventType is the event a payout's state calls for.
 func payoutEventType(po *PayoutIntent) string {
 	if po == nil {
@@ -302,102 +298,78 @@ func payoutEventType(po *PayoutIntent) string {
 	return "payout_intent." + string(po.Status)
 }
 
-// CreatePayoutIntent implements Tx and emits the new payout's event.
+// The Tx methods that write or read a resource with events: each is
+// created, updated or read.
+
+// CreatePaymentIntent implements Tx.
+func (t *eventTx) CreatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+	return created(ctx, t, pi, t.Tx.CreatePaymentIntent)
+}
+
+// UpdatePaymentIntent implements Tx.
+func (t *eventTx) UpdatePaymentIntent(ctx context.Context, pi *PaymentIntent) error {
+	return updated(ctx, t, pi, t.Tx.GetPaymentIntent, t.Tx.UpdatePaymentIntent)
+}
+
+// GetPaymentIntent implements Tx.
+func (t *eventTx) GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error) {
+	pi, err := t.Tx.GetPaymentIntent(ctx, scope, id)
+	return pi, t.read(pi, err)
+}
+
+// FindPaymentIntent implements Tx.
+func (t *eventTx) FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error) {
+	pi, err := t.Tx.FindPaymentIntent(ctx, id)
+	return pi, t.read(pi, err)
+}
+
+// CreatePayoutIntent implements Tx.
 func (t *eventTx) CreatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
-	if err := t.Tx.CreatePayoutIntent(ctx, po); err != nil {
-		return err
-	}
-	t.remember("po", po.ID, po.Version, payoutEventType(po))
-	return t.payoutChanged(ctx, "", po)
+	return created(ctx, t, po, t.Tx.CreatePayoutIntent)
 }
 
-// UpdatePayoutIntent implements Tx and emits an event when the public
-// state changes.
+// UpdatePayoutIntent implements Tx.
 func (t *eventTx) UpdatePayoutIntent(ctx context.Context, po *PayoutIntent) error {
-	before, ok := t.before("po", po.ID, po.Version)
-	if !ok {
-		cur, err := t.Tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
-		if err != nil {
-			return err
-		}
-		before = payoutEventType(cur)
-	}
-	if err := t.Tx.UpdatePayoutIntent(ctx, po); err != nil {
-		return err
-	}
-	t.remember("po", po.ID, po.Version, payoutEventType(po))
-	return t.payoutChanged(ctx, before, po)
+	return updated(ctx, t, po, t.Tx.GetPayoutIntent, t.Tx.UpdatePayoutIntent)
 }
 
-// rememberPayout tells tx, when it writes events, the state of po at its
-// version, known without reading it: a versioned update of po then emits
-// what the change calls for without reading the row first.
-func rememberPayout(tx Tx, po *PayoutIntent) {
-	if t, ok := tx.(*eventTx); ok {
-		t.remember("po", po.ID, po.Version, payoutEventType(po))
-	}
-}
-
-// GetPayoutIntent implements Tx and remembers the payout's state.
+// GetPayoutIntent implements Tx.
 func (t *eventTx) GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error) {
 	po, err := t.Tx.GetPayoutIntent(ctx, scope, id)
-	if err == nil {
-		t.remember("po", po.ID, po.Version, payoutEventType(po))
-	}
-	return po, err
+	return po, t.read(po, err)
 }
 
-// FindPayoutIntent implements Tx and remembers the payout's state.
+// FindPayoutIntent implements Tx.
 func (t *eventTx) FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error) {
 	po, err := t.Tx.FindPayoutIntent(ctx, id)
-	if err == nil {
-		t.remember("po", po.ID, po.Version, payoutEventType(po))
-	}
-	return po, err
+	return po, t.read(po, err)
 }
 
-func (t *eventTx) payoutChanged(ctx context.Context, before string, po *PayoutIntent) error {
-	typ := payoutEventType(po)
-	if typ == before {
-		return nil
-	}
-	return t.s.emit(ctx, t.Tx, po.Scope(), typ, po.ID, &Event{PayoutIntent: po}) // the Store copies it
-}
-
-// UpdateCheckout implements Tx and emits checkout.completed, .expired or
-// .cancelled when a checkout reaches that status, with the projection GET
-// shows (its linked intent's state included).
+// UpdateCheckout implements Tx.
 func (t *eventTx) UpdateCheckout(ctx context.Context, c *Checkout) error {
-	before, ok := t.before("co", c.ID, c.Version)
-	if !ok {
-		cur, err := t.Tx.GetCheckout(ctx, c.Scope(), c.ID)
-		if err != nil {
-			return err
-		}
-		before = string(cur.Status)
-	}
-	if err := t.Tx.UpdateCheckout(ctx, c); err != nil {
-		return err
-	}
-	t.remember("co", c.ID, c.Version, string(c.Status))
-	if string(c.Status) == before || c.Status == CheckoutOpen {
-		return nil
-	}
-	pi, err := t.Tx.GetPaymentIntent(ctx, c.Scope(), c.PaymentIntentID)
-	if err != nil {
-		return err
-	}
-	view := *c
-	return t.s.emit(ctx, t.Tx, c.Scope(), "checkout."+string(c.Status), c.ID, &Event{Checkout: t.s.project(&view, pi)})
+	return updated(ctx, t, c, t.Tx.GetCheckout, t.Tx.UpdateCheckout)
 }
 
-// GetCheckout implements Tx and remembers the checkout's status.
+// GetCheckout implements Tx.
 func (t *eventTx) GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error) {
 	c, err := t.Tx.GetCheckout(ctx, scope, id)
-	if err == nil {
-		t.remember("co", c.ID, c.Version, string(c.Status))
-	}
-	return c, err
+	return c, t.read(c, err)
+}
+
+// CreateRefund implements Tx.
+func (t *eventTx) CreateRefund(ctx context.Context, re *Refund) error {
+	return created(ctx, t, re, t.Tx.CreateRefund)
+}
+
+// UpdateRefund implements Tx.
+func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
+	return updated(ctx, t, re, t.Tx.GetRefund, t.Tx.UpdateRefund)
+}
+
+// GetRefund implements Tx.
+func (t *eventTx) GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
+	re, err := t.Tx.GetRefund(ctx, scope, id)
+	return re, t.read(re, err)
 }
 
 // eventIDGen makes event ids that sort in the order this process made

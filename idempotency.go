@@ -57,52 +57,23 @@ type Answer struct {
 	// Replayed: the answer is the stored one of an earlier request with
 	// the same key, and the resource is as it was then.
 	Replayed bool
-	// LegacyBody is set on a replay of an answer that an earlier version
-	// of paykit stored as rendered JSON (records are kept 24 hours): the
-	// resource returned with it is its current state, and LegacyBody is
-	// what that version answered, for the HTTP adapter to repeat.
-	LegacyBody []byte
 }
 
 // StoredAnswer is what an idempotency record keeps of a completed request:
-// its kind and the resource as it was answered (one of PaymentIntent,
-// PayoutIntent, Checkout), so that a replay answers the same.
+// its kind and the resource as it was answered, so that a replay answers
+// the same. A *WebhookEndpoint holds its secrets sealed, as stored.
 type StoredAnswer struct {
-	Kind          AnswerKind
-	PaymentIntent *PaymentIntent
-	PayoutIntent  *PayoutIntent
-	Checkout      *Checkout
-	Refund        *Refund
-	// WebhookEndpoint holds its secrets sealed, as stored.
-	WebhookEndpoint *WebhookEndpoint
-	// LegacyBody is the rendered JSON an earlier version stored instead of
-	// the resource (read from old records only).
-	LegacyBody []byte
+	Kind     AnswerKind
+	Resource Resource
 }
 
 // answerOf makes the stored answer of kind with a copy of resource v.
 func answerOf(kind AnswerKind, v any) *StoredAnswer {
-	a := &StoredAnswer{Kind: kind}
-	switch v := v.(type) {
-	case *PaymentIntent:
-		c := *v
-		a.PaymentIntent = &c
-	case *PayoutIntent:
-		c := *v
-		a.PayoutIntent = &c
-	case *Checkout:
-		c := *v
-		a.Checkout = &c
-	case *Refund:
-		c := *v
-		a.Refund = &c
-	case *WebhookEndpoint:
-		c := *v
-		a.WebhookEndpoint = &c
-	default:
+	r, ok := v.(Resource)
+	if !ok {
 		panic(fmt.Sprintf("paykit: no stored answer for %T", v))
 	}
-	return a
+	return &StoredAnswer{Kind: kind, Resource: r.clone()}
 }
 
 // ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII
@@ -288,34 +259,13 @@ func finishOwned(ctx context.Context, tx Tx, scope Scope, key string, known **Id
 }
 
 // answered returns the resource of a stored answer as T, and how it was
-// answered. A legacy answer (rendered JSON of an earlier version) returns
-// the resource's current state, read by current.
-func answered[T any](ctx context.Context, a *StoredAnswer, replayed bool, current func(context.Context) (*T, error)) (*T, Answer, error) {
-	ans := Answer{Kind: a.Kind, Replayed: replayed, LegacyBody: a.LegacyBody}
-	var v any
-	switch {
-	case a.LegacyBody != nil:
-		cur, err := current(ctx)
-		if err != nil {
-			return nil, Answer{}, asServiceError(err)
-		}
-		return cur, ans, nil
-	case a.PaymentIntent != nil:
-		v = a.PaymentIntent
-	case a.PayoutIntent != nil:
-		v = a.PayoutIntent
-	case a.Checkout != nil:
-		v = a.Checkout
-	case a.Refund != nil:
-		v = a.Refund
-	case a.WebhookEndpoint != nil:
-		v = a.WebhookEndpoint
-	}
-	out, ok := v.(*T)
+// answered.
+func answered[T any](a *StoredAnswer, replayed bool) (*T, Answer, error) {
+	out, ok := any(a.Resource).(*T)
 	if !ok {
-		return nil, Answer{}, Internal(fmt.Errorf("stored answer holds %T, want %T", v, out))
+		return nil, Answer{}, Internal(fmt.Errorf("stored answer holds %T, want %T", a.Resource, out))
 	}
-	return out, ans, nil
+	return out, Answer{Kind: a.Kind, Replayed: replayed}, nil
 }
 
 // finishCreate completes the idempotency record under idemKey with the
@@ -345,7 +295,7 @@ func finishCreate[T any](ctx context.Context, s *Service, scope Scope, id, idemK
 	if err != nil {
 		return nil, Answer{}, asServiceError(err)
 	}
-	return answered(ctx, stored, replayed, func(ctx context.Context) (*T, error) { return get(s.store, ctx, scope, id) })
+	return answered[T](stored, replayed)
 }
 
 // openRecord is the record under key that a job completes with its
@@ -391,9 +341,8 @@ func (s *Service) unlockIfUnavailable(ctx context.Context, scope Scope, key stri
 // idempotent runs a single-transaction operation under its Idempotency-Key:
 // a replay answers the stored answer; otherwise fn does the work in tx and
 // its answer (kind and resource) is stored with the key. An error from fn
-// stores nothing, so the key may be used again. current reads the
-// resource's state now, for the replay of a legacy record.
-func idempotent[T any](ctx context.Context, s *Service, op operation, fn func(tx Tx, now time.Time) (AnswerKind, *T, error), current func(context.Context) (*T, error)) (*T, Answer, error) {
+// stores nothing, so the key may be used again.
+func idempotent[T any](ctx context.Context, s *Service, op operation, fn func(tx Tx, now time.Time) (AnswerKind, *T, error)) (*T, Answer, error) {
 	now := s.Now()
 	var (
 		stored   *StoredAnswer
@@ -418,5 +367,5 @@ func idempotent[T any](ctx context.Context, s *Service, op operation, fn func(tx
 	if err != nil {
 		return nil, Answer{}, asServiceError(err)
 	}
-	return answered(ctx, stored, replayed, current)
+	return answered[T](stored, replayed)
 }

@@ -70,26 +70,26 @@ const (
 // NextAction is what the payer must do next. Only the fields of its Type are
 // rendered.
 type NextAction struct {
-	Type      string
-	URL       string
-	QRData    string
-	ImageURL  string
-	BankName  string
-	Account   string
-	Holder    string
-	Reference string
-	Amount    int64 // bank_transfer_instructions only
-	Currency  string
-	ExpiresAt time.Time
+	Type      string    `json:"type,omitzero"`
+	URL       string    `json:"url,omitzero"`
+	QRData    string    `json:"qr_data,omitzero"`
+	ImageURL  string    `json:"image_url,omitzero"`
+	BankName  string    `json:"bank_name,omitzero"`
+	Account   string    `json:"account,omitzero"`
+	Holder    string    `json:"holder,omitzero"`
+	Reference string    `json:"reference,omitzero"`
+	Amount    int64     `json:"amount,omitzero"` // bank_transfer_instructions only
+	Currency  string    `json:"currency,omitzero"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // Receipt is the proof of a succeeded payment.
 type Receipt struct {
-	Number        string
-	PaidAt        time.Time
-	Amount        int64
-	Currency      string
-	PaymentMethod string
+	Number        string    `json:"number,omitzero"`
+	PaidAt        time.Time `json:"paid_at,omitzero"`
+	Amount        int64     `json:"amount,omitzero"`
+	Currency      string    `json:"currency,omitzero"`
+	PaymentMethod string    `json:"payment_method,omitzero"`
 }
 
 // AttemptState is the internal state of the Provider attempt of an intent.
@@ -104,38 +104,39 @@ const (
 	AttemptClosed   AttemptState = "closed"   // the Provider reported a final result
 )
 
-// PaymentIntent is a direct payment. Its JSON form is the contract's
-// projection; Provider fields never appear in it.
+// PaymentIntent is a direct payment. Its json names are those of its
+// stored snapshot; the contract's JSON is its Projection, without the
+// Provider fields.
 type PaymentIntent struct {
-	ID                   string
-	MerchantID           string
-	Environment          Environment
-	Status               PaymentStatus
-	Amount               int64
-	Currency             string
-	Country              string
-	MerchantReference    string
-	PaymentMethod        string // empty while a checkout waits for the payer's choice
-	Customer             map[string]string
-	PaymentMethodOptions map[string]string
-	ReturnURL            string
-	CheckoutID           string
-	NextAction           *NextAction
-	FailureCode          string
-	Receipt              *Receipt
-	Provider             string            // internal: routed Provider name
-	ProviderOptions      map[string]string // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
-	ProviderRef          string            // internal: the Provider's id of the attempt
-	Attempt              AttemptState
-	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
-	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider
-	RefundedAmount       int64      // the sum of its succeeded refunds
-	RefundPendingAmount  int64      // the sum of its pending refunds: refundable is Amount minus both
-	ExpiresAt            time.Time
-	CompletedAt          *time.Time
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
-	Version              int64
+	ID                   string            `json:"id,omitzero"`
+	MerchantID           string            `json:"merchant_id,omitzero"`
+	Environment          Environment       `json:"environment,omitzero"`
+	Status               PaymentStatus     `json:"status,omitzero"`
+	Amount               int64             `json:"amount,omitzero"`
+	Currency             string            `json:"currency,omitzero"`
+	Country              string            `json:"country,omitzero"`
+	MerchantReference    string            `json:"merchant_reference,omitzero"`
+	PaymentMethod        string            `json:"payment_method,omitzero"` // empty while a checkout waits for the payer's choice
+	Customer             map[string]string `json:"customer,omitzero"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitzero"`
+	ReturnURL            string            `json:"return_url,omitzero"`
+	CheckoutID           string            `json:"checkout_id,omitzero"`
+	NextAction           *NextAction       `json:"next_action,omitzero"`
+	FailureCode          string            `json:"failure_code,omitzero"`
+	Receipt              *Receipt          `json:"receipt,omitzero"`
+	Provider             string            `json:"provider,omitzero"`         // internal: routed Provider name
+	ProviderOptions      map[string]string `json:"provider_options,omitzero"` // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
+	ProviderRef          string            `json:"provider_ref,omitzero"`     // internal: the Provider's id of the attempt
+	Attempt              AttemptState      `json:"attempt,omitzero"`
+	ProviderURL          string            `json:"provider_url,omitzero"`          // internal: the Provider's payer page behind the continuation URL
+	CancelRequestedAt    *time.Time        `json:"cancel_requested_at,omitzero"`   // set when a cancel waits for the Provider
+	RefundedAmount       int64             `json:"refunded_amount,omitzero"`       // the sum of its succeeded refunds
+	RefundPendingAmount  int64             `json:"refund_pending_amount,omitzero"` // the sum of its pending refunds: refundable is Amount minus both
+	ExpiresAt            time.Time         `json:"expires_at,omitzero"`
+	CompletedAt          *time.Time        `json:"completed_at,omitzero"`
+	CreatedAt            time.Time         `json:"created_at,omitzero"`
+	UpdatedAt            time.Time         `json:"updated_at,omitzero"`
+	Version              int64             `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the intent.
@@ -396,18 +397,12 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 		return nil, Answer{}, serviceError(host, err)
 	}
 	if c.replay != nil {
-		return answered(ctx, c.replay, true, s.currentPayment(s.reader(host), p.Scope, c.record.ResourceID))
+		return answered[PaymentIntent](c.replay, true)
 	}
 	if host != nil {
 		return pi, Answer{Kind: AnswerAccepted}, nil
 	}
 	return s.runAttemptOf(ctx, pi, c.record)
-}
-
-// currentPayment reads a payment intent's state now, for the replay of a
-// legacy answer.
-func (s *Service) currentPayment(r Tx, scope Scope, id string) func(context.Context) (*PaymentIntent, error) {
-	return func(ctx context.Context) (*PaymentIntent, error) { return r.GetPaymentIntent(ctx, scope, id) }
 }
 
 // startAttempt records, in the transaction that persisted pi with its
@@ -500,7 +495,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 		if cur != nil && result != nil {
 			c := *cur
 			cur = &c
-			rememberPayment(tx, cur)
+			remember(tx, cur)
 		} else {
 			var err error
 			if cur, err = tx.GetPaymentIntent(ctx, scope, id); err != nil {
@@ -519,7 +514,7 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 	if err != nil {
 		return nil, Answer{}, asServiceError(err)
 	}
-	return answered(ctx, stored, replayed, s.currentPayment(s.store, scope, id))
+	return answered[PaymentIntent](stored, replayed)
 }
 
 // callCreate sends the create call of pi's attempt to its Provider.
@@ -974,7 +969,7 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 			}
 		}
 		return AnswerAccepted, pi, nil
-	}, s.currentPayment(s.store, p.Scope, id))
+	})
 }
 
 // cancelPaymentJob asks the Provider to cancel an open attempt.

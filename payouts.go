@@ -72,44 +72,44 @@ type Recipient struct {
 	HolderNameTH  string `json:"holder_name_th,omitempty" validate:"omitempty,min=1,max=140"`
 }
 
-// PayoutIntent is a payout to a bank account. Its JSON form is the
-// contract's projection.
+// PayoutIntent is a payout to a bank account. Its json names are those of
+// its stored snapshot; the contract's JSON is its Projection.
 type PayoutIntent struct {
-	ID                string
-	MerchantID        string
-	Environment       Environment
-	Status            PayoutStatus
-	ApprovalPending   bool // renders approval_status "pending"
-	Amount            int64
-	Currency          string
-	Country           string
-	MerchantReference string
+	ID                string       `json:"id,omitzero"`
+	MerchantID        string       `json:"merchant_id,omitzero"`
+	Environment       Environment  `json:"environment,omitzero"`
+	Status            PayoutStatus `json:"status,omitzero"`
+	ApprovalPending   bool         `json:"approval_pending,omitzero"` // renders approval_status "pending"
+	Amount            int64        `json:"amount,omitzero"`
+	Currency          string       `json:"currency,omitzero"`
+	Country           string       `json:"country,omitzero"`
+	MerchantReference string       `json:"merchant_reference,omitzero"`
 
-	RecipientType     string
-	BankCode          string // canonical
-	ProviderBankCode  string // the route's code for BankCode, frozen at create: later route edits do not change it
-	HolderName        string
-	HolderNameTH      string
-	AccountLast4      string
-	AccountCiphertext []byte // AES-256-GCM of the full account number
-	AccountKeyID      string // which key encrypted it
+	RecipientType     string `json:"recipient_type,omitzero"`
+	BankCode          string `json:"bank_code,omitzero"`          // canonical
+	ProviderBankCode  string `json:"provider_bank_code,omitzero"` // the route's code for BankCode, frozen at create: later route edits do not change it
+	HolderName        string `json:"holder_name,omitzero"`
+	HolderNameTH      string `json:"holder_name_th,omitzero"`
+	AccountLast4      string `json:"account_last4,omitzero"`
+	AccountCiphertext []byte `json:"account_ciphertext,omitzero"` // AES-256-GCM of the full account number
+	AccountKeyID      string `json:"account_key_id,omitzero"`     // which key encrypted it
 
-	ReservedAmount  int64 // held on the merchant's balance now
-	CompletedAmount int64 // paid out
-	ReturnedAmount  int64 // came back after paying out
+	ReservedAmount  int64 `json:"reserved_amount,omitzero"`  // held on the merchant's balance now
+	CompletedAmount int64 `json:"completed_amount,omitzero"` // paid out
+	ReturnedAmount  int64 `json:"returned_amount,omitzero"`  // came back after paying out
 
-	FailureCode    string
-	FailureMessage string
-	CancelReason   string
+	FailureCode    string `json:"failure_code,omitzero"`
+	FailureMessage string `json:"failure_message,omitzero"`
+	CancelReason   string `json:"cancel_reason,omitzero"`
 
-	Provider          string // internal: routed Provider
-	ProviderRef       string // internal: the Provider's transfer id
-	Dispatch          DispatchState
-	CancelRequestedAt *time.Time
-	ApprovalExpiresAt *time.Time // end of an approval hold
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	Version           int64
+	Provider          string        `json:"provider,omitzero"`     // internal: routed Provider
+	ProviderRef       string        `json:"provider_ref,omitzero"` // internal: the Provider's transfer id
+	Dispatch          DispatchState `json:"dispatch,omitzero"`
+	CancelRequestedAt *time.Time    `json:"cancel_requested_at,omitzero"`
+	ApprovalExpiresAt *time.Time    `json:"approval_expires_at,omitzero"` // end of an approval hold
+	CreatedAt         time.Time     `json:"created_at,omitzero"`
+	UpdatedAt         time.Time     `json:"updated_at,omitzero"`
+	Version           int64         `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the payout.
@@ -313,7 +313,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		return nil, Answer{}, serviceError(host, err)
 	}
 	if c.replay != nil {
-		return answered(ctx, c.replay, true, s.currentPayout(s.reader(host), p.Scope, c.record.ResourceID))
+		return answered[PayoutIntent](c.replay, true)
 	}
 	if host != nil {
 		if po.ApprovalPending {
@@ -329,7 +329,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 	case held != nil:
 		// Completed with the payout, in the same transaction: this
 		// request's own answer, not a replay.
-		return answered(ctx, held, false, s.currentPayout(s.store, po.Scope(), po.ID))
+		return answered[PayoutIntent](held, false)
 	case po.ApprovalPending:
 		out, ans, err = finishCreate(ctx, s, po.Scope(), po.ID, idempotencyKey, Tx.GetPayoutIntent)
 	default:
@@ -341,12 +341,6 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		s.unlockIfUnavailable(ctx, p.Scope, idempotencyKey, err)
 	}
 	return out, ans, err
-}
-
-// currentPayout reads a payout's state now, for the replay of a legacy
-// answer.
-func (s *Service) currentPayout(r Tx, scope Scope, id string) func(context.Context) (*PayoutIntent, error) {
-	return func(ctx context.Context) (*PayoutIntent, error) { return r.GetPayoutIntent(ctx, scope, id) }
 }
 
 func last4(account string) string {
@@ -464,7 +458,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		if cur != nil {
 			c := *cur
 			cur = &c
-			rememberPayout(tx, cur)
+			remember(tx, cur)
 		} else {
 			var err error
 			if cur, err = tx.GetPayoutIntent(ctx, scope, id); err != nil {
@@ -489,7 +483,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 	if idemKey == "" {
 		return nil, Answer{}, nil
 	}
-	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
+	return answered[PayoutIntent](stored, replayed)
 }
 
 func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutProvider, error) {
@@ -837,7 +831,7 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 		return AnswerAccepted, po, s.audit(ctx, tx, &AuditEvent{Actor: "merchant:" + p.KeyID, Action: "payout_intent.cancel",
 			TargetType: "payout_intent", TargetID: po.ID, MerchantID: p.MerchantID, Environment: p.Environment,
 			Details: details("reason", req.Reason, "status", string(po.Status))})
-	}, s.currentPayout(s.store, p.Scope, id))
+	})
 }
 
 // cancelPayoutJob asks the Provider to cancel an in-flight transfer and

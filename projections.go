@@ -245,21 +245,8 @@ type eventJSON struct {
 // a payout's terminal event adds the merchant's cancellation reason.
 func eventView(e *Event) eventJSON {
 	var data any
-	switch {
-	case e.LegacyData != nil:
-		data = json.RawMessage(e.LegacyData)
-	case e.PaymentIntent != nil:
-		data = paymentIntentView(e.PaymentIntent)
-	case e.Checkout != nil:
-		data = checkoutView(e.Checkout)
-	case e.Refund != nil:
-		data = refundView(e.Refund)
-	case e.PayoutIntent != nil:
-		po := e.PayoutIntent
-		data = payoutView(po)
-		if po.Status.Terminal() && po.CancelReason != "" {
-			data = payoutWithReasonJSON{payoutView(po), po.CancelReason}
-		}
+	if e.Resource != nil {
+		data = e.Resource.eventData()
 	}
 	return eventJSON{e.ID, "event", e.Type, e.Environment, FormatTime(e.CreatedAt), data}
 }

@@ -41,23 +41,23 @@ const (
 // until the Provider's final word: moved out on success, released on
 // failure.
 type Refund struct {
-	ID                string
-	MerchantID        string
-	Environment       Environment
-	PaymentIntentID   string
-	Amount            int64
-	Currency          string
-	Status            RefundStatus
-	Reason            string // "" when none was given
-	MerchantReference string
-	FailureCode       string        // "", RefundProviderDeclined or RefundProviderError
-	Provider          string        // internal: the payment's Provider, which refunds it
-	ProviderRef       string        // internal: the Provider's id of the refund, from whichever answer names it first
-	Dispatch          DispatchState // internal: where the Provider call stands
-	CompletedAt       *time.Time
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	Version           int64
+	ID                string        `json:"id,omitzero"`
+	MerchantID        string        `json:"merchant_id,omitzero"`
+	Environment       Environment   `json:"environment,omitzero"`
+	PaymentIntentID   string        `json:"payment_intent_id,omitzero"`
+	Amount            int64         `json:"amount,omitzero"`
+	Currency          string        `json:"currency,omitzero"`
+	Status            RefundStatus  `json:"status,omitzero"`
+	Reason            string        `json:"reason,omitzero"` // "" when none was given
+	MerchantReference string        `json:"merchant_reference,omitzero"`
+	FailureCode       string        `json:"failure_code,omitzero"` // "", RefundProviderDeclined or RefundProviderError
+	Provider          string        `json:"provider,omitzero"`     // internal: the payment's Provider, which refunds it
+	ProviderRef       string        `json:"provider_ref,omitzero"` // internal: the Provider's id of the refund, from whichever answer names it first
+	Dispatch          DispatchState `json:"dispatch,omitzero"`     // internal: where the Provider call stands
+	CompletedAt       *time.Time    `json:"completed_at,omitzero"`
+	CreatedAt         time.Time     `json:"created_at,omitzero"`
+	UpdatedAt         time.Time     `json:"updated_at,omitzero"`
+	Version           int64         `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the refund.
@@ -222,7 +222,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 		return nil, Answer{}, serviceError(host, err)
 	}
 	if c.replay != nil {
-		return answered(ctx, c.replay, true, s.currentRefund(s.reader(host), p.Scope, c.record.ResourceID))
+		return answered[Refund](c.replay, true)
 	}
 	if host != nil {
 		return re, Answer{Kind: AnswerAccepted}, nil
@@ -231,7 +231,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	if err != nil {
 		return nil, Answer{}, err
 	}
-	return answered(ctx, stored, replayed, s.currentRefund(s.store, p.Scope, re.ID))
+	return answered[Refund](stored, replayed)
 }
 
 // newRefund checks req against the payment and the balance and writes, in
@@ -330,7 +330,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 		if known != nil {
 			c := *known
 			cur, known = &c, nil
-			rememberRefund(tx, cur)
+			remember(tx, cur)
 		} else {
 			var err error
 			if cur, err = tx.GetRefund(ctx, re.Scope(), re.ID); err != nil {
@@ -445,11 +445,6 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 		return err
 	}
 	return s.post(ctx, tx, re.Scope(), re.Currency, kind, re.ID, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
-}
-
-// currentRefund reads a refund now, for the replay of a legacy answer.
-func (s *Service) currentRefund(r Tx, scope Scope, id string) func(context.Context) (*Refund, error) {
-	return func(ctx context.Context) (*Refund, error) { return r.GetRefund(ctx, scope, id) }
 }
 
 // dispatchRefundJob sends a refund that is still sending (after a crash,
@@ -610,53 +605,4 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 		rows = rows[:0] // refunds have no country: nothing matches one
 	}
 	return makePage(s, "refund", rows, limit, func(r *Refund) Position { return Position{r.CreatedAt, r.ID} }), nil
-}
-
-// refundEventType is the event a refund's status calls for.
-func refundEventType(re *Refund) string { return "refund." + string(re.Status) }
-
-// CreateRefund implements Tx and emits refund.pending.
-func (t *eventTx) CreateRefund(ctx context.Context, re *Refund) error {
-	if err := t.Tx.CreateRefund(ctx, re); err != nil {
-		return err
-	}
-	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: re}) // the Store copies it
-}
-
-// UpdateRefund implements Tx and emits refund.succeeded or refund.failed
-// when the status changes.
-func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
-	before, ok := t.before("re", re.ID, re.Version)
-	if !ok {
-		cur, err := t.Tx.GetRefund(ctx, re.Scope(), re.ID)
-		if err != nil {
-			return err
-		}
-		before = string(cur.Status)
-	}
-	if err := t.Tx.UpdateRefund(ctx, re); err != nil {
-		return err
-	}
-	t.remember("re", re.ID, re.Version, string(re.Status))
-	if before == string(re.Status) {
-		return nil
-	}
-	return t.s.emit(ctx, t.Tx, re.Scope(), refundEventType(re), re.ID, &Event{Refund: re}) // the Store copies it
-}
-
-// rememberRefund tells tx, when it writes events, the status of re at its
-// version, known without reading it.
-func rememberRefund(tx Tx, re *Refund) {
-	if t, ok := tx.(*eventTx); ok {
-		t.remember("re", re.ID, re.Version, string(re.Status))
-	}
-}
-
-// GetRefund implements Tx and remembers the refund's status.
-func (t *eventTx) GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error) {
-	re, err := t.Tx.GetRefund(ctx, scope, id)
-	if err == nil {
-		t.remember("re", re.ID, re.Version, string(re.Status))
-	}
-	return re, err
 }

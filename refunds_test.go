@@ -251,7 +251,7 @@ func TestRefundRules(t *testing.T) {
 	for _, ev := range evs.Data {
 		if ev.ObjectID == re1.ID {
 			types = append(types, ev.Type)
-			is.Equal(ev.Refund.ID, re1.ID)
+			is.Equal(ev.Resource.(*paykit.Refund).ID, re1.ID)
 		}
 	}
 	is.Equal(types, []string{"refund.succeeded", "refund.pending"})

@@ -100,7 +100,7 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 		}
 		return AnswerCreated, w, s.audit(ctx, tx, &AuditEvent{Actor: merchantActor(p), Action: "webhook_endpoint.create",
 			TargetType: "webhook_endpoint", TargetID: w.ID, MerchantID: w.MerchantID, Environment: w.Environment, Details: details("url", w.URL)})
-	}, func(ctx context.Context) (*WebhookEndpoint, error) { return nil, notFound("webhook_endpoint") })
+	})
 	if err != nil {
 		return nil, Answer{}, err
 	}

@@ -37,30 +37,30 @@ const (
 // delivered. Its signing secrets are stored sealed with the account
 // keyring; the plain secret is shown once, when it is made.
 type WebhookEndpoint struct {
-	ID             string
-	MerchantID     string
-	Environment    Environment
-	URL            string
-	Secrets        []WebhookSecret // newest first
-	Status         string          // WebhookEnabled or WebhookDisabled
-	DisabledReason string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	Version        int64
+	ID             string          `json:"id,omitzero"`
+	MerchantID     string          `json:"merchant_id,omitzero"`
+	Environment    Environment     `json:"environment,omitzero"`
+	URL            string          `json:"url,omitzero"`
+	Secrets        []WebhookSecret `json:"secrets,omitzero"` // newest first
+	Status         string          `json:"status,omitzero"`  // WebhookEnabled or WebhookDisabled
+	DisabledReason string          `json:"disabled_reason,omitzero"`
+	CreatedAt      time.Time       `json:"created_at,omitzero"`
+	UpdatedAt      time.Time       `json:"updated_at,omitzero"`
+	Version        int64           `json:"version,omitzero"`
 	// Failures counts the deliveries in a row that got no 2xx answer.
-	Failures int
+	Failures int `json:"failures,omitzero"`
 	// PausedUntil: the endpoint failed or hung too often in a row, and
 	// its deliveries wait until then (PauseReason says why); the first
 	// one after decides whether it pauses again.
-	PausedUntil *time.Time
-	PauseReason string
+	PausedUntil *time.Time `json:"paused_until,omitzero"`
+	PauseReason string     `json:"pause_reason,omitzero"`
 	// EnabledEvents are the event types delivered to the endpoint;
 	// ["*"] (or empty, as earlier versions stored) for every type.
-	EnabledEvents []string
-	Description   string
+	EnabledEvents []string `json:"enabled_events,omitzero"`
+	Description   string   `json:"description,omitzero"`
 	// DeletedAt: the merchant deleted the endpoint; it is disabled
 	// (DisabledDeleted) and only operators still see it.
-	DeletedAt *time.Time
+	DeletedAt *time.Time `json:"deleted_at,omitzero"`
 }
 
 // Enables reports whether events of type t are delivered to the endpoint

@@ -312,8 +312,7 @@ var answerStatus = map[paykit.AnswerKind]int{
 // writeAnswer writes the answer of an idempotent operation: the status of
 // its kind and the projection of v. A replay renders the resource as it was
 // answered, so it is byte for byte the first answer, and carries
-// Idempotent-Replayed: true; the replay of an answer an earlier version
-// stored as JSON repeats those bytes.
+// Idempotent-Replayed: true.
 func (a *api) writeAnswer(w http.ResponseWriter, r *http.Request, v any, ans paykit.Answer) {
 	if ans.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -321,10 +320,6 @@ func (a *api) writeAnswer(w http.ResponseWriter, r *http.Request, v any, ans pay
 	status, ok := answerStatus[ans.Kind]
 	if !ok {
 		a.writeError(w, r, paykit.Internal(fmt.Errorf("answer of unknown kind %q", ans.Kind)))
-		return
-	}
-	if ans.LegacyBody != nil {
-		writeBody(w, status, ans.LegacyBody)
 		return
 	}
 	a.writeJSON(w, r, status, v)

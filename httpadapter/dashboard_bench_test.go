@@ -45,7 +45,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 			}
 			snap := *pi
 			if err := tx.CreateEvent(ctx, &paykit.Event{ID: fmt.Sprintf("evt_bench%06d", i), MerchantID: m.ID, Environment: paykit.Test,
-				Type: "payment_intent." + string(st), ObjectID: pi.ID, PaymentIntent: &snap, CreatedAt: at}); err != nil {
+				Type: "payment_intent." + string(st), ObjectID: pi.ID, Resource: &snap, CreatedAt: at}); err != nil {
 				return err
 			}
 			if i == 5_000 {

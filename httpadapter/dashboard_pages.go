@@ -344,15 +344,15 @@ func (d *dashboard) timelineSection(ctx context.Context, sc scoped, kind, id str
 
 // eventStatus is the status the resource of an event had.
 func eventStatus(e *paykit.Event) string {
-	switch {
-	case e.PaymentIntent != nil:
-		return string(e.PaymentIntent.Status)
-	case e.Checkout != nil:
-		return string(e.Checkout.Status)
-	case e.PayoutIntent != nil:
-		return string(e.PayoutIntent.Status)
-	case e.Refund != nil:
-		return string(e.Refund.Status)
+	switch r := e.Resource.(type) {
+	case *paykit.PaymentIntent:
+		return string(r.Status)
+	case *paykit.Checkout:
+		return string(r.Status)
+	case *paykit.PayoutIntent:
+		return string(r.Status)
+	case *paykit.Refund:
+		return string(r.Status)
 	}
 	return ""
 }

@@ -25,11 +25,9 @@ func From[T any](v *T, ans paykit.Answer, err error) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := ans.LegacyBody
-	if body == nil {
-		if body, err = httpadapter.Marshal(v); err != nil {
-			return nil, err
-		}
+	body, err := httpadapter.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
 	return &Response{Status: httpadapter.AnswerStatus(ans.Kind), Body: body, Replayed: ans.Replayed, Value: v}, nil
 }

@@ -14,10 +14,9 @@ func copyEvent(e paykit.Event) paykit.Event {
 	return copyEventWith(e, copyPaymentPtr)
 }
 
-// copyEventWith is copyEvent with copyPI copying the payment intent.
+// copyEventWith is copyEvent with copyPI copying a payment intent.
 func copyEventWith(e paykit.Event, copyPI func(*paykit.PaymentIntent) *paykit.PaymentIntent) paykit.Event {
-	e.LegacyData = slices.Clone(e.LegacyData)
-	e.PaymentIntent, e.PayoutIntent, e.Checkout = copyPI(e.PaymentIntent), deepCopy(e.PayoutIntent), deepCopy(e.Checkout)
+	e.Resource = copyResource(e.Resource, copyPI)
 	return e
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/snapshot"
 	"github.com/paykit/paykit/internal/wakeup"
 )
 
@@ -579,16 +580,27 @@ func copyIdempotencyWith(r paykit.IdempotencyRecord, copyPI func(*paykit.Payment
 	r.LockedUntil = copyTime(r.LockedUntil)
 	if r.Answer != nil {
 		a := *r.Answer
-		a.PaymentIntent = copyPI(a.PaymentIntent)
-		a.PayoutIntent, a.Checkout, a.Refund = deepCopy(a.PayoutIntent), deepCopy(a.Checkout), deepCopy(a.Refund)
-		if a.WebhookEndpoint != nil {
-			w := copyEndpoint(*a.WebhookEndpoint)
-			a.WebhookEndpoint = &w
-		}
-		a.LegacyBody = slices.Clone(a.LegacyBody)
+		a.Resource = copyResource(a.Resource, copyPI)
 		r.Answer = &a
 	}
 	return r
+}
+
+// copyResource copies r, an event's or an answer's resource, with copyPI
+// copying a payment intent (the most copied, so not by snapshot) and the
+// rest as their snapshot read back.
+func copyResource(r paykit.Resource, copyPI func(*paykit.PaymentIntent) *paykit.PaymentIntent) paykit.Resource {
+	switch v := r.(type) {
+	case nil:
+		return nil
+	case *paykit.PaymentIntent:
+		return copyPI(v)
+	}
+	c, err := snapshot.Clone(r)
+	if err != nil {
+		panic(fmt.Sprintf("memory: copy %T: %v", r, err))
+	}
+	return c
 }
 
 // copyPaymentPtr is copyPayment of a pointer: the most copied value, so

@@ -36,7 +36,7 @@ func TestNoMapSharedWithCallers(t *testing.T) {
 					return err
 				}
 				if err := tx.CreateIdempotencyRecord(ctx, &paykit.IdempotencyRecord{Scope: scope, Key: "k",
-					State: paykit.IdempotencyComplete, Answer: &paykit.StoredAnswer{Kind: paykit.AnswerCreated, PaymentIntent: pi},
+					State: paykit.IdempotencyComplete, Answer: &paykit.StoredAnswer{Kind: paykit.AnswerCreated, Resource: pi},
 					CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 					return err
 				}
@@ -44,7 +44,7 @@ func TestNoMapSharedWithCallers(t *testing.T) {
 				return err
 			}
 			return tx.CreateEvent(ctx, &paykit.Event{ID: fmt.Sprint("evt_", n), MerchantID: scope.MerchantID,
-				Environment: scope.Environment, Type: "payment_intent.processing", ObjectID: pi.ID, PaymentIntent: pi, CreatedAt: now})
+				Environment: scope.Environment, Type: "payment_intent.processing", ObjectID: pi.ID, Resource: pi, CreatedAt: now})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -60,13 +60,13 @@ func TestNoMapSharedWithCallers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		maps := []map[string]string{got.Customer, got.ProviderOptions, r.Answer.PaymentIntent.Customer, r.Answer.PaymentIntent.ProviderOptions}
+		maps := []map[string]string{got.Customer, got.ProviderOptions, r.Answer.Resource.(*paykit.PaymentIntent).Customer, r.Answer.Resource.(*paykit.PaymentIntent).ProviderOptions}
 		for _, id := range []string{"evt_0", "evt_1"} {
 			e, err := s.GetEvent(ctx, scope, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			maps = append(maps, e.PaymentIntent.Customer, e.PaymentIntent.ProviderOptions)
+			maps = append(maps, e.Resource.(*paykit.PaymentIntent).Customer, e.Resource.(*paykit.PaymentIntent).ProviderOptions)
 		}
 		return maps
 	}

@@ -91,17 +91,17 @@ func TestSnapshotsShareTheRow(t *testing.T) {
 			return err
 		}
 		if err := tx.CreateEvent(ctx, &paykit.Event{ID: "evt_1", MerchantID: scope.MerchantID, Environment: scope.Environment,
-			Type: "payment_intent.processing", ObjectID: pi.ID, PaymentIntent: pi, CreatedAt: now}); err != nil {
+			Type: "payment_intent.processing", ObjectID: pi.ID, Resource: pi, CreatedAt: now}); err != nil {
 			return err
 		}
 		return tx.CreateIdempotencyRecord(ctx, &paykit.IdempotencyRecord{Scope: scope, Key: "k", State: paykit.IdempotencyComplete,
-			Answer: &paykit.StoredAnswer{Kind: paykit.AnswerCreated, PaymentIntent: pi}, CreatedAt: now, UpdatedAt: now})
+			Answer: &paykit.StoredAnswer{Kind: paykit.AnswerCreated, Resource: pi}, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	row := s.d.payments.rows["pi_1"]
-	if s.d.events["evt_1"].PaymentIntent != row || s.d.idempotency[refKey{scope, "k"}].Answer.PaymentIntent != row {
+	if s.d.events["evt_1"].Resource != paykit.Resource(row) || s.d.idempotency[refKey{scope, "k"}].Answer.Resource != paykit.Resource(row) {
 		t.Fatal("a snapshot equal to the row is a copy of it")
 	}
 
@@ -113,19 +113,19 @@ func TestSnapshotsShareTheRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.PaymentIntent.Status != paykit.PaymentProcessing || e.PaymentIntent.Version != 0 {
-		t.Errorf("the event's intent changed with the row: %s, version %d", e.PaymentIntent.Status, e.PaymentIntent.Version)
+	if e.Resource.(*paykit.PaymentIntent).Status != paykit.PaymentProcessing || e.Resource.(*paykit.PaymentIntent).Version != 0 {
+		t.Errorf("the event's intent changed with the row: %s, version %d", e.Resource.(*paykit.PaymentIntent).Status, e.Resource.(*paykit.PaymentIntent).Version)
 	}
 	stale := *pi
 	stale.Status = paykit.PaymentFailed // not what the row holds: copied
 	err = s.InTx(ctx, func(tx paykit.Tx) error {
 		return tx.CreateEvent(ctx, &paykit.Event{ID: "evt_2", MerchantID: scope.MerchantID, Environment: scope.Environment,
-			Type: "payment_intent.failed", ObjectID: pi.ID, PaymentIntent: &stale, CreatedAt: now})
+			Type: "payment_intent.failed", ObjectID: pi.ID, Resource: &stale, CreatedAt: now})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.d.events["evt_2"].PaymentIntent; got == s.d.payments.rows["pi_1"] || got.Status != paykit.PaymentFailed {
+	if got := s.d.events["evt_2"].Resource.(*paykit.PaymentIntent); got == s.d.payments.rows["pi_1"] || got.Status != paykit.PaymentFailed {
 		t.Error("a snapshot unlike the row was not kept as written")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/snapshot"
 )
 
 // eventRow is a row of events.
@@ -23,31 +24,23 @@ type eventRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// event decodes the row. data holds a snapshot of the resource, or the
-// rendered JSON an earlier version stored (LegacyData).
+// event decodes the row. data holds a snapshot of the resource.
 func (r *eventRow) event() (paykit.Event, error) {
 	e := paykit.Event{ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		Type: r.Type, ObjectID: r.ObjectID, CreatedAt: r.CreatedAt.UTC()}
-	d, ok, err := decodeSnapshot([]byte(r.Data))
-	switch {
-	case err != nil:
+	res, err := snapshot.Unmarshal([]byte(r.Data))
+	if err != nil {
 		return e, fmt.Errorf("event %s data: %w", r.ID, err)
-	case !ok:
-		e.LegacyData = []byte(r.Data)
-	default:
-		e.PaymentIntent, e.PayoutIntent, e.Checkout, e.Refund = d.PaymentIntent, d.PayoutIntent, d.Checkout, d.Refund
 	}
+	e.Resource = res
 	return e, nil
 }
 
 // CreateEvent implements paykit.EventStore.
 func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
-	data := e.LegacyData
-	if data == nil {
-		var err error
-		if data, err = encodeSnapshot(snapshotDoc{PaymentIntent: e.PaymentIntent, PayoutIntent: e.PayoutIntent, Checkout: e.Checkout, Refund: e.Refund}); err != nil {
-			return err
-		}
+	data, err := snapshot.Marshal(e.Resource)
+	if err != nil {
+		return err
 	}
 	row := &eventRow{ID: e.ID, MerchantID: e.MerchantID, Environment: string(e.Environment), Type: e.Type,
 		ObjectID: e.ObjectID, Data: string(data), CreatedAt: e.CreatedAt.UTC()}

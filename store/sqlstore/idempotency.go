@@ -13,34 +13,32 @@ import (
 type idempotencyRow struct {
 	bun.BaseModel `bun:"table:idempotency_records"`
 
-	MerchantID     string     `bun:"merchant_id,pk"`
-	Environment    string     `bun:"environment,pk"`
-	Key            string     `bun:"key,pk"`
-	Fingerprint    string     `bun:"fingerprint"`
-	State          string     `bun:"state"`
-	RecoveryPoint  string     `bun:"recovery_point"`
-	ResourceID     string     `bun:"resource_id"`
-	LockedUntil    *time.Time `bun:"locked_until"`
-	ResponseStatus int        `bun:"response_status"`
-	ResponseBody   []byte     `bun:"response_body"`
-	CreatedAt      time.Time  `bun:"created_at"`
-	UpdatedAt      time.Time  `bun:"updated_at"`
-	ExpiresAt      time.Time  `bun:"expires_at"`
-	Version        int64      `bun:"version"`
+	MerchantID    string     `bun:"merchant_id,pk"`
+	Environment   string     `bun:"environment,pk"`
+	Key           string     `bun:"key,pk"`
+	Fingerprint   string     `bun:"fingerprint"`
+	State         string     `bun:"state"`
+	RecoveryPoint string     `bun:"recovery_point"`
+	ResourceID    string     `bun:"resource_id"`
+	LockedUntil   *time.Time `bun:"locked_until"`
+	ResponseBody  []byte     `bun:"response_body"`
+	CreatedAt     time.Time  `bun:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at"`
+	ExpiresAt     time.Time  `bun:"expires_at"`
+	Version       int64      `bun:"version"`
 }
 
 // toIdempotencyRow encodes r. The answer goes to response_body as a
-// snapshot with response_status 0; earlier versions stored the HTTP status
-// and rendered body there, which still read as legacy answers.
+// snapshot.
 func toIdempotencyRow(r *paykit.IdempotencyRecord) (*idempotencyRow, error) {
-	status, body, err := encodeAnswer(r.Answer)
+	body, err := encodeAnswer(r.Answer)
 	if err != nil {
 		return nil, err
 	}
 	return &idempotencyRow{
 		MerchantID: r.MerchantID, Environment: string(r.Environment), Key: r.Key, Fingerprint: r.Fingerprint,
 		State: string(r.State), RecoveryPoint: r.RecoveryPoint, ResourceID: r.ResourceID,
-		LockedUntil: utcPtr(r.LockedUntil), ResponseStatus: status, ResponseBody: body,
+		LockedUntil: utcPtr(r.LockedUntil), ResponseBody: body,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), Version: r.Version,
 	}, nil
 }
@@ -68,7 +66,7 @@ func (t tx) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key st
 	if err := scoped(t.db.NewSelect().Model(&row), scope, key).Scan(ctx); err != nil {
 		return nil, mapError("get idempotency record", err)
 	}
-	answer, err := decodeAnswer(row.ResponseStatus, row.ResponseBody)
+	answer, err := decodeAnswer(row.ResponseBody)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // event makes an event whose resource is a payout as it was then.
 func event(scope paykit.Scope, id, typ string, created time.Time) *paykit.Event {
 	return &paykit.Event{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment, Type: typ,
-		ObjectID: "po_" + id, PayoutIntent: &paykit.PayoutIntent{ID: "po_" + id, MerchantID: scope.MerchantID,
+		ObjectID: "po_" + id, Resource: &paykit.PayoutIntent{ID: "po_" + id, MerchantID: scope.MerchantID,
 			Environment: scope.Environment, Status: paykit.PayoutSucceeded, Amount: 120_000, Currency: "THB",
 			HolderName: "Somchai", HolderNameTH: "สมชาย ใจดี", CancelReason: "duplicate", CreatedAt: created, UpdatedAt: created},
 		CreatedAt: created}
@@ -51,27 +51,18 @@ func testEvents(t *testing.T, s paykit.Store) {
 
 	// The caller's event and resource are its own again once CreateEvent
 	// returns: a change to them changes nothing stored.
-	stored := *e2.PayoutIntent
-	e2.PayoutIntent.Status, e2.PayoutIntent.HolderName = paykit.PayoutFailed, "changed"
+	po := e2.Resource.(*paykit.PayoutIntent)
+	stored := *po
+	po.Status, po.HolderName = paykit.PayoutFailed, "changed"
 	got, err := s.GetEvent(ctx, scopeA, "evt_2")
 	is.NoErr(err)
-	is.Equal(*got.PayoutIntent, stored)
-	*e2.PayoutIntent = stored
-	is.Equal(*got.PayoutIntent, *e2.PayoutIntent) // the resource as it was, exactly
-	is.True(got.PayoutIntent != e2.PayoutIntent)  // a copy, not the caller's value
-	got.PayoutIntent, e2.PayoutIntent = nil, nil
+	gotPO, ok := got.Resource.(*paykit.PayoutIntent)
+	is.True(ok)
+	is.Equal(*gotPO, stored) // the resource as it was, exactly
+	is.True(gotPO != po)     // a copy, not the caller's value
+	got.Resource, e2.Resource = nil, nil
 	is.Equal(*got, *e2)
 	is.Equal(got.CreatedAt.Location(), time.UTC)
-
-	// An event an earlier version stored as rendered JSON reads back as it was.
-	legacy := &paykit.Event{ID: "evt_legacy", MerchantID: scopeB.MerchantID, Environment: scopeB.Environment,
-		Type: paykit.EventPayoutSucceeded, ObjectID: "po_l", CreatedAt: at(-2 * time.Hour),
-		LegacyData: []byte(`{"object":"payout_intent","id":"po_l","status":"succeeded","note":"ไทย"}`)}
-	is.NoErr(s.CreateEvent(ctx, legacy))
-	gotLegacy, err := s.GetEvent(ctx, scopeB, "evt_legacy")
-	is.NoErr(err)
-	is.Equal(string(gotLegacy.LegacyData), string(legacy.LegacyData)) // byte for byte
-	is.True(gotLegacy.PayoutIntent == nil && gotLegacy.PaymentIntent == nil && gotLegacy.Checkout == nil)
 
 	all, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA})
 	is.NoErr(err)
@@ -174,7 +165,8 @@ func testDeliveryFanOut(t *testing.T, s paykit.Store) {
 		is.NoErr(s.CreateWebhookEndpoint(ctx, w))
 	}
 	e := &paykit.Event{ID: "evt_fan", MerchantID: scopeA.MerchantID, Environment: scopeA.Environment,
-		Type: paykit.EventPaymentSucceeded, ObjectID: "pi_1", LegacyData: []byte(`{}`), CreatedAt: at(time.Minute)}
+		Type: paykit.EventPaymentSucceeded, ObjectID: "pi_1", CreatedAt: at(time.Minute),
+		Resource: &paykit.PaymentIntent{ID: "pi_1", MerchantID: scopeA.MerchantID, Environment: scopeA.Environment}}
 	scheduled := false
 	is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error {
 		if err := tx.CreateEvent(ctx, e); err != nil {
