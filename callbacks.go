@@ -55,7 +55,7 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 	case "payout":
 		var po *PayoutIntent
 		if po, err = s.store.FindPayoutIntent(ctx, e.Key); err == nil {
-			if po.Provider != provider || po.Dispatch == DispatchSending {
+			if po.Provider != provider || po.Attempt == AttemptCreating {
 				return nil // not ours, or the dispatch call is still out (as above)
 			}
 			err = s.applyPayoutInquiry(ctx, po.Scope(), po.ID, e.Result)
@@ -63,7 +63,7 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 	case "refund":
 		var re *Refund
 		if re, err = s.store.FindRefund(ctx, e.Key); err == nil {
-			if re.Provider != provider || re.Dispatch == DispatchSending {
+			if re.Provider != provider || re.Attempt == AttemptCreating {
 				return nil // not ours, or the create call is still out (as above)
 			}
 			err = s.applyRefundInquiry(ctx, re.Scope(), re.ID, e.Result)

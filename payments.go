@@ -94,18 +94,6 @@ type Receipt struct {
 	PaymentMethod string
 }
 
-// AttemptState is the internal state of the Provider attempt of an intent.
-type AttemptState string
-
-// Attempt states. Only the Service moves them; they never reach the API.
-const (
-	AttemptNone     AttemptState = ""         // no Provider attempt yet
-	AttemptCreating AttemptState = "creating" // persisted; the create call may or may not have reached the Provider
-	AttemptOpen     AttemptState = "open"     // the Provider has it; waiting for the payer or the Provider
-	AttemptUnknown  AttemptState = "unknown"  // the create call's outcome is unknown; inquiry resolves it
-	AttemptClosed   AttemptState = "closed"   // the Provider reported a final result
-)
-
 // PaymentIntent is a direct payment. Its JSON form is the contract's
 // projection; Provider fields never appear in it.
 type PaymentIntent struct {
@@ -125,11 +113,7 @@ type PaymentIntent struct {
 	NextAction           *NextAction
 	FailureCode          string
 	Receipt              *Receipt
-	Provider             string            // internal: routed Provider name
-	ProviderOptions      map[string]string // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
-	ProviderRef          string            // internal: the Provider's id of the attempt
-	Attempt              AttemptState
-	ProviderURL          string     // internal: the Provider's payer page behind the continuation URL
+	ProviderAttempt                 // internal: its Provider attempt
 	CancelRequestedAt    *time.Time // set when a cancel waits for the Provider
 	RefundedAmount       int64      // the sum of its succeeded refunds
 	RefundPendingAmount  int64      // the sum of its pending refunds: refundable is Amount minus both
@@ -384,8 +368,8 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
 			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
-			Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating,
-			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
+			ProviderAttempt: ProviderAttempt{Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating},
+			ExpiresAt:       now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
 			return err

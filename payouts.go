@@ -49,19 +49,6 @@ func (s PayoutStatus) Valid() bool {
 	return false
 }
 
-// DispatchState is the internal state of a payout's Provider transfer.
-type DispatchState string
-
-// Dispatch states; never rendered.
-const (
-	DispatchNone       DispatchState = ""           // not sent (approval hold, or cancelled before)
-	DispatchSending    DispatchState = "sending"    // persisted; the create call may or may not have reached the Provider
-	DispatchAccepted   DispatchState = "accepted"   // the Provider has it in flight
-	DispatchUncertain  DispatchState = "uncertain"  // no trustworthy answer; inquiry resolves it
-	DispatchCancelling DispatchState = "cancelling" // a cancel waits for the Provider's confirmation
-	DispatchClosed     DispatchState = "closed"     // the Provider reported a final result
-)
-
 // Recipient is where a payout goes. The full account number exists only in
 // requests and, encrypted, in the Store; projections show its last four.
 type Recipient struct {
@@ -102,9 +89,7 @@ type PayoutIntent struct {
 	FailureMessage string
 	CancelReason   string
 
-	Provider          string // internal: routed Provider
-	ProviderRef       string // internal: the Provider's transfer id
-	Dispatch          DispatchState
+	ProviderAttempt   // internal: its transfer at the Provider
 	CancelRequestedAt *time.Time
 	ApprovalExpiresAt *time.Time // end of an approval hold
 	CreatedAt         time.Time
@@ -268,7 +253,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
 			BankCode: req.Recipient.BankCode, ProviderBankCode: bank.ProviderCode, HolderName: req.Recipient.HolderName,
 			HolderNameTH: req.Recipient.HolderNameTH, AccountLast4: last4(req.Recipient.AccountNumber),
-			Provider: route.Provider, CreatedAt: now, UpdatedAt: now,
+			ProviderAttempt: ProviderAttempt{Provider: route.Provider}, CreatedAt: now, UpdatedAt: now,
 		}
 		if po.AccountKeyID, po.AccountCiphertext, err = s.accountKeys.Seal(req.Recipient.AccountNumber, po.ID); err != nil {
 			return err
@@ -277,7 +262,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			exp := now.Add(s.approvalTTL)
 			po.Status, po.ApprovalPending, po.ApprovalExpiresAt = PayoutRequiresApproval, true, &exp
 		} else {
-			po.Dispatch = DispatchSending
+			po.Attempt = AttemptCreating
 		}
 		if err := tx.CreatePayoutIntent(ctx, po); err != nil {
 			return err
@@ -404,7 +389,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		}
 	}
 	var result *Result
-	if po.Dispatch == DispatchSending {
+	if po.Attempt == AttemptCreating {
 		r, err := s.callCreatePayout(ctx, po)
 		if err != nil {
 			return nil, Answer{}, err
@@ -471,7 +456,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 				return err
 			}
 		}
-		if result != nil && cur.Dispatch == DispatchSending && cur.Provider == po.Provider {
+		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == po.Provider {
 			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
 				return err
 			}
@@ -524,7 +509,7 @@ func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*
 	var moved *PayoutIntent
 	err := s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
-		if err != nil || cur.Dispatch != DispatchSending || cur.Provider != po.Provider {
+		if err != nil || cur.Attempt != AttemptCreating || cur.Provider != po.Provider {
 			return err
 		}
 		cur.Provider, cur.ProviderBankCode, cur.UpdatedAt = next.Provider, bank.ProviderCode, s.Now()
@@ -577,9 +562,9 @@ func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent
 	}
 	switch {
 	case r.Outcome == OutcomeUnknown:
-		po.Dispatch = DispatchUncertain
+		po.Attempt = AttemptUnknown
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
-		po.Dispatch = DispatchAccepted
+		po.Attempt = AttemptOpen
 	default:
 		return s.applyPayoutFinal(ctx, tx, po, r, now)
 	}
@@ -630,7 +615,7 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 	default:
 		return nil
 	}
-	po.Dispatch, po.UpdatedAt = DispatchClosed, now
+	po.Attempt, po.UpdatedAt = AttemptClosed, now
 	return s.updatePayout(ctx, tx, po, now, m)
 }
 
@@ -681,7 +666,7 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if po.Dispatch != DispatchSending {
+	if po.Attempt != AttemptCreating {
 		return nil
 	}
 	s.logStalePayout(ctx, po)
@@ -701,7 +686,7 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, key, po, rec); err != nil {
 		return err
 	}
-	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Attempt == AttemptCreating {
 		return errNotYet
 	}
 	return nil
@@ -715,7 +700,7 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if po.Dispatch == DispatchClosed || po.Dispatch == DispatchNone {
+	if po.Attempt == AttemptClosed || po.Attempt == AttemptNone {
 		return nil
 	}
 	pp, err := s.payoutProvider(ctx, po)
@@ -726,7 +711,7 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	r := pp.InquirePayout(ctx, po.attemptRef())
 	s.observe(po.Provider, r)
 	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(po.Dispatch == DispatchUncertain, po.ProviderRef, r) {
+	if resendCreate(po.Attempt == AttemptUnknown, po.ProviderRef, r) {
 		// As for payments: send the transfer again under the same key.
 		if r, err = s.callCreatePayout(ctx, po); err != nil {
 			return err
@@ -742,7 +727,7 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 		if err != nil {
 			return err
 		}
-		if po.Dispatch == DispatchClosed && r.Outcome != OutcomeReturned {
+		if po.Attempt == AttemptClosed && r.Outcome != OutcomeReturned {
 			final = true
 			return nil
 		}
@@ -756,8 +741,8 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 		now := s.Now()
 		switch r.Outcome {
 		case OutcomeNotFound:
-			if po.Dispatch == DispatchUncertain || po.Dispatch == DispatchSending {
-				po.Dispatch, po.UpdatedAt = DispatchSending, now
+			if po.Attempt == AttemptUnknown || po.Attempt == AttemptCreating {
+				po.Attempt, po.UpdatedAt = AttemptCreating, now
 				if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
 					return err
 				}
@@ -766,18 +751,18 @@ func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string
 			}
 			return nil
 		case OutcomePending, OutcomeRequiresAction:
-			if po.Dispatch == DispatchUncertain {
-				po.Dispatch, po.UpdatedAt = DispatchAccepted, now
+			if po.Attempt == AttemptUnknown {
+				po.Attempt, po.UpdatedAt = AttemptOpen, now
 				return tx.UpdatePayoutIntent(ctx, po)
 			}
 			return nil
 		}
-		before, sent := po.Status, po.Dispatch
+		before, sent := po.Status, po.Attempt
 		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
 			return err
 		}
-		final = po.Status != before || po.Dispatch == DispatchClosed
-		if sent != DispatchClosed && po.Dispatch == DispatchClosed {
+		final = po.Status != before || po.Attempt == AttemptClosed
+		if sent != AttemptClosed && po.Attempt == AttemptClosed {
 			// Decided here (by a callback, or a cancel): nothing is left
 			// for the inquiry job to ask.
 			return s.completeJob(ctx, tx, jobPayoutInquire, po.ID)
@@ -821,9 +806,9 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 		}
 		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
 		var m ledgerMove
-		if po.Dispatch == DispatchNone {
+		if po.Attempt == AttemptNone {
 			m = endReservation(po, "payout.released", AccountAvailable)
-			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+			po.Status, po.ApprovalPending, po.Attempt = PayoutCancelled, false, AttemptClosed
 			if err := s.completeJob(ctx, tx, jobPayoutExpire, po.ID); err != nil { // the hold ended
 				return "", nil, err
 			}
@@ -847,10 +832,10 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if po.Dispatch == DispatchClosed {
+	if po.Attempt == AttemptClosed {
 		return nil
 	}
-	if po.Dispatch == DispatchSending {
+	if po.Attempt == AttemptCreating {
 		return errNotYet // the dispatch settles first, then the cancel
 	}
 	pp, err := s.payoutProvider(ctx, po)
@@ -859,7 +844,7 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	}
 	r := pp.CancelPayout(ctx, po.attemptRef())
 	s.log.InfoContext(ctx, "provider cancel payout", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if r.Outcome == OutcomeNotFound && po.Dispatch == DispatchUncertain {
+	if r.Outcome == OutcomeNotFound && po.Attempt == AttemptUnknown {
 		r.Outcome = OutcomeCancelled // the Provider confirms it never had it
 	}
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
@@ -882,7 +867,7 @@ func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
 			return errNotYet
 		}
 		m := endReservation(po, "payout.released", AccountAvailable)
-		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
+		po.Status, po.ApprovalPending, po.Attempt = PayoutExpired, false, AttemptClosed
 		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
 		return s.updatePayout(ctx, tx, po, now, m)
 	})
@@ -900,7 +885,7 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 		}
 		now := s.Now()
 		scope = po.Scope()
-		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutProcessing, false, DispatchSending, now
+		po.Status, po.ApprovalPending, po.Attempt, po.UpdatedAt = PayoutProcessing, false, AttemptCreating, now
 		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
 			return err
 		}
@@ -940,7 +925,7 @@ func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*
 		}
 		now := s.Now()
 		m := endReservation(po, "payout.released", AccountAvailable)
-		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
+		po.Status, po.ApprovalPending, po.Attempt, po.UpdatedAt = PayoutFailed, false, AttemptClosed, now
 		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
 		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return err

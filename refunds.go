@@ -50,10 +50,8 @@ type Refund struct {
 	Status            RefundStatus
 	Reason            string // "" when none was given
 	MerchantReference string
-	FailureCode       string        // "", RefundProviderDeclined or RefundProviderError
-	Provider          string        // internal: the payment's Provider, which refunds it
-	ProviderRef       string        // internal: the Provider's id of the refund, from whichever answer names it first
-	Dispatch          DispatchState // internal: where the Provider call stands
+	FailureCode       string // "", RefundProviderDeclined or RefundProviderError
+	ProviderAttempt          // internal: the refund at the payment's Provider, which refunds it
 	CompletedAt       *time.Time
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -262,7 +260,7 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, 
 	re := &Refund{
 		ID: id, MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
 		Amount: amount, Currency: pi.Currency, Status: RefundPending, Reason: req.Reason,
-		MerchantReference: req.MerchantReference, Provider: pi.Provider, Dispatch: DispatchSending,
+		MerchantReference: req.MerchantReference, ProviderAttempt: ProviderAttempt{Provider: pi.Provider, Attempt: AttemptCreating},
 		CreatedAt: now, UpdatedAt: now,
 	}
 	pi.RefundPendingAmount += amount
@@ -309,7 +307,7 @@ func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund,
 // neither is read, nor is re when the answer writes it.
 func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentIntent, idemKey string, rec *IdempotencyRecord) (cur *Refund, stored *StoredAnswer, replayed bool, err error) {
 	var result *Result
-	if re.Dispatch == DispatchSending {
+	if re.Attempt == AttemptCreating {
 		rp, payment, err := s.refundProvider(ctx, re, pi)
 		if err != nil {
 			return nil, nil, false, err
@@ -337,7 +335,7 @@ func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentInt
 				return err
 			}
 		}
-		if result != nil && cur.Dispatch == DispatchSending {
+		if result != nil && cur.Attempt == AttemptCreating {
 			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
 				return err
 			}
@@ -368,13 +366,13 @@ func (s *Service) applyRefundCreate(ctx context.Context, tx Tx, re *Refund, r Re
 	}
 	switch r.Outcome {
 	case OutcomeUnknown:
-		re.Dispatch = DispatchUncertain
+		re.Attempt = AttemptUnknown
 	case OutcomeSucceeded, OutcomeFailed:
 		return s.applyRefundFinal(ctx, tx, re, r, now)
 	case OutcomeRefused: // refused before any refund existed
 		return s.applyRefundFinal(ctx, tx, re, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError, Reference: r.Reference}, now)
 	default: // pending, or anything not final
-		re.Dispatch = DispatchAccepted
+		re.Attempt = AttemptOpen
 	}
 	re.UpdatedAt = now
 	if err := s.enqueue(ctx, tx, &Job{Kind: jobRefundInquire, Scope: re.Scope(), TargetID: re.ID, RunAt: now.Add(time.Second), DedupKey: jobRefundInquire + ":" + re.ID}); err != nil {
@@ -427,7 +425,7 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	default:
 		return nil
 	}
-	re.Dispatch, re.CompletedAt, re.UpdatedAt = DispatchClosed, &now, now
+	re.Attempt, re.CompletedAt, re.UpdatedAt = AttemptClosed, &now, now
 	// The versioned update first, as for payouts (see updatePayout).
 	if err := tx.UpdateRefund(ctx, re); err != nil {
 		return err
@@ -473,14 +471,14 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 	case rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()):
 		return errNotYet // the request still owns it
 	}
-	if re.Dispatch != DispatchSending && key == "" {
+	if re.Attempt != AttemptCreating && key == "" {
 		return nil
 	}
 	cur, _, _, err := s.dispatchRefund(ctx, re, nil, key, rec)
 	if err != nil {
 		return err
 	}
-	if cur.Dispatch == DispatchSending {
+	if cur.Attempt == AttemptCreating {
 		return errNotYet
 	}
 	return nil
@@ -494,7 +492,7 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if re.Dispatch == DispatchClosed || re.Status.Terminal() {
+	if re.Attempt == AttemptClosed || re.Status.Terminal() {
 		return nil
 	}
 	rp, pi, err := s.refundProvider(ctx, re, nil)
@@ -504,7 +502,7 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	r := rp.InquireRefund(ctx, AttemptRef{Key: re.ID, Reference: re.ProviderRef})
 	s.observe(re.Provider, r)
 	s.log.InfoContext(ctx, "provider refund inquiry", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(re.Dispatch == DispatchUncertain, re.ProviderRef, r) {
+	if resendCreate(re.Attempt == AttemptUnknown, re.ProviderRef, r) {
 		// As for payments: send the refund again under the same key.
 		r = rp.CreateRefund(ctx, refundRequest(re, pi))
 		s.observe(re.Provider, r)
@@ -529,8 +527,8 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 		now := s.Now()
 		switch r.Outcome {
 		case OutcomeNotFound:
-			if re.Dispatch == DispatchUncertain || re.Dispatch == DispatchSending {
-				re.Dispatch, re.UpdatedAt = DispatchSending, now
+			if re.Attempt == AttemptUnknown || re.Attempt == AttemptCreating {
+				re.Attempt, re.UpdatedAt = AttemptCreating, now
 				if err := tx.UpdateRefund(ctx, re); err != nil {
 					return err
 				}
@@ -556,8 +554,8 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 		if r.Reference != "" && re.ProviderRef == "" {
 			re.ProviderRef, changed = r.Reference, true
 		}
-		if re.Dispatch == DispatchUncertain && r.Outcome != OutcomeUnknown && r.Outcome != OutcomeUnacknowledged {
-			re.Dispatch, changed = DispatchAccepted, true
+		if re.Attempt == AttemptUnknown && r.Outcome != OutcomeUnknown && r.Outcome != OutcomeUnacknowledged {
+			re.Attempt, changed = AttemptOpen, true
 		}
 		if !changed {
 			return nil
