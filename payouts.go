@@ -100,10 +100,13 @@ type PayoutIntent struct {
 // Scope returns the tenant of the payout.
 func (p *PayoutIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
 
-// attemptRef names the payout's transfer at its Provider: its key is the
-// payout's id.
+// attemptKey is the Provider idempotency key of the payout's transfer: its
+// id.
+func (p *PayoutIntent) attemptKey() string { return p.ID }
+
+// attemptRef names the payout's transfer at its Provider.
 func (p *PayoutIntent) attemptRef() AttemptRef {
-	return AttemptRef{Key: p.ID, Reference: p.ProviderRef}
+	return AttemptRef{Key: p.attemptKey(), Reference: p.ProviderRef}
 }
 
 // CreatePayoutIntentRequest is the body of POST /payout_intents.
@@ -373,7 +376,7 @@ func payoutDispatchJob(po *PayoutIntent, at time.Time, idemKey string) *Job {
 	return &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID}
 }
 
-// dispatch sends the transfer of a payout whose dispatch is sending (the
+// dispatch sends the transfer of a payout whose attempt is creating (the
 // Provider key is the payout id, so a repeat never makes a second
 // transfer), then in one transaction applies the answer and completes the
 // idempotency record under idemKey, if any (finishOwned). An
@@ -389,25 +392,13 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		}
 	}
 	var result *Result
+	sentTo := po.Provider
 	if po.Attempt == AttemptCreating {
-		r, err := s.callCreatePayout(ctx, po)
+		moved, r, err := sendCreate(ctx, s, payoutAttempts, po)
 		if err != nil {
 			return nil, Answer{}, err
 		}
-		// A refusal guarantees no transfer exists there: try the next route.
-		for r.Outcome == OutcomeRefused {
-			moved, err := s.movePayoutToFallback(ctx, po)
-			if err != nil {
-				return nil, Answer{}, asServiceError(err)
-			}
-			if moved == nil {
-				break
-			}
-			po = moved
-			if r, err = s.callCreatePayout(ctx, po); err != nil {
-				return nil, Answer{}, err
-			}
-		}
+		po, sentTo = moved, moved.Provider
 		if r.Outcome == OutcomeUnacknowledged {
 			// Let the merchant's retry take over at once; the worker retries too.
 			err := s.inTx(ctx, func(tx Tx) error {
@@ -432,49 +423,40 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 	if result == nil && idemKey == "" {
 		return nil, Answer{}, nil
 	}
-	var (
-		stored   *StoredAnswer
-		replayed bool
-	)
-	// The payout as this request last knew it, the first time: the
-	// Provider's answer is applied to it by a versioned update, which
-	// fails if anyone changed it since, and the retry reads it.
-	known := po
+	known := po // as this request last knew it, when the answer writes it
 	if result == nil {
 		known = nil
 	}
-	err := s.inTx(ctx, func(tx Tx) error {
-		cur := known
-		known = nil
-		if cur != nil {
-			c := *cur
-			cur = &c
-			rememberPayout(tx, cur)
-		} else {
-			var err error
-			if cur, err = tx.GetPayoutIntent(ctx, scope, id); err != nil {
-				return err
-			}
-		}
-		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == po.Provider {
-			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
-				return err
-			}
-		}
-		if idemKey == "" {
-			return nil
-		}
-		var err error
-		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
-		return err
-	})
-	if err != nil {
-		return nil, Answer{}, asServiceError(err)
-	}
-	if idemKey == "" {
-		return nil, Answer{}, nil
+	_, stored, replayed, err := settleCreate(ctx, s, payoutAttempts, scope, id, known, sentTo, result, idemKey, rec)
+	if err != nil || idemKey == "" {
+		return nil, Answer{}, err
 	}
 	return answered(ctx, stored, replayed, s.currentPayout(s.store, scope, id))
+}
+
+// payoutAttempts is the Provider-attempt core's view of payouts.
+var payoutAttempts = &attemptKind[PayoutIntent, *PayoutIntent]{
+	resource: "payout_intent", inquireJob: jobPayoutInquire,
+	get:      Tx.GetPayoutIntent,
+	update:   Tx.UpdatePayoutIntent,
+	remember: rememberPayout,
+	create:   (*Service).callCreatePayout,
+	inquire: func(s *Service, ctx context.Context, po *PayoutIntent) (Result, error) {
+		pp, err := s.payoutProvider(ctx, po)
+		if err != nil {
+			return Result{}, err
+		}
+		return pp.InquirePayout(ctx, po.attemptRef()), nil
+	},
+	fallback:    (*Service).movePayoutToFallback,
+	applyCreate: (*Service).applyPayoutCreate,
+	applyFinal:  (*Service).applyPayoutFinal,
+	done: func(po *PayoutIntent, r Result) bool {
+		return po.Attempt == AttemptClosed && r.Outcome != OutcomeReturned
+	},
+	resend: func(s *Service, ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+		return s.scheduleDispatch(ctx, tx, po, now, "")
+	},
 }
 
 func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutProvider, error) {
@@ -487,7 +469,7 @@ func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutP
 
 // movePayoutToFallback moves a payout whose Provider refused its transfer
 // to the next route by priority that reaches its bank and whose Provider
-// takes new transfers, still sending, and returns it; nil when there is
+// takes new transfers, still creating, and returns it; nil when there is
 // none or another worker moved it first.
 func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*PayoutIntent, error) {
 	routes := s.routing.PayoutRoutes(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
@@ -557,9 +539,7 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 // applyPayoutCreate applies the answer to a dispatch, in tx.
 func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent, r Result) error {
 	now := s.Now()
-	if r.Reference != "" {
-		po.ProviderRef = r.Reference
-	}
+	po.learnRef(r)
 	switch {
 	case r.Outcome == OutcomeUnknown:
 		po.Attempt = AttemptUnknown
@@ -659,7 +639,7 @@ var failureMessages = map[string]string{
 	FailureExpired:          "The payout was not approved in time.",
 }
 
-// dispatchPayoutJob (re)sends a transfer that is still sending: after a
+// dispatchPayoutJob (re)sends a transfer that is still creating: after a
 // crash, an unacknowledged dispatch, or an approval.
 func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
@@ -703,79 +683,18 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	if po.Attempt == AttemptClosed || po.Attempt == AttemptNone {
 		return nil
 	}
-	pp, err := s.payoutProvider(ctx, po)
+	s.logStalePayout(ctx, po)
+	r, err := inquireAttempt(ctx, s, payoutAttempts, po)
 	if err != nil {
 		return err
-	}
-	s.logStalePayout(ctx, po)
-	r := pp.InquirePayout(ctx, po.attemptRef())
-	s.observe(po.Provider, r)
-	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(po.Attempt == AttemptUnknown, po.ProviderRef, r) {
-		// As for payments: send the transfer again under the same key.
-		if r, err = s.callCreatePayout(ctx, po); err != nil {
-			return err
-		}
 	}
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
 }
 
+// applyPayoutInquiry applies what an inquiry, a cancel or a callback said
+// about a payout's transfer (applyAnswer).
 func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string, r Result) error {
-	final := false
-	err := s.inTx(ctx, func(tx Tx) error {
-		po, err := tx.GetPayoutIntent(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		if po.Attempt == AttemptClosed && r.Outcome != OutcomeReturned {
-			final = true
-			return nil
-		}
-		if r.Reference != "" && po.ProviderRef == "" {
-			// The dispatch's answer never came: keep the Provider's id.
-			po.ProviderRef = r.Reference
-			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-				return err
-			}
-		}
-		now := s.Now()
-		switch r.Outcome {
-		case OutcomeNotFound:
-			if po.Attempt == AttemptUnknown || po.Attempt == AttemptCreating {
-				po.Attempt, po.UpdatedAt = AttemptCreating, now
-				if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-					return err
-				}
-				final = true // this job is done; the dispatch job takes over
-				return s.scheduleDispatch(ctx, tx, po, now, "")
-			}
-			return nil
-		case OutcomePending, OutcomeRequiresAction:
-			if po.Attempt == AttemptUnknown {
-				po.Attempt, po.UpdatedAt = AttemptOpen, now
-				return tx.UpdatePayoutIntent(ctx, po)
-			}
-			return nil
-		}
-		before, sent := po.Status, po.Attempt
-		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
-			return err
-		}
-		final = po.Status != before || po.Attempt == AttemptClosed
-		if sent != AttemptClosed && po.Attempt == AttemptClosed {
-			// Decided here (by a callback, or a cancel): nothing is left
-			// for the inquiry job to ask.
-			return s.completeJob(ctx, tx, jobPayoutInquire, po.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if !final {
-		return errNotYet
-	}
-	return nil
+	return applyAnswer(ctx, s, payoutAttempts, scope, id, r)
 }
 
 // CancelPayoutIntent cancels a payout (accepted, with the payout). Before
