@@ -36,40 +36,32 @@ func (s *Service) HandleProviderCallback(ctx context.Context, provider string, r
 
 func (s *Service) applyCallback(ctx context.Context, provider string, e CallbackEvent) error {
 	s.log.InfoContext(ctx, "provider callback", "provider", provider, "callback_id", e.ID, "kind", e.Kind, "outcome", e.Result.Outcome)
-	var err error
-	switch e.Kind {
-	case "payment":
-		var pi *PaymentIntent
-		if pi, err = s.store.FindPaymentIntent(ctx, e.Key); err == nil {
-			if pi.Provider != provider || attemptKey(pi) != e.Key {
-				return nil // not this Provider's attempt
-			}
-			if pi.Attempt == AttemptCreating {
-				// The create call is still out: its answer (or, failing
-				// that, recovery) settles the attempt, so the create keeps
-				// answering what it saw. Recovery finds this outcome later.
-				return nil
-			}
-			err = s.applyInquiry(ctx, pi.Scope(), pi.ID, e.Result)
-		}
-	case "payout":
-		var po *PayoutIntent
-		if po, err = s.store.FindPayoutIntent(ctx, e.Key); err == nil {
-			if po.Provider != provider || po.Dispatch == DispatchSending {
-				return nil // not ours, or the dispatch call is still out (as above)
-			}
-			err = s.applyPayoutInquiry(ctx, po.Scope(), po.ID, e.Result)
-		}
-	case "refund":
-		var re *Refund
-		if re, err = s.store.FindRefund(ctx, e.Key); err == nil {
-			if re.Provider != provider || re.Dispatch == DispatchSending {
-				return nil // not ours, or the create call is still out (as above)
-			}
-			err = s.applyRefundInquiry(ctx, re.Scope(), re.ID, e.Result)
-		}
-	default:
+	object, ok := callbackObjects[e.Kind]
+	if !ok {
 		return nil
+	}
+	o, ours, err := s.callbackOwner(ctx, provider, object, e)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.log.WarnContext(ctx, "provider callback about an unknown attempt", "provider", provider, "callback_id", e.ID, "kind", e.Kind)
+		return nil
+	case err != nil:
+		return Internal(err)
+	case !ours:
+		return nil // not this Provider's attempt
+	case o.Attempt == AttemptCreating:
+		// The create call is still out: its answer (or, failing that,
+		// recovery) settles the attempt, so the create keeps answering
+		// what it saw. Recovery finds this outcome later.
+		return nil
+	}
+	switch object {
+	case "payment_intent":
+		err = s.applyInquiry(ctx, o.Scope, o.ID, e.Result)
+	case "payout_intent":
+		err = s.applyPayoutInquiry(ctx, o.Scope, o.ID, e.Result)
+	default:
+		err = s.applyRefundInquiry(ctx, o.Scope, o.ID, e.Result)
 	}
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -81,4 +73,44 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 		return Internal(err)
 	}
 	return nil
+}
+
+// callbackObjects is the resource each kind of callback is about.
+var callbackObjects = map[string]string{"payment": "payment_intent", "payout": "payout_intent", "refund": "refund"}
+
+// callbackOwner finds the resource (object) a callback of provider is
+// about, and whether it is this Provider's attempt: by the Provider's id,
+// when the callback names one that is known, in one lookup; else by the
+// attempt's key, which is the resource's id.
+func (s *Service) callbackOwner(ctx context.Context, provider, object string, e CallbackEvent) (AttemptOwner, bool, error) {
+	o, err := s.store.FindByProviderRef(ctx, provider, e.Result.Reference)
+	if err == nil {
+		return o, o.Object == object && (e.Key == "" || e.Key == o.ID), nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return o, false, err
+	}
+	var a *ProviderAttempt
+	switch object {
+	case "payment_intent":
+		var pi *PaymentIntent
+		if pi, err = s.store.FindPaymentIntent(ctx, e.Key); err == nil {
+			o, a = AttemptOwner{Object: object, Scope: pi.Scope(), ID: pi.ID}, &pi.ProviderAttempt
+		}
+	case "payout_intent":
+		var po *PayoutIntent
+		if po, err = s.store.FindPayoutIntent(ctx, e.Key); err == nil {
+			o, a = AttemptOwner{Object: object, Scope: po.Scope(), ID: po.ID}, &po.ProviderAttempt
+		}
+	default:
+		var re *Refund
+		if re, err = s.store.FindRefund(ctx, e.Key); err == nil {
+			o, a = AttemptOwner{Object: object, Scope: re.Scope(), ID: re.ID}, &re.ProviderAttempt
+		}
+	}
+	if err != nil {
+		return o, false, err
+	}
+	o.Attempt = a.Attempt
+	return o, a.Provider == provider && o.ID == e.Key, nil
 }

@@ -205,7 +205,7 @@ func TestJobStatsReportsHandledKindsAndStaleIntents(t *testing.T) {
 		created := now.Add(-time.Hour)
 		is.NoErr(store.CreatePayoutIntent(ctx, &paykit.PayoutIntent{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment,
 			Status: status, Amount: 1000, Currency: "THB", Country: "TH", MerchantReference: id, RecipientType: "bank_account",
-			BankCode: "KBANK", Provider: "sandbox", CreatedAt: created, UpdatedAt: created}))
+			BankCode: "KBANK", ProviderAttempt: paykit.ProviderAttempt{Provider: "sandbox"}, CreatedAt: created, UpdatedAt: created}))
 	}
 	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
 		return paykit.EnqueueJob(ctx, svc, tx, &paykit.Job{ID: "job_1", Kind: "t.custom", RunAt: now.Add(-90 * time.Second)})

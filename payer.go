@@ -31,7 +31,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	if approve {
 		act = prov.payer.Approve
 	}
-	actErr := act(ctx, attemptKey(pi))
+	actErr := act(ctx, pi.attemptKey())
 	// Whether or not the Provider took the payer's action, its current
 	// answer decides the intent.
 	r := prov.InquirePayment(ctx, pi.attemptRef())

@@ -92,18 +92,6 @@ type Receipt struct {
 	PaymentMethod string    `json:"payment_method,omitzero"`
 }
 
-// AttemptState is the internal state of the Provider attempt of an intent.
-type AttemptState string
-
-// Attempt states. Only the Service moves them; they never reach the API.
-const (
-	AttemptNone     AttemptState = ""         // no Provider attempt yet
-	AttemptCreating AttemptState = "creating" // persisted; the create call may or may not have reached the Provider
-	AttemptOpen     AttemptState = "open"     // the Provider has it; waiting for the payer or the Provider
-	AttemptUnknown  AttemptState = "unknown"  // the create call's outcome is unknown; inquiry resolves it
-	AttemptClosed   AttemptState = "closed"   // the Provider reported a final result
-)
-
 // PaymentIntent is a direct payment. Its json names are those of its
 // stored snapshot; the contract's JSON is its Projection, without the
 // Provider fields.
@@ -124,11 +112,7 @@ type PaymentIntent struct {
 	NextAction           *NextAction       `json:"next_action,omitzero"`
 	FailureCode          string            `json:"failure_code,omitzero"`
 	Receipt              *Receipt          `json:"receipt,omitzero"`
-	Provider             string            `json:"provider,omitzero"`         // internal: routed Provider name
-	ProviderOptions      map[string]string `json:"provider_options,omitzero"` // internal: the options as the route mapped them for Provider (bank codes) at create; nil on older intents
-	ProviderRef          string            `json:"provider_ref,omitzero"`     // internal: the Provider's id of the attempt
-	Attempt              AttemptState      `json:"attempt,omitzero"`
-	ProviderURL          string            `json:"provider_url,omitzero"`          // internal: the Provider's payer page behind the continuation URL
+	ProviderAttempt                        // internal: its Provider attempt
 	CancelRequestedAt    *time.Time        `json:"cancel_requested_at,omitzero"`   // set when a cancel waits for the Provider
 	RefundedAmount       int64             `json:"refunded_amount,omitzero"`       // the sum of its succeeded refunds
 	RefundPendingAmount  int64             `json:"refund_pending_amount,omitzero"` // the sum of its pending refunds: refundable is Amount minus both
@@ -382,8 +366,8 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 			Status: PaymentProcessing, Amount: amount, Currency: req.Currency, Country: req.Country,
 			MerchantReference: req.MerchantReference, PaymentMethod: req.PaymentMethod,
 			Customer: req.Customer, PaymentMethodOptions: req.PaymentMethodOptions, ReturnURL: req.ReturnURL,
-			Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating,
-			ExpiresAt: now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
+			ProviderAttempt: ProviderAttempt{Provider: route.Provider, ProviderOptions: route.providerOptions(req.PaymentMethodOptions), Attempt: AttemptCreating},
+			ExpiresAt:       now.Add(s.paymentTTL), CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
 			return err
@@ -458,63 +442,44 @@ func (s *Service) attempt(ctx context.Context, scope Scope, id, idemKey string, 
 			return nil, Answer{}, asServiceError(err)
 		}
 	}
-	var result *Result
+	var (
+		result *Result
+		known  *PaymentIntent // as this request last knew it, when the answer writes it
+	)
 	if pi.Attempt == AttemptCreating {
-		r, err := s.callCreate(ctx, pi)
+		moved, r, err := sendCreate(ctx, s, paymentAttempts, pi)
 		if err != nil {
 			return nil, Answer{}, err
 		}
-		// A refusal guarantees nothing exists at that Provider: try the
-		// next route. Anything else stays with the Provider that has it.
-		for r.Outcome == OutcomeRefused {
-			moved, err := s.moveToFallback(ctx, pi)
-			if err != nil {
-				return nil, Answer{}, asServiceError(err)
-			}
-			if moved == nil {
-				break
-			}
-			pi = moved
-			if r, err = s.callCreate(ctx, pi); err != nil {
-				return nil, Answer{}, err
-			}
-		}
-		result = &r
+		pi, known, result = moved, moved, &r
 	}
-	var (
-		stored   *StoredAnswer
-		replayed bool
-	)
-	// The intent as this request last knew it, the first time: the
-	// Provider's answer is applied to it by a versioned update, which
-	// fails if anyone changed it since, and the retry reads it.
-	known := pi
-	err := s.inTx(ctx, func(tx Tx) error {
-		cur := known
-		known = nil
-		if cur != nil && result != nil {
-			c := *cur
-			cur = &c
-			remember(tx, cur)
-		} else {
-			var err error
-			if cur, err = tx.GetPaymentIntent(ctx, scope, id); err != nil {
-				return err
-			}
-		}
-		if result != nil && cur.Attempt == AttemptCreating && cur.Provider == pi.Provider {
-			if err := s.applyCreateResult(ctx, tx, cur, *result); err != nil {
-				return err
-			}
-		}
-		var err error
-		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
-		return err
-	})
+	_, stored, replayed, err := settleCreate(ctx, s, paymentAttempts, scope, id, known, pi.Provider, result, idemKey, rec)
 	if err != nil {
-		return nil, Answer{}, asServiceError(err)
+		return nil, Answer{}, err
 	}
 	return answered[PaymentIntent](stored, replayed)
+}
+
+// paymentAttempts is the Provider-attempt core's view of payment intents.
+// Its answers are applied by applyInquiry: a payment's attempt waits for
+// its payer, and one the Provider never received fails it.
+var paymentAttempts = &attemptKind[PaymentIntent, *PaymentIntent]{
+	resource: "payment_intent", inquireJob: jobPaymentInquire,
+	get:    Tx.GetPaymentIntent,
+	update: Tx.UpdatePaymentIntent,
+	create: (*Service).callCreate,
+	inquire: func(s *Service, ctx context.Context, pi *PaymentIntent) (Result, error) {
+		prov, err := s.provider(ctx, pi.Provider, CapPayments)
+		if err != nil {
+			return Result{}, err
+		}
+		return prov.InquirePayment(ctx, pi.attemptRef()), nil
+	},
+	fallback:    (*Service).moveToFallback,
+	mayResend:   func(s *Service, pi *PaymentIntent) bool { return s.Now().Before(pi.ExpiresAt) },
+	applyCreate: (*Service).applyCreateResult,
+	applyFinal:  (*Service).applyFinal,
+	done:        func(pi *PaymentIntent, _ Result) bool { return pi.Status.Terminal() },
 }
 
 // callCreate sends the create call of pi's attempt to its Provider.
@@ -538,7 +503,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		opts = map[string]string{}
 	}
 	res := prov.CreatePayment(ctx, PaymentRequest{
-		Key: attemptKey(pi), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
+		Key: pi.attemptKey(), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
 		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
 		ReturnURL: s.payURL("return", tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour), ""),
 		ExpiresAt: pi.ExpiresAt,
@@ -589,20 +554,18 @@ func resendCreate(uncertain bool, ref string, inquiry Result) bool {
 
 // attemptKey is the Provider idempotency key of an intent's attempt:
 // derived from the intent id, so every retry names the same attempt.
-func attemptKey(pi *PaymentIntent) string { return pi.ID }
+func (pi *PaymentIntent) attemptKey() string { return pi.ID }
 
 // attemptRef names pi's attempt at its Provider.
 func (pi *PaymentIntent) attemptRef() AttemptRef {
-	return AttemptRef{Key: attemptKey(pi), Reference: pi.ProviderRef}
+	return AttemptRef{Key: pi.attemptKey(), Reference: pi.ProviderRef}
 }
 
 // applyCreateResult moves an intent whose attempt was creating by the
 // Provider's answer, in tx, and schedules what the answer calls for.
 func (s *Service) applyCreateResult(ctx context.Context, tx Tx, pi *PaymentIntent, r Result) error {
 	now := s.Now()
-	if r.Reference != "" {
-		pi.ProviderRef = r.Reference
-	}
+	pi.learnRef(r)
 	switch {
 	case r.Outcome.Uncertain():
 		pi.Attempt = AttemptUnknown
@@ -794,21 +757,10 @@ func (s *Service) inquirePaymentJob(ctx context.Context, j *Job) error {
 	if pi.Status == PaymentRequiresAction && pi.Attempt == AttemptOpen && !s.Now().Before(pi.ExpiresAt) {
 		return s.expireAttempt(ctx, pi)
 	}
-	prov, err := s.provider(ctx, pi.Provider, CapPayments)
+	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
+	r, err := inquireAttempt(ctx, s, paymentAttempts, pi)
 	if err != nil {
 		return err
-	}
-	s.logStale(ctx, "payment_intent", pi.ID, pi.Provider, processingStaleAt(pi))
-	r := prov.InquirePayment(ctx, pi.attemptRef())
-	s.observe(pi.Provider, r)
-	s.log.InfoContext(ctx, "provider inquiry", "payment_intent", pi.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(pi.Attempt == AttemptUnknown, pi.ProviderRef, r) && s.Now().Before(pi.ExpiresAt) {
-		// The create's answer never came, and the Provider cannot tell by
-		// key alone: send the create again under the same key, which gives
-		// the attempt it has, or makes the one it never received.
-		if r, err = s.callCreate(ctx, pi); err != nil {
-			return err
-		}
 	}
 	if pi.Attempt == AttemptOpen && (r.Reference == "" || pi.ProviderRef != "") && !changesOpenAttempt(r.Outcome) {
 		// Nothing to record: wait, without a transaction that would change nothing.
@@ -895,10 +847,9 @@ func (s *Service) applyInquiry(ctx context.Context, scope Scope, id string, r Re
 			final = true
 			return nil
 		}
-		if r.Reference != "" && pi.ProviderRef == "" {
+		if pi.learnRef(r) {
 			// The create's answer never came: the Provider's id, learnt
 			// now, names the attempt in every later call (refunds too).
-			pi.ProviderRef = r.Reference
 			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
 				return err
 			}

@@ -49,19 +49,6 @@ func (s PayoutStatus) Valid() bool {
 	return false
 }
 
-// DispatchState is the internal state of a payout's Provider transfer.
-type DispatchState string
-
-// Dispatch states; never rendered.
-const (
-	DispatchNone       DispatchState = ""           // not sent (approval hold, or cancelled before)
-	DispatchSending    DispatchState = "sending"    // persisted; the create call may or may not have reached the Provider
-	DispatchAccepted   DispatchState = "accepted"   // the Provider has it in flight
-	DispatchUncertain  DispatchState = "uncertain"  // no trustworthy answer; inquiry resolves it
-	DispatchCancelling DispatchState = "cancelling" // a cancel waits for the Provider's confirmation
-	DispatchClosed     DispatchState = "closed"     // the Provider reported a final result
-)
-
 // Recipient is where a payout goes. The full account number exists only in
 // requests and, encrypted, in the Store; projections show its last four.
 type Recipient struct {
@@ -102,23 +89,24 @@ type PayoutIntent struct {
 	FailureMessage string `json:"failure_message,omitzero"`
 	CancelReason   string `json:"cancel_reason,omitzero"`
 
-	Provider          string        `json:"provider,omitzero"`     // internal: routed Provider
-	ProviderRef       string        `json:"provider_ref,omitzero"` // internal: the Provider's transfer id
-	Dispatch          DispatchState `json:"dispatch,omitzero"`
-	CancelRequestedAt *time.Time    `json:"cancel_requested_at,omitzero"`
-	ApprovalExpiresAt *time.Time    `json:"approval_expires_at,omitzero"` // end of an approval hold
-	CreatedAt         time.Time     `json:"created_at,omitzero"`
-	UpdatedAt         time.Time     `json:"updated_at,omitzero"`
-	Version           int64         `json:"version,omitzero"`
+	ProviderAttempt              // internal: its Provider attempt
+	CancelRequestedAt *time.Time `json:"cancel_requested_at,omitzero"`
+	ApprovalExpiresAt *time.Time `json:"approval_expires_at,omitzero"` // end of an approval hold
+	CreatedAt         time.Time  `json:"created_at,omitzero"`
+	UpdatedAt         time.Time  `json:"updated_at,omitzero"`
+	Version           int64      `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the payout.
 func (p *PayoutIntent) Scope() Scope { return Scope{p.MerchantID, p.Environment} }
 
-// attemptRef names the payout's transfer at its Provider: its key is the
-// payout's id.
+// attemptKey is the Provider idempotency key of the payout's transfer: its
+// id.
+func (p *PayoutIntent) attemptKey() string { return p.ID }
+
+// attemptRef names the payout's transfer at its Provider.
 func (p *PayoutIntent) attemptRef() AttemptRef {
-	return AttemptRef{Key: p.ID, Reference: p.ProviderRef}
+	return AttemptRef{Key: p.attemptKey(), Reference: p.ProviderRef}
 }
 
 // CreatePayoutIntentRequest is the body of POST /payout_intents.
@@ -268,7 +256,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			MerchantReference: req.MerchantReference, RecipientType: req.Recipient.Type,
 			BankCode: req.Recipient.BankCode, ProviderBankCode: bank.ProviderCode, HolderName: req.Recipient.HolderName,
 			HolderNameTH: req.Recipient.HolderNameTH, AccountLast4: last4(req.Recipient.AccountNumber),
-			Provider: route.Provider, CreatedAt: now, UpdatedAt: now,
+			ProviderAttempt: ProviderAttempt{Provider: route.Provider}, CreatedAt: now, UpdatedAt: now,
 		}
 		if po.AccountKeyID, po.AccountCiphertext, err = s.accountKeys.Seal(req.Recipient.AccountNumber, po.ID); err != nil {
 			return err
@@ -277,7 +265,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 			exp := now.Add(s.approvalTTL)
 			po.Status, po.ApprovalPending, po.ApprovalExpiresAt = PayoutRequiresApproval, true, &exp
 		} else {
-			po.Dispatch = DispatchSending
+			po.Attempt = AttemptCreating
 		}
 		if err := tx.CreatePayoutIntent(ctx, po); err != nil {
 			return err
@@ -382,7 +370,7 @@ func payoutDispatchJob(po *PayoutIntent, at time.Time, idemKey string) *Job {
 	return &Job{Kind: jobPayoutDispatch, Scope: po.Scope(), TargetID: po.ID, RunAt: at, Payload: payload, DedupKey: jobPayoutDispatch + ":" + po.ID}
 }
 
-// dispatch sends the transfer of a payout whose dispatch is sending (the
+// dispatch sends the transfer of a payout whose attempt is creating (the
 // Provider key is the payout id, so a repeat never makes a second
 // transfer), then in one transaction applies the answer and completes the
 // idempotency record under idemKey, if any (finishOwned). An
@@ -398,25 +386,13 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 		}
 	}
 	var result *Result
-	if po.Dispatch == DispatchSending {
-		r, err := s.callCreatePayout(ctx, po)
+	sentTo := po.Provider
+	if po.Attempt == AttemptCreating {
+		moved, r, err := sendCreate(ctx, s, payoutAttempts, po)
 		if err != nil {
 			return nil, Answer{}, err
 		}
-		// A refusal guarantees no transfer exists there: try the next route.
-		for r.Outcome == OutcomeRefused {
-			moved, err := s.movePayoutToFallback(ctx, po)
-			if err != nil {
-				return nil, Answer{}, asServiceError(err)
-			}
-			if moved == nil {
-				break
-			}
-			po = moved
-			if r, err = s.callCreatePayout(ctx, po); err != nil {
-				return nil, Answer{}, err
-			}
-		}
+		po, sentTo = moved, moved.Provider
 		if r.Outcome == OutcomeUnacknowledged {
 			// Let the merchant's retry take over at once; the worker retries too.
 			err := s.inTx(ctx, func(tx Tx) error {
@@ -441,49 +417,39 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 	if result == nil && idemKey == "" {
 		return nil, Answer{}, nil
 	}
-	var (
-		stored   *StoredAnswer
-		replayed bool
-	)
-	// The payout as this request last knew it, the first time: the
-	// Provider's answer is applied to it by a versioned update, which
-	// fails if anyone changed it since, and the retry reads it.
-	known := po
+	known := po // as this request last knew it, when the answer writes it
 	if result == nil {
 		known = nil
 	}
-	err := s.inTx(ctx, func(tx Tx) error {
-		cur := known
-		known = nil
-		if cur != nil {
-			c := *cur
-			cur = &c
-			remember(tx, cur)
-		} else {
-			var err error
-			if cur, err = tx.GetPayoutIntent(ctx, scope, id); err != nil {
-				return err
-			}
-		}
-		if result != nil && cur.Dispatch == DispatchSending && cur.Provider == po.Provider {
-			if err := s.applyPayoutCreate(ctx, tx, cur, *result); err != nil {
-				return err
-			}
-		}
-		if idemKey == "" {
-			return nil
-		}
-		var err error
-		stored, replayed, err = finishOwned(ctx, tx, scope, idemKey, &rec, cur, s.Now())
-		return err
-	})
-	if err != nil {
-		return nil, Answer{}, asServiceError(err)
-	}
-	if idemKey == "" {
-		return nil, Answer{}, nil
+	_, stored, replayed, err := settleCreate(ctx, s, payoutAttempts, scope, id, known, sentTo, result, idemKey, rec)
+	if err != nil || idemKey == "" {
+		return nil, Answer{}, err
 	}
 	return answered[PayoutIntent](stored, replayed)
+}
+
+// payoutAttempts is the Provider-attempt core's view of payouts.
+var payoutAttempts = &attemptKind[PayoutIntent, *PayoutIntent]{
+	resource: "payout_intent", inquireJob: jobPayoutInquire,
+	get:    Tx.GetPayoutIntent,
+	update: Tx.UpdatePayoutIntent,
+	create: (*Service).callCreatePayout,
+	inquire: func(s *Service, ctx context.Context, po *PayoutIntent) (Result, error) {
+		pp, err := s.payoutProvider(ctx, po)
+		if err != nil {
+			return Result{}, err
+		}
+		return pp.InquirePayout(ctx, po.attemptRef()), nil
+	},
+	fallback:    (*Service).movePayoutToFallback,
+	applyCreate: (*Service).applyPayoutCreate,
+	applyFinal:  (*Service).applyPayoutFinal,
+	done: func(po *PayoutIntent, r Result) bool {
+		return po.Attempt == AttemptClosed && r.Outcome != OutcomeReturned
+	},
+	resend: func(s *Service, ctx context.Context, tx Tx, po *PayoutIntent, now time.Time) error {
+		return s.scheduleDispatch(ctx, tx, po, now, "")
+	},
 }
 
 func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutProvider, error) {
@@ -496,7 +462,7 @@ func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutP
 
 // movePayoutToFallback moves a payout whose Provider refused its transfer
 // to the next route by priority that reaches its bank and whose Provider
-// takes new transfers, still sending, and returns it; nil when there is
+// takes new transfers, still creating, and returns it; nil when there is
 // none or another worker moved it first.
 func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*PayoutIntent, error) {
 	routes := s.routing.PayoutRoutes(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
@@ -518,7 +484,7 @@ func (s *Service) movePayoutToFallback(ctx context.Context, po *PayoutIntent) (*
 	var moved *PayoutIntent
 	err := s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetPayoutIntent(ctx, po.Scope(), po.ID)
-		if err != nil || cur.Dispatch != DispatchSending || cur.Provider != po.Provider {
+		if err != nil || cur.Attempt != AttemptCreating || cur.Provider != po.Provider {
 			return err
 		}
 		cur.Provider, cur.ProviderBankCode, cur.UpdatedAt = next.Provider, bank.ProviderCode, s.Now()
@@ -566,14 +532,12 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 // applyPayoutCreate applies the answer to a dispatch, in tx.
 func (s *Service) applyPayoutCreate(ctx context.Context, tx Tx, po *PayoutIntent, r Result) error {
 	now := s.Now()
-	if r.Reference != "" {
-		po.ProviderRef = r.Reference
-	}
+	po.learnRef(r)
 	switch {
 	case r.Outcome == OutcomeUnknown:
-		po.Dispatch = DispatchUncertain
+		po.Attempt = AttemptUnknown
 	case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
-		po.Dispatch = DispatchAccepted
+		po.Attempt = AttemptOpen
 	default:
 		return s.applyPayoutFinal(ctx, tx, po, r, now)
 	}
@@ -624,7 +588,7 @@ func (s *Service) applyPayoutFinal(ctx context.Context, tx Tx, po *PayoutIntent,
 	default:
 		return nil
 	}
-	po.Dispatch, po.UpdatedAt = DispatchClosed, now
+	po.Attempt, po.UpdatedAt = AttemptClosed, now
 	return s.updatePayout(ctx, tx, po, now, m)
 }
 
@@ -668,14 +632,14 @@ var failureMessages = map[string]string{
 	FailureExpired:          "The payout was not approved in time.",
 }
 
-// dispatchPayoutJob (re)sends a transfer that is still sending: after a
+// dispatchPayoutJob (re)sends a transfer that is still creating: after a
 // crash, an unacknowledged dispatch, or an approval.
 func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	po, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID)
 	if err != nil {
 		return err
 	}
-	if po.Dispatch != DispatchSending {
+	if po.Attempt != AttemptCreating {
 		return nil
 	}
 	s.logStalePayout(ctx, po)
@@ -695,7 +659,7 @@ func (s *Service) dispatchPayoutJob(ctx context.Context, j *Job) error {
 	if _, _, err := s.dispatch(ctx, j.Scope, po.ID, key, po, rec); err != nil {
 		return err
 	}
-	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Dispatch == DispatchSending {
+	if cur, err := s.store.GetPayoutIntent(ctx, j.Scope, j.TargetID); err == nil && cur.Attempt == AttemptCreating {
 		return errNotYet
 	}
 	return nil
@@ -709,82 +673,21 @@ func (s *Service) inquirePayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if po.Dispatch == DispatchClosed || po.Dispatch == DispatchNone {
+	if po.Attempt == AttemptClosed || po.Attempt == AttemptNone {
 		return nil
 	}
-	pp, err := s.payoutProvider(ctx, po)
+	s.logStalePayout(ctx, po)
+	r, err := inquireAttempt(ctx, s, payoutAttempts, po)
 	if err != nil {
 		return err
-	}
-	s.logStalePayout(ctx, po)
-	r := pp.InquirePayout(ctx, po.attemptRef())
-	s.observe(po.Provider, r)
-	s.log.InfoContext(ctx, "provider payout inquiry", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(po.Dispatch == DispatchUncertain, po.ProviderRef, r) {
-		// As for payments: send the transfer again under the same key.
-		if r, err = s.callCreatePayout(ctx, po); err != nil {
-			return err
-		}
 	}
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
 }
 
+// applyPayoutInquiry applies what an inquiry, a cancel or a callback said
+// about a payout's transfer (applyAnswer).
 func (s *Service) applyPayoutInquiry(ctx context.Context, scope Scope, id string, r Result) error {
-	final := false
-	err := s.inTx(ctx, func(tx Tx) error {
-		po, err := tx.GetPayoutIntent(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		if po.Dispatch == DispatchClosed && r.Outcome != OutcomeReturned {
-			final = true
-			return nil
-		}
-		if r.Reference != "" && po.ProviderRef == "" {
-			// The dispatch's answer never came: keep the Provider's id.
-			po.ProviderRef = r.Reference
-			if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-				return err
-			}
-		}
-		now := s.Now()
-		switch r.Outcome {
-		case OutcomeNotFound:
-			if po.Dispatch == DispatchUncertain || po.Dispatch == DispatchSending {
-				po.Dispatch, po.UpdatedAt = DispatchSending, now
-				if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
-					return err
-				}
-				final = true // this job is done; the dispatch job takes over
-				return s.scheduleDispatch(ctx, tx, po, now, "")
-			}
-			return nil
-		case OutcomePending, OutcomeRequiresAction:
-			if po.Dispatch == DispatchUncertain {
-				po.Dispatch, po.UpdatedAt = DispatchAccepted, now
-				return tx.UpdatePayoutIntent(ctx, po)
-			}
-			return nil
-		}
-		before, sent := po.Status, po.Dispatch
-		if err := s.applyPayoutFinal(ctx, tx, po, r, now); err != nil {
-			return err
-		}
-		final = po.Status != before || po.Dispatch == DispatchClosed
-		if sent != DispatchClosed && po.Dispatch == DispatchClosed {
-			// Decided here (by a callback, or a cancel): nothing is left
-			// for the inquiry job to ask.
-			return s.completeJob(ctx, tx, jobPayoutInquire, po.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if !final {
-		return errNotYet
-	}
-	return nil
+	return applyAnswer(ctx, s, payoutAttempts, scope, id, r)
 }
 
 // CancelPayoutIntent cancels a payout (accepted, with the payout). Before
@@ -815,9 +718,9 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 		}
 		po.CancelRequestedAt, po.CancelReason, po.UpdatedAt = &now, req.Reason, now
 		var m ledgerMove
-		if po.Dispatch == DispatchNone {
+		if po.Attempt == AttemptNone {
 			m = endReservation(po, "payout.released", AccountAvailable)
-			po.Status, po.ApprovalPending, po.Dispatch = PayoutCancelled, false, DispatchClosed
+			po.Status, po.ApprovalPending, po.Attempt = PayoutCancelled, false, AttemptClosed
 			if err := s.completeJob(ctx, tx, jobPayoutExpire, po.ID); err != nil { // the hold ended
 				return "", nil, err
 			}
@@ -841,10 +744,10 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if po.Dispatch == DispatchClosed {
+	if po.Attempt == AttemptClosed {
 		return nil
 	}
-	if po.Dispatch == DispatchSending {
+	if po.Attempt == AttemptCreating {
 		return errNotYet // the dispatch settles first, then the cancel
 	}
 	pp, err := s.payoutProvider(ctx, po)
@@ -853,7 +756,7 @@ func (s *Service) cancelPayoutJob(ctx context.Context, j *Job) error {
 	}
 	r := pp.CancelPayout(ctx, po.attemptRef())
 	s.log.InfoContext(ctx, "provider cancel payout", "payout_intent", po.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if r.Outcome == OutcomeNotFound && po.Dispatch == DispatchUncertain {
+	if r.Outcome == OutcomeNotFound && po.Attempt == AttemptUnknown {
 		r.Outcome = OutcomeCancelled // the Provider confirms it never had it
 	}
 	return s.applyPayoutInquiry(ctx, j.Scope, po.ID, r)
@@ -876,7 +779,7 @@ func (s *Service) expirePayoutJob(ctx context.Context, j *Job) error {
 			return errNotYet
 		}
 		m := endReservation(po, "payout.released", AccountAvailable)
-		po.Status, po.ApprovalPending, po.Dispatch = PayoutExpired, false, DispatchClosed
+		po.Status, po.ApprovalPending, po.Attempt = PayoutExpired, false, AttemptClosed
 		po.FailureCode, po.FailureMessage, po.UpdatedAt = FailureExpired, failureMessages[FailureExpired], now
 		return s.updatePayout(ctx, tx, po, now, m)
 	})
@@ -894,7 +797,7 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 		}
 		now := s.Now()
 		scope = po.Scope()
-		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutProcessing, false, DispatchSending, now
+		po.Status, po.ApprovalPending, po.Attempt, po.UpdatedAt = PayoutProcessing, false, AttemptCreating, now
 		if err := tx.UpdatePayoutIntent(ctx, po); err != nil {
 			return err
 		}
@@ -934,7 +837,7 @@ func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*
 		}
 		now := s.Now()
 		m := endReservation(po, "payout.released", AccountAvailable)
-		po.Status, po.ApprovalPending, po.Dispatch, po.UpdatedAt = PayoutFailed, false, DispatchClosed, now
+		po.Status, po.ApprovalPending, po.Attempt, po.UpdatedAt = PayoutFailed, false, AttemptClosed, now
 		po.FailureCode, po.FailureMessage, po.CancelReason = FailureApprovalRejected, failureMessages[FailureApprovalRejected], reason
 		if err := s.updatePayout(ctx, tx, po, now, m); err != nil {
 			return err

@@ -113,7 +113,7 @@ func TestCrashedPayoutIsRecovered(t *testing.T) {
 				is.Equal(len(page.Data), 1)
 				po := page.Data[0]
 				is.Equal(po.Status, paykit.PayoutProcessing)
-				is.Equal(po.Dispatch, paykit.DispatchSending) // the answer was never applied
+				is.Equal(po.Attempt, paykit.AttemptCreating) // the answer was never applied
 				b := e.balance(t, "THB")
 				is.Equal([]int64{b.Available, b.Reserved}, []int64{5_000_000 - 4000, 4000})
 

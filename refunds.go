@@ -41,23 +41,21 @@ const (
 // until the Provider's final word: moved out on success, released on
 // failure.
 type Refund struct {
-	ID                string        `json:"id,omitzero"`
-	MerchantID        string        `json:"merchant_id,omitzero"`
-	Environment       Environment   `json:"environment,omitzero"`
-	PaymentIntentID   string        `json:"payment_intent_id,omitzero"`
-	Amount            int64         `json:"amount,omitzero"`
-	Currency          string        `json:"currency,omitzero"`
-	Status            RefundStatus  `json:"status,omitzero"`
-	Reason            string        `json:"reason,omitzero"` // "" when none was given
-	MerchantReference string        `json:"merchant_reference,omitzero"`
-	FailureCode       string        `json:"failure_code,omitzero"` // "", RefundProviderDeclined or RefundProviderError
-	Provider          string        `json:"provider,omitzero"`     // internal: the payment's Provider, which refunds it
-	ProviderRef       string        `json:"provider_ref,omitzero"` // internal: the Provider's id of the refund, from whichever answer names it first
-	Dispatch          DispatchState `json:"dispatch,omitzero"`     // internal: where the Provider call stands
-	CompletedAt       *time.Time    `json:"completed_at,omitzero"`
-	CreatedAt         time.Time     `json:"created_at,omitzero"`
-	UpdatedAt         time.Time     `json:"updated_at,omitzero"`
-	Version           int64         `json:"version,omitzero"`
+	ID                string       `json:"id,omitzero"`
+	MerchantID        string       `json:"merchant_id,omitzero"`
+	Environment       Environment  `json:"environment,omitzero"`
+	PaymentIntentID   string       `json:"payment_intent_id,omitzero"`
+	Amount            int64        `json:"amount,omitzero"`
+	Currency          string       `json:"currency,omitzero"`
+	Status            RefundStatus `json:"status,omitzero"`
+	Reason            string       `json:"reason,omitzero"` // "" when none was given
+	MerchantReference string       `json:"merchant_reference,omitzero"`
+	FailureCode       string       `json:"failure_code,omitzero"` // "", RefundProviderDeclined or RefundProviderError
+	ProviderAttempt                // internal: its Provider attempt
+	CompletedAt       *time.Time   `json:"completed_at,omitzero"`
+	CreatedAt         time.Time    `json:"created_at,omitzero"`
+	UpdatedAt         time.Time    `json:"updated_at,omitzero"`
+	Version           int64        `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the refund.
@@ -262,7 +260,7 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, 
 	re := &Refund{
 		ID: id, MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
 		Amount: amount, Currency: pi.Currency, Status: RefundPending, Reason: req.Reason,
-		MerchantReference: req.MerchantReference, Provider: pi.Provider, Dispatch: DispatchSending,
+		MerchantReference: req.MerchantReference, ProviderAttempt: ProviderAttempt{Provider: pi.Provider, Attempt: AttemptCreating},
 		CreatedAt: now, UpdatedAt: now,
 	}
 	pi.RefundPendingAmount += amount
@@ -303,78 +301,87 @@ func (s *Service) scheduleRefundDispatch(ctx context.Context, tx Tx, re *Refund,
 }
 
 // dispatchRefund sends re, as last committed, to its Provider if it is
-// still sending, then in one transaction applies the answer and, when
-// idemKey is set, completes that record with the refund (finishOwned).
+// still creating, then in one transaction applies the answer and, when
+// idemKey is set, completes that record with the refund (settleCreate).
 // pi and rec, when known, are re's payment and the record as committed:
 // neither is read, nor is re when the answer writes it.
 func (s *Service) dispatchRefund(ctx context.Context, re *Refund, pi *PaymentIntent, idemKey string, rec *IdempotencyRecord) (cur *Refund, stored *StoredAnswer, replayed bool, err error) {
 	var result *Result
-	if re.Dispatch == DispatchSending {
-		rp, payment, err := s.refundProvider(ctx, re, pi)
+	if re.Attempt == AttemptCreating {
+		r, err := s.createRefundCall(ctx, re, pi, "provider create refund")
 		if err != nil {
 			return nil, nil, false, err
 		}
-		r := rp.CreateRefund(ctx, refundRequest(re, payment))
-		s.observe(re.Provider, r)
-		s.log.InfoContext(ctx, "provider create refund", "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
 		result = &r
 	}
-	// An answer that writes the refund is applied, the first time, to re
-	// by a versioned update, which fails if anyone changed it since; the
-	// retry reads it.
 	known := re
 	if result == nil || result.Outcome == OutcomeUnacknowledged {
-		known = nil
+		known = nil // the answer does not write it
 	}
-	err = s.inTx(ctx, func(tx Tx) error {
-		if known != nil {
-			c := *known
-			cur, known = &c, nil
-			remember(tx, cur)
-		} else {
-			var err error
-			if cur, err = tx.GetRefund(ctx, re.Scope(), re.ID); err != nil {
-				return err
-			}
-		}
-		if result != nil && cur.Dispatch == DispatchSending {
-			if err := s.applyRefundCreate(ctx, tx, cur, *result); err != nil {
-				return err
-			}
-		}
-		if idemKey == "" {
-			return nil
-		}
-		var err error
-		stored, replayed, err = finishOwned(ctx, tx, re.Scope(), idemKey, &rec, cur, s.Now())
-		return err
-	})
+	return settleCreate(ctx, s, refundAttempts, re.Scope(), re.ID, known, re.Provider, result, idemKey, rec)
+}
+
+// createRefundCall sends the create of re, a refund of pi (read when nil),
+// to its Provider, and logs it with msg.
+func (s *Service) createRefundCall(ctx context.Context, re *Refund, pi *PaymentIntent, msg string) (Result, error) {
+	rp, payment, err := s.refundProvider(ctx, re, pi)
 	if err != nil {
-		return nil, nil, false, asServiceError(err)
+		return Result{}, err
 	}
-	return cur, stored, replayed, nil
+	r := rp.CreateRefund(ctx, refundRequest(re, payment))
+	s.observe(re.Provider, r)
+	s.log.InfoContext(ctx, msg, "refund", re.ID, "provider", re.Provider, "outcome", r.Outcome, "detail", r.Detail)
+	return r, nil
+}
+
+// refundAttempts is the Provider-attempt core's view of refunds. A
+// refusal fails the refund: it stays with its payment's Provider.
+var refundAttempts = &attemptKind[Refund, *Refund]{
+	resource: "refund", inquireJob: jobRefundInquire,
+	get:    Tx.GetRefund,
+	update: Tx.UpdateRefund,
+	create: func(s *Service, ctx context.Context, re *Refund) (Result, error) {
+		return s.createRefundCall(ctx, re, nil, "provider create refund again")
+	},
+	inquire: func(s *Service, ctx context.Context, re *Refund) (Result, error) {
+		a, err := s.provider(ctx, re.Provider, CapRefunds)
+		if err != nil {
+			return Result{}, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+		}
+		return a.refunds.InquireRefund(ctx, re.attemptRef()), nil
+	},
+	applyCreate: (*Service).applyRefundCreate,
+	applyFinal:  (*Service).applyRefundFinal,
+	done:        func(re *Refund, _ Result) bool { return re.Status.Terminal() },
+	resend: func(s *Service, ctx context.Context, tx Tx, re *Refund, now time.Time) error {
+		return s.scheduleRefundDispatch(ctx, tx, re, now)
+	},
+}
+
+// attemptKey is the Provider idempotency key of the refund: its id.
+func (r *Refund) attemptKey() string { return r.ID }
+
+// attemptRef names the refund at its Provider.
+func (r *Refund) attemptRef() AttemptRef {
+	return AttemptRef{Key: r.attemptKey(), Reference: r.ProviderRef}
 }
 
 // applyRefundCreate applies the answer to the create of re, still
-// sending, in tx. An unacknowledged call leaves it sending, for the
+// creating, in tx. An unacknowledged call leaves it creating, for the
 // dispatch job to send again under the same key.
 func (s *Service) applyRefundCreate(ctx context.Context, tx Tx, re *Refund, r Result) error {
 	now := s.Now()
 	if r.Outcome == OutcomeUnacknowledged {
 		return s.scheduleRefundDispatch(ctx, tx, re, now.Add(2*time.Second))
 	}
-	if r.Reference != "" {
-		re.ProviderRef = r.Reference
-	}
+	re.learnRef(r)
 	switch r.Outcome {
 	case OutcomeUnknown:
-		re.Dispatch = DispatchUncertain
-	case OutcomeSucceeded, OutcomeFailed:
+		re.Attempt = AttemptUnknown
+	case OutcomeSucceeded, OutcomeFailed, OutcomeRefused:
 		return s.applyRefundFinal(ctx, tx, re, r, now)
-	case OutcomeRefused: // refused before any refund existed
-		return s.applyRefundFinal(ctx, tx, re, Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError, Reference: r.Reference}, now)
 	default: // pending, or anything not final
-		re.Dispatch = DispatchAccepted
+		re.Attempt = AttemptOpen
 	}
 	re.UpdatedAt = now
 	if err := s.enqueue(ctx, tx, &Job{Kind: jobRefundInquire, Scope: re.Scope(), TargetID: re.ID, RunAt: now.Add(time.Second), DedupKey: jobRefundInquire + ":" + re.ID}); err != nil {
@@ -385,7 +392,7 @@ func (s *Service) applyRefundCreate(ctx context.Context, tx Tx, re *Refund, r Re
 
 // refundRequest is the Provider request of re, a refund of pi.
 func refundRequest(re *Refund, pi *PaymentIntent) RefundRequest {
-	return RefundRequest{Key: re.ID, PaymentKey: attemptKey(pi), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency}
+	return RefundRequest{Key: re.attemptKey(), PaymentKey: pi.attemptKey(), PaymentRef: pi.ProviderRef, Amount: re.Amount, Currency: re.Currency}
 }
 
 // refundProvider is the Provider that refunds re, with the payment it
@@ -404,14 +411,16 @@ func (s *Service) refundProvider(ctx context.Context, re *Refund, pi *PaymentInt
 }
 
 // applyRefundFinal applies a final Provider result to re in tx, with its
-// ledger movement and the payment's refunded amount. Non-final results
-// change nothing.
+// ledger movement and the payment's refunded amount: a refusal (nothing
+// was created) fails it with provider_error. Non-final results change
+// nothing.
 func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Result, now time.Time) error {
 	if re.Status.Terminal() {
 		return nil
 	}
-	if r.Reference != "" && re.ProviderRef == "" {
-		re.ProviderRef = r.Reference
+	re.learnRef(r)
+	if r.Outcome == OutcomeRefused { // refused before any refund existed
+		r = Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError}
 	}
 	var kind, to string
 	switch r.Outcome {
@@ -427,7 +436,7 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	default:
 		return nil
 	}
-	re.Dispatch, re.CompletedAt, re.UpdatedAt = DispatchClosed, &now, now
+	re.Attempt, re.CompletedAt, re.UpdatedAt = AttemptClosed, &now, now
 	// The versioned update first, as for payouts (see updatePayout).
 	if err := tx.UpdateRefund(ctx, re); err != nil {
 		return err
@@ -447,7 +456,7 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	return s.post(ctx, tx, re.Scope(), re.Currency, kind, re.ID, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 }
 
-// dispatchRefundJob sends a refund that is still sending (after a crash,
+// dispatchRefundJob sends a refund that is still creating (after a crash,
 // an unacknowledged call, or a host's commit) and completes the request's
 // idempotency record when the request did not.
 func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
@@ -468,14 +477,14 @@ func (s *Service) dispatchRefundJob(ctx context.Context, j *Job) error {
 	case rec.LockedUntil != nil && rec.LockedUntil.After(s.Now()):
 		return errNotYet // the request still owns it
 	}
-	if re.Dispatch != DispatchSending && key == "" {
+	if re.Attempt != AttemptCreating && key == "" {
 		return nil
 	}
 	cur, _, _, err := s.dispatchRefund(ctx, re, nil, key, rec)
 	if err != nil {
 		return err
 	}
-	if cur.Dispatch == DispatchSending {
+	if cur.Attempt == AttemptCreating {
 		return errNotYet
 	}
 	return nil
@@ -489,84 +498,20 @@ func (s *Service) inquireRefundJob(ctx context.Context, j *Job) error {
 	if err != nil {
 		return err
 	}
-	if re.Dispatch == DispatchClosed || re.Status.Terminal() {
+	if re.Attempt == AttemptClosed || re.Status.Terminal() {
 		return nil
 	}
-	rp, pi, err := s.refundProvider(ctx, re, nil)
+	r, err := inquireAttempt(ctx, s, refundAttempts, re)
 	if err != nil {
 		return err
-	}
-	r := rp.InquireRefund(ctx, AttemptRef{Key: re.ID, Reference: re.ProviderRef})
-	s.observe(re.Provider, r)
-	s.log.InfoContext(ctx, "provider refund inquiry", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
-	if resendCreate(re.Dispatch == DispatchUncertain, re.ProviderRef, r) {
-		// As for payments: send the refund again under the same key.
-		r = rp.CreateRefund(ctx, refundRequest(re, pi))
-		s.observe(re.Provider, r)
-		s.log.InfoContext(ctx, "provider create refund again", "refund", re.ID, "outcome", r.Outcome, "detail", r.Detail)
 	}
 	return s.applyRefundInquiry(ctx, j.Scope, re.ID, r)
 }
 
 // applyRefundInquiry applies what an inquiry or a callback said about a
-// refund. It returns errNotYet while the refund is not final.
+// refund (applyAnswer). It returns errNotYet while the refund is not final.
 func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string, r Result) error {
-	final := false
-	err := s.inTx(ctx, func(tx Tx) error {
-		re, err := tx.GetRefund(ctx, scope, id)
-		if err != nil {
-			return err
-		}
-		if re.Status.Terminal() {
-			final = true
-			return nil
-		}
-		now := s.Now()
-		switch r.Outcome {
-		case OutcomeNotFound:
-			if re.Dispatch == DispatchUncertain || re.Dispatch == DispatchSending {
-				re.Dispatch, re.UpdatedAt = DispatchSending, now
-				if err := tx.UpdateRefund(ctx, re); err != nil {
-					return err
-				}
-				final = true // this job is done; the dispatch job takes over
-				return s.scheduleRefundDispatch(ctx, tx, re, now)
-			}
-			return nil
-		case OutcomeSucceeded, OutcomeFailed, OutcomeRefused:
-			final = true
-			if r.Outcome == OutcomeRefused { // a create sent again was refused: nothing exists
-				r = Result{Outcome: OutcomeFailed, FailureCode: RefundProviderError}
-			}
-			if err := s.applyRefundFinal(ctx, tx, re, r, now); err != nil {
-				return err
-			}
-			// Decided here, by a callback or the inquiry job: the
-			// inquiry job, if not this one, has nothing left to ask.
-			return s.completeJob(ctx, tx, jobRefundInquire, re.ID)
-		}
-		// Not final: keep what it taught us (the Provider's id, that it
-		// has the refund).
-		changed := false
-		if r.Reference != "" && re.ProviderRef == "" {
-			re.ProviderRef, changed = r.Reference, true
-		}
-		if re.Dispatch == DispatchUncertain && r.Outcome != OutcomeUnknown && r.Outcome != OutcomeUnacknowledged {
-			re.Dispatch, changed = DispatchAccepted, true
-		}
-		if !changed {
-			return nil
-		}
-		re.UpdatedAt = now
-		return tx.UpdateRefund(ctx, re)
-	})
-	if err != nil {
-		return err
-	}
-	if !final {
-		return errNotYet
-	}
-	return nil
+	return applyAnswer(ctx, s, refundAttempts, scope, id, r)
 }
 
 // GetRefund returns a refund of the caller's scope.

@@ -348,7 +348,7 @@ func TestCrashedRefundIsRecovered(t *testing.T) {
 				is.Equal(len(page.Data), 1)
 				re := page.Data[0]
 				is.Equal(re.Status, paykit.RefundPending)
-				is.Equal(re.Dispatch, paykit.DispatchSending) // the answer was never applied
+				is.Equal(re.Attempt, paykit.AttemptCreating) // the answer was never applied
 				avail, reserved := e.balance(t)
 				is.Equal([]int64{avail, reserved}, []int64{6000, 4000})
 
@@ -421,7 +421,7 @@ func TestRefundAnsweredMeanwhile(t *testing.T) {
 		is := is.New(t)
 		ctx := context.Background()
 		re := refundAnsweredMeanwhile(t, e, pi, 3000)
-		is.Equal(re.Dispatch, paykit.DispatchAccepted)
+		is.Equal(re.Attempt, paykit.AttemptOpen)
 		refunds, calls := e.provider.refundsReceived()
 		is.Equal([]int{refunds, calls}, []int{1, 2})
 		evs, err := e.svc.ListEvents(ctx, e.test, paykit.EventListParams{})

@@ -111,6 +111,24 @@ type Tx interface {
 	WebhookStore
 	MonitorStore
 	RefundStore
+	AttemptStore
+}
+
+// AttemptStore finds a resource by its Provider attempt.
+type AttemptStore interface {
+	// FindByProviderRef returns, of any scope, the payment intent, payout
+	// intent or refund whose attempt at provider has the Provider's id
+	// ref, or ErrNotFound (also for an empty ref): for callbacks and
+	// settlement lines, which name the Provider's id.
+	FindByProviderRef(ctx context.Context, provider, ref string) (AttemptOwner, error)
+}
+
+// AttemptOwner is the resource a Provider attempt belongs to.
+type AttemptOwner struct {
+	Object  string // "payment_intent", "payout_intent" or "refund"
+	Scope   Scope
+	ID      string
+	Attempt AttemptState
 }
 
 // Position is a keyset pagination position: the (CreatedAt, ID) of the last

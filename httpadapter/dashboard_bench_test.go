@@ -39,7 +39,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 			st := statuses[i%len(statuses)]
 			pi := &paykit.PaymentIntent{ID: fmt.Sprintf("pi_bench%06d", i), MerchantID: m.ID, Environment: paykit.Test, Status: st,
 				Amount: int64(1000 + i), Currency: "MYR", Country: "MY", MerchantReference: fmt.Sprintf("order-%06d", i),
-				PaymentMethod: "FPX", Provider: "sandbox", ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at, Version: 1}
+				PaymentMethod: "FPX", ProviderAttempt: paykit.ProviderAttempt{Provider: "sandbox"}, ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at, Version: 1}
 			if err := tx.CreatePaymentIntent(ctx, pi); err != nil {
 				return err
 			}

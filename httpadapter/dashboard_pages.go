@@ -471,7 +471,7 @@ func (d *dashboard) refundDetail(w http.ResponseWriter, r *http.Request, s *sess
 	internal := []field{
 		{Label: "Provider", Value: text(rf.Provider)},
 		{Label: "Provider reference", Value: mono(rf.ProviderRef)},
-		{Label: "Dispatch", Value: text(string(rf.Dispatch))},
+		{Label: "Dispatch", Value: text(string(rf.Attempt))},
 	}
 	p := &dashPageView{Title: "Refund " + rf.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f},
 		{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
@@ -526,7 +526,7 @@ func (d *dashboard) renderPayout(w http.ResponseWriter, r *http.Request, s *sess
 		{Label: "Provider", Value: text(po.Provider)},
 		{Label: "Provider reference", Value: mono(po.ProviderRef)},
 		{Label: "Provider bank code", Value: text(po.ProviderBankCode)},
-		{Label: "Dispatch", ID: "dispatch", Value: text(string(po.Dispatch))},
+		{Label: "Dispatch", ID: "dispatch", Value: text(string(po.Attempt))},
 		{Label: "Cancel requested", Value: text(whenPtr(po.CancelRequestedAt))},
 	}
 	p := &dashPageView{Title: "Payout " + po.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f}}}

@@ -42,8 +42,8 @@ func PaymentIntents() []*paykit.PaymentIntent {
 					ID: "pi_" + s, MerchantID: s, Environment: paykit.Test, Status: paykit.PaymentStatuses[(i+j)%len(paykit.PaymentStatuses)],
 					Amount: int64(i*j*1000 + k), Currency: "MYR", Country: s, MerchantReference: s, PaymentMethod: texts[(i+j)%len(texts)],
 					Customer: maps.Clone(tables[(i+k)%len(tables)]), PaymentMethodOptions: maps.Clone(tables[(j+k)%len(tables)]), ReturnURL: s, CheckoutID: s,
-					NextAction: action(), FailureCode: texts[(i+k)%len(texts)], Provider: s, ProviderOptions: maps.Clone(tables[i%len(tables)]),
-					ProviderRef: s, Attempt: paykit.AttemptState(s), ProviderURL: s, RefundedAmount: int64(i), RefundPendingAmount: -int64(j),
+					NextAction: action(), FailureCode: texts[(i+k)%len(texts)], ProviderAttempt: paykit.ProviderAttempt{Provider: s, ProviderOptions: maps.Clone(tables[i%len(tables)]),
+						ProviderRef: s, Attempt: paykit.AttemptState(s), ProviderURL: s}, RefundedAmount: int64(i), RefundPendingAmount: -int64(j),
 					ExpiresAt: at, CreatedAt: bkk, UpdatedAt: at, Version: int64(len(out)),
 				}
 				if k == 1 {

@@ -58,7 +58,8 @@ func TestFormat(t *testing.T) {
 }
 
 // TestNamesAreTags: every field of a resource, and of the structs it
-// holds, has its JSON name in a tag, so a Go rename cannot change it.
+// holds or embeds, has its JSON name in a tag, so a Go rename cannot
+// change it.
 func TestNamesAreTags(t *testing.T) {
 	seen := map[reflect.Type]bool{}
 	var check func(reflect.Type)
@@ -73,7 +74,8 @@ func TestNamesAreTags(t *testing.T) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if f.IsExported() && (name == "" || name == "-") {
+			// An embedded struct's members are inlined: its own fields carry the names.
+			if f.IsExported() && !f.Anonymous && (name == "" || name == "-") {
 				t.Errorf("%s.%s has no json name", typ.Name(), f.Name)
 			}
 			check(f.Type)

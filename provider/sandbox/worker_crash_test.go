@@ -132,7 +132,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		is.NoErr(err)
 		po, err := svc.GetPayoutIntent(ctx, p, id)
 		is.NoErr(err)
-		if n > 0 && po.Dispatch != paykit.DispatchSending {
+		if n > 0 && po.Attempt != paykit.AttemptCreating {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -231,7 +231,7 @@ func TestRefundRequestKilledBetweenTransactions(t *testing.T) {
 	is.Equal(len(page.Data), 1)
 	re := page.Data[0]
 	is.Equal(re.Status, paykit.RefundPending)
-	is.Equal(re.Dispatch, paykit.DispatchSending) // the answer was never applied
+	is.Equal(re.Attempt, paykit.AttemptCreating) // the answer was never applied
 	_, _, err = svc.CreateRefund(ctx, p, "k-crash", crashRefund(pi.ID))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeIdempotencyInProgress) // the dead request's lock holds
 

@@ -8,7 +8,7 @@ import (
 )
 
 func checkoutKey(c *paykit.Checkout) intentKey {
-	return intentKey{c.ID, c.Scope(), c.MerchantReference, c.CreatedAt, &c.Version}
+	return intentKey{c.ID, c.Scope(), c.MerchantReference, c.CreatedAt, &c.Version, nil}
 }
 
 // copyCheckout deep-copies the stored fields of c; projection fields are

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -15,8 +16,10 @@ type intents[T any] struct {
 	entity string // ConflictError.Entity
 	rows   map[string]*T
 	byRef  map[refKey]string
-	key    func(*T) intentKey
-	clone  func(T) T // a deep copy, so callers never share memory with the Store
+	// byAttempt finds an intent by the Provider's id of its attempt.
+	byAttempt map[attemptRef]string
+	key       func(*T) intentKey
+	clone     func(T) T // a deep copy, so callers never share memory with the Store
 	// share, when set, is clone for a value going into the Store, given
 	// the version the Store holds (nil for a new row), whose maps it may
 	// reuse.
@@ -30,10 +33,22 @@ type intentKey struct {
 	ref       string
 	createdAt time.Time
 	version   *int64
+	attempt   *paykit.ProviderAttempt // nil: the kind has no Provider attempt
+}
+
+// attemptRef is a Provider and its id of an attempt.
+type attemptRef struct{ provider, ref string }
+
+// attemptRefOf is k's attemptRef, and whether it has one.
+func (k intentKey) attemptRefOf() (attemptRef, bool) {
+	if k.attempt == nil || k.attempt.ProviderRef == "" {
+		return attemptRef{}, false
+	}
+	return attemptRef{k.attempt.Provider, k.attempt.ProviderRef}, true
 }
 
 func newIntents[T any](entity string, key func(*T) intentKey, clone func(T) T) intents[T] {
-	return intents[T]{entity: entity, rows: map[string]*T{}, byRef: map[refKey]string{}, key: key, clone: clone}
+	return intents[T]{entity: entity, rows: map[string]*T{}, byRef: map[refKey]string{}, byAttempt: map[attemptRef]string{}, key: key, clone: clone}
 }
 
 // create inserts v; a ConflictError when its id or reference is taken.
@@ -49,6 +64,9 @@ func (in *intents[T]) create(t *txn, v *T) error {
 	c := in.own(*v, nil)
 	put(t, in.rows, k.id, &c)
 	put(t, in.byRef, ref, k.id)
+	if a, ok := k.attemptRefOf(); ok {
+		put(t, in.byAttempt, a, k.id)
+	}
 	return nil
 }
 
@@ -69,6 +87,16 @@ func (in *intents[T]) get(scope *paykit.Scope, id string) (*T, error) {
 	}
 	c := in.clone(*v)
 	return &c, nil
+}
+
+// byProviderRef returns the id and Provider state of the intent whose
+// attempt at provider has the Provider's id ref.
+func (in *intents[T]) byProviderRef(provider, ref string) (string, paykit.ProviderAttempt, bool) {
+	id, ok := in.byAttempt[attemptRef{provider, ref}]
+	if !ok {
+		return "", paykit.ProviderAttempt{}, false
+	}
+	return id, *in.key(in.rows[id]).attempt, true
 }
 
 // update writes v under the Version rule.
@@ -92,6 +120,12 @@ func (in *intents[T]) update(t *txn, v *T) error {
 		}
 		del(t, in.byRef, refKey{cur.scope, cur.ref})
 		put(t, in.byRef, ref, k.id)
+	}
+	if a, ok := cur.attemptRefOf(); ok {
+		del(t, in.byAttempt, a)
+	}
+	if a, ok := k.attemptRefOf(); ok {
+		put(t, in.byAttempt, a, k.id)
 	}
 	*k.version++
 	c := in.own(*v, old)
@@ -128,4 +162,29 @@ func (f listFilter[S]) match(status S, currency, country, ref string, created ti
 		(f.ref == "" || ref == f.ref) &&
 		(f.after == nil || !created.Before(*f.after)) &&
 		(f.before == nil || created.Before(*f.before))
+}
+
+// FindByProviderRef implements paykit.AttemptStore.
+func (t *txn) FindByProviderRef(_ context.Context, provider, ref string) (paykit.AttemptOwner, error) {
+	if ref == "" {
+		return paykit.AttemptOwner{}, paykit.ErrNotFound
+	}
+	if id, a, ok := t.d.payments.byProviderRef(provider, ref); ok {
+		p := t.d.payments.rows[id]
+		return paykit.AttemptOwner{Object: "payment_intent", Scope: p.Scope(), ID: id, Attempt: a.Attempt}, nil
+	}
+	if id, a, ok := t.d.payouts.byProviderRef(provider, ref); ok {
+		p := t.d.payouts.rows[id]
+		return paykit.AttemptOwner{Object: "payout_intent", Scope: p.Scope(), ID: id, Attempt: a.Attempt}, nil
+	}
+	if id, a, ok := t.d.refunds.byProviderRef(provider, ref); ok {
+		r := t.d.refunds.rows[id]
+		return paykit.AttemptOwner{Object: "refund", Scope: r.Scope(), ID: id, Attempt: a.Attempt}, nil
+	}
+	return paykit.AttemptOwner{}, paykit.ErrNotFound
+}
+
+// FindByProviderRef implements paykit.Tx in its own transaction.
+func (s *Store) FindByProviderRef(ctx context.Context, provider, ref string) (paykit.AttemptOwner, error) {
+	return call(s, ctx, func(t *txn) (paykit.AttemptOwner, error) { return t.FindByProviderRef(ctx, provider, ref) })
 }

@@ -386,7 +386,7 @@ func (t *txn) ListAuditEvents(_ context.Context, q paykit.AuditQuery) ([]paykit.
 // --- payment intents ---
 
 func paymentKey(p *paykit.PaymentIntent) intentKey {
-	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version}
+	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version, &p.ProviderAttempt}
 }
 
 // CreatePaymentIntent implements paykit.PaymentIntentStore.

@@ -26,7 +26,7 @@ func TestNoMapSharedWithCallers(t *testing.T) {
 	now := time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC)
 	pi := &paykit.PaymentIntent{ID: "pi_1", MerchantID: scope.MerchantID, Environment: scope.Environment,
 		Status: paykit.PaymentProcessing, Amount: 100, Currency: "MYR", Country: "MY", MerchantReference: "r1",
-		PaymentMethod: "FPX", Customer: map[string]string{"name": "A"}, ProviderOptions: map[string]string{"bank": "B"},
+		PaymentMethod: "FPX", Customer: map[string]string{"name": "A"}, ProviderAttempt: paykit.ProviderAttempt{ProviderOptions: map[string]string{"bank": "B"}},
 		ExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
 	write := func(pi *paykit.PaymentIntent, n int) {
 		t.Helper()

@@ -10,7 +10,7 @@ import (
 // --- payout intents ---
 
 func payoutKey(p *paykit.PayoutIntent) intentKey {
-	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version}
+	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version, &p.ProviderAttempt}
 }
 
 func copyPayout(p paykit.PayoutIntent) paykit.PayoutIntent {

@@ -9,7 +9,7 @@ import (
 // --- refunds ---
 
 func refundKey(r *paykit.Refund) intentKey {
-	return intentKey{r.ID, r.Scope(), r.MerchantReference, r.CreatedAt, &r.Version}
+	return intentKey{r.ID, r.Scope(), r.MerchantReference, r.CreatedAt, &r.Version, &r.ProviderAttempt}
 }
 
 func copyRefund(r paykit.Refund) paykit.Refund {

@@ -34,7 +34,7 @@ var filterSeeds = map[string]string{
 	"payout_intents": `INSERT INTO payout_intents (id, merchant_id, environment, status, approval_pending,
 		amount, currency, country, merchant_reference, recipient_type, bank_code, holder_name, holder_name_th,
 		account_last4, account_key_id, reserved_amount, completed_amount, returned_amount, failure_code,
-		failure_message, cancel_reason, provider, provider_ref, dispatch, created_at, updated_at, version)
+		failure_message, cancel_reason, provider, provider_ref, attempt, created_at, updated_at, version)
 		SELECT 'po_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', ` + rareStatus("'failed'", "'succeeded'") + `, false,
 		1000, ` + currencyCountry + `, 'ref_' || i, 'bank_account', 'KBANK', 'S', '', '6789', 'k', 0, 1000, 0, '', '', '',
 		'sandbox', '', 'closed', t, t, 0` + seedRows,
@@ -44,7 +44,7 @@ var filterSeeds = map[string]string{
 		SELECT 'co_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', ` + rareStatus("'expired'", "'completed'") + `, 1000,
 		` + currencyCountry + `, 'ref_' || i, 'pi_' || i, '', '', t, t, t, 0` + seedRows,
 	"paykit_refunds": `INSERT INTO paykit_refunds (id, merchant_id, environment, payment_intent_id,
-		amount, currency, status, reason, merchant_reference, failure_code, provider, provider_ref, dispatch,
+		amount, currency, status, reason, merchant_reference, failure_code, provider, provider_ref, attempt,
 		created_at, updated_at, version)
 		SELECT 're_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', 'pi_' || (i / 10), 100,
 		CASE WHEN i % 10 = 0 THEN 'MYR' ELSE 'THB' END, ` + rareStatus("'failed'", "'succeeded'") + `, '', 'ref_' || i, '',

@@ -79,8 +79,8 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
 		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
 		NextAction: next, FailureCode: r.FailureCode, RefundedAmount: r.RefundedAmount, RefundPendingAmount: r.RefundPendingAmount,
-		Receipt: receipt, Provider: r.Provider, ProviderOptions: provOptions,
-		ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL,
+		Receipt: receipt, ProviderAttempt: paykit.ProviderAttempt{Provider: r.Provider, ProviderOptions: provOptions,
+			ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL},
 		CancelRequestedAt: utcPtr(r.CancelRequestedAt), ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
 	}, errors.Join(err1, err2, err3, err4, err5)

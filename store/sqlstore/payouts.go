@@ -38,7 +38,7 @@ type payoutIntentRow struct {
 	CancelReason      string     `bun:"cancel_reason"`
 	Provider          string     `bun:"provider"`
 	ProviderRef       string     `bun:"provider_ref"`
-	Dispatch          string     `bun:"dispatch"`
+	Attempt           string     `bun:"attempt"`
 	CancelRequestedAt *time.Time `bun:"cancel_requested_at"`
 	ApprovalExpiresAt *time.Time `bun:"approval_expires_at"`
 	CreatedAt         time.Time  `bun:"created_at"`
@@ -55,7 +55,7 @@ func toPayoutIntentRow(p *paykit.PayoutIntent) *payoutIntentRow {
 		AccountCiphertext: p.AccountCiphertext, AccountKeyID: p.AccountKeyID, ReservedAmount: p.ReservedAmount,
 		CompletedAmount: p.CompletedAmount, ReturnedAmount: p.ReturnedAmount, FailureCode: p.FailureCode,
 		FailureMessage: p.FailureMessage, CancelReason: p.CancelReason, Provider: p.Provider,
-		ProviderRef: p.ProviderRef, Dispatch: string(p.Dispatch), CancelRequestedAt: utcPtr(p.CancelRequestedAt),
+		ProviderRef: p.ProviderRef, Attempt: string(p.Attempt), CancelRequestedAt: utcPtr(p.CancelRequestedAt),
 		ApprovalExpiresAt: utcPtr(p.ApprovalExpiresAt), CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(),
 		Version: p.Version,
 	}
@@ -70,8 +70,9 @@ func (r *payoutIntentRow) payoutIntent() paykit.PayoutIntent {
 		HolderNameTH: r.HolderNameTH, AccountLast4: r.AccountLast4, AccountCiphertext: r.AccountCiphertext,
 		AccountKeyID: r.AccountKeyID, ReservedAmount: r.ReservedAmount, CompletedAmount: r.CompletedAmount,
 		ReturnedAmount: r.ReturnedAmount, FailureCode: r.FailureCode, FailureMessage: r.FailureMessage,
-		CancelReason: r.CancelReason, Provider: r.Provider, ProviderRef: r.ProviderRef,
-		Dispatch: paykit.DispatchState(r.Dispatch), CancelRequestedAt: utcPtr(r.CancelRequestedAt),
+		CancelReason:      r.CancelReason,
+		ProviderAttempt:   paykit.ProviderAttempt{Provider: r.Provider, ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt)},
+		CancelRequestedAt: utcPtr(r.CancelRequestedAt),
 		ApprovalExpiresAt: utcPtr(r.ApprovalExpiresAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		Version: r.Version,
 	}

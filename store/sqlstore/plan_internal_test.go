@@ -102,7 +102,7 @@ func TestPayoutListPlanUsesIndex(t *testing.T) {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO payout_intents (id, merchant_id, environment, status, approval_pending,
 		amount, currency, country, merchant_reference, recipient_type, bank_code, holder_name, holder_name_th,
 		account_last4, account_key_id, reserved_amount, completed_amount, returned_amount, failure_code,
-		failure_message, cancel_reason, provider, provider_ref, dispatch, created_at, updated_at, version)
+		failure_message, cancel_reason, provider, provider_ref, attempt, created_at, updated_at, version)
 		SELECT 'po_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live',
 		CASE WHEN i % 50 = 0 THEN 'requires_approval' ELSE 'succeeded' END, i % 50 = 0,
 		1000, 'THB', 'TH', 'ref_' || i, 'bank_account', 'KBANK', 'S', '', '6789', 'k', 0, 1000, 0, '', '', '',

@@ -25,7 +25,7 @@ type refundRow struct {
 	FailureCode       string     `bun:"failure_code"`
 	Provider          string     `bun:"provider"`
 	ProviderRef       string     `bun:"provider_ref"`
-	Dispatch          string     `bun:"dispatch"`
+	Attempt           string     `bun:"attempt"`
 	CompletedAt       *time.Time `bun:"completed_at"`
 	CreatedAt         time.Time  `bun:"created_at"`
 	UpdatedAt         time.Time  `bun:"updated_at"`
@@ -37,7 +37,7 @@ func toRefundRow(r *paykit.Refund) *refundRow {
 		ID: r.ID, MerchantID: r.MerchantID, Environment: string(r.Environment), PaymentIntentID: r.PaymentIntentID,
 		Amount: r.Amount, Currency: r.Currency, Status: string(r.Status), Reason: r.Reason,
 		MerchantReference: r.MerchantReference, FailureCode: r.FailureCode, Provider: r.Provider,
-		ProviderRef: r.ProviderRef, Dispatch: string(r.Dispatch), CompletedAt: utcPtr(r.CompletedAt),
+		ProviderRef: r.ProviderRef, Attempt: string(r.Attempt), CompletedAt: utcPtr(r.CompletedAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
 	}
 }
@@ -47,9 +47,10 @@ func (r *refundRow) refund() paykit.Refund {
 		ID: r.ID, MerchantID: r.MerchantID, Environment: paykit.Environment(r.Environment),
 		PaymentIntentID: r.PaymentIntentID, Amount: r.Amount, Currency: r.Currency,
 		Status: paykit.RefundStatus(r.Status), Reason: r.Reason, MerchantReference: r.MerchantReference,
-		FailureCode: r.FailureCode, Provider: r.Provider, ProviderRef: r.ProviderRef,
-		Dispatch: paykit.DispatchState(r.Dispatch), CompletedAt: utcPtr(r.CompletedAt),
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
+		FailureCode:     r.FailureCode,
+		ProviderAttempt: paykit.ProviderAttempt{Provider: r.Provider, ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt)},
+		CompletedAt:     utcPtr(r.CompletedAt),
+		CreatedAt:       r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version,
 	}
 }
 

@@ -17,7 +17,7 @@ func TestRefundListPlanUsesIndex(t *testing.T) {
 	ctx := context.Background()
 	// 20,000 refunds of 10 merchants, one in 4 failed, ten per payment intent.
 	_, err := s.db.ExecContext(ctx, `INSERT INTO paykit_refunds (id, merchant_id, environment, payment_intent_id,
-		amount, currency, status, reason, merchant_reference, failure_code, provider, provider_ref, dispatch,
+		amount, currency, status, reason, merchant_reference, failure_code, provider, provider_ref, attempt,
 		created_at, updated_at, version)
 		SELECT 're_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', 'pi_' || (i / 100) || '_' || (i % 10),
 		100, 'MYR', CASE WHEN i % 4 = 0 THEN 'failed' ELSE 'succeeded' END, '', 'ref_' || i, '', 'sandbox', '',

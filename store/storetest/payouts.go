@@ -18,7 +18,7 @@ func payout(scope paykit.Scope, id, ref string, created time.Time) *paykit.Payou
 		Status: paykit.PayoutProcessing, Amount: 250_000, Currency: "THB", Country: "TH", MerchantReference: ref,
 		RecipientType: "bank_account", BankCode: "KBANK", ProviderBankCode: "TH-004", HolderName: "Somchai", HolderNameTH: "สมชาย",
 		AccountLast4: "6789", AccountCiphertext: []byte{0x00, 0x9f, 0xff, 'a', 0x00, 0x80}, AccountKeyID: "key-2026",
-		Provider: "sandbox", Dispatch: paykit.DispatchSending, CreatedAt: created, UpdatedAt: created,
+		ProviderAttempt: paykit.ProviderAttempt{Provider: "sandbox", Attempt: paykit.AttemptCreating}, CreatedAt: created, UpdatedAt: created,
 	}
 }
 
@@ -62,7 +62,7 @@ func testPayoutRoundTrip(t *testing.T, s paykit.Store) {
 	full.Amount = 9_000_000_000_000_000 // int64, far above float64's exact range
 	full.ReservedAmount, full.CompletedAmount, full.ReturnedAmount = 7, 8, 9
 	full.FailureCode, full.FailureMessage, full.CancelReason = "funds_returned", "The funds came back.", "changed their mind"
-	full.ProviderRef, full.Dispatch = "tr_1", paykit.DispatchCancelling
+	full.ProviderRef, full.Attempt = "tr_1", paykit.AttemptCancelling
 	full.CancelRequestedAt = ptr(at(1500 * time.Millisecond))
 	full.ApprovalExpiresAt = ptr(at(72 * time.Hour))
 	is.NoErr(s.CreatePayoutIntent(ctx, full))
@@ -165,7 +165,7 @@ func testPayoutVersioning(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
 	held := payout(scopeA, "po_v", "ref-v", base)
-	held.Status, held.ApprovalPending, held.Dispatch = paykit.PayoutRequiresApproval, true, paykit.DispatchNone
+	held.Status, held.ApprovalPending, held.Attempt = paykit.PayoutRequiresApproval, true, paykit.AttemptNone
 	held.ApprovalExpiresAt, held.ReservedAmount = ptr(at(72*time.Hour)), held.Amount
 	mustCreatePayout(t, s, held)
 	first, err := s.GetPayoutIntent(ctx, scopeA, "po_v")
@@ -174,7 +174,7 @@ func testPayoutVersioning(t *testing.T, s paykit.Store) {
 
 	// Every mutable field changes, pointers are cleared and set.
 	first.Status, first.ApprovalPending, first.ApprovalExpiresAt = paykit.PayoutSucceeded, false, nil
-	first.Dispatch, first.ProviderRef = paykit.DispatchClosed, "tr_v"
+	first.Attempt, first.ProviderRef = paykit.AttemptClosed, "tr_v"
 	first.ReservedAmount, first.CompletedAmount, first.ReturnedAmount = 0, 250_000, 1
 	first.FailureCode, first.FailureMessage, first.CancelReason = "f", "m", "r"
 	first.CancelRequestedAt, first.UpdatedAt = ptr(at(time.Second)), at(2*time.Second)

@@ -17,7 +17,7 @@ func refund(scope paykit.Scope, id, ref, paymentIntent string, created time.Time
 	return &paykit.Refund{
 		ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment, PaymentIntentID: paymentIntent,
 		Amount: 5_000, Currency: "MYR", Status: paykit.RefundPending, MerchantReference: ref,
-		Provider: "sandbox", Dispatch: paykit.DispatchSending, CreatedAt: created, UpdatedAt: created,
+		ProviderAttempt: paykit.ProviderAttempt{Provider: "sandbox", Attempt: paykit.AttemptCreating}, CreatedAt: created, UpdatedAt: created,
 	}
 }
 
@@ -51,7 +51,7 @@ func testRefundRoundTrip(t *testing.T, s paykit.Store) {
 	full.Amount = 9_000_000_000_000_000 // int64, far above float64's exact range
 	full.Currency, full.Status, full.Reason = "THB", paykit.RefundFailed, "requested_by_customer: ลูกค้าขอคืน"
 	full.FailureCode, full.Provider, full.ProviderRef = paykit.RefundProviderDeclined, "bank_x", "rf_42"
-	full.Dispatch, full.CompletedAt = paykit.DispatchClosed, ptr(at(1500*time.Millisecond))
+	full.Attempt, full.CompletedAt = paykit.AttemptClosed, ptr(at(1500*time.Millisecond))
 	full.UpdatedAt, full.Version = at(2*time.Second), 0
 	is.NoErr(s.CreateRefund(ctx, full))
 	*full.CompletedAt = base // the Store kept its own copy
@@ -170,7 +170,7 @@ func testRefundVersioning(t *testing.T, s paykit.Store) {
 
 	// Every mutable field changes.
 	first.Status, first.FailureCode, first.ProviderRef = paykit.RefundSucceeded, "", "rf_v"
-	first.Dispatch, first.CompletedAt, first.UpdatedAt = paykit.DispatchClosed, ptr(at(time.Second)), at(2*time.Second)
+	first.Attempt, first.CompletedAt, first.UpdatedAt = paykit.AttemptClosed, ptr(at(time.Second)), at(2*time.Second)
 	first.Reason = "duplicate"
 	is.NoErr(s.UpdateRefund(ctx, first))
 	is.Equal(first.Version, int64(1)) // a successful update increments the struct's version

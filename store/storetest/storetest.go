@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) paykit.Store) {
 		{"RefundListFilters", testRefundListFilters},
 		{"RefundPagination", testRefundPagination},
 		{"RefundTxCommitAndRollback", testRefundTx},
+		{"FindByProviderRef", testFindByProviderRef},
 		{"PaymentIntentRefundAmounts", testPaymentRefundAmounts},
 		{"ConcurrentRefundsNeverOverReserve", testConcurrentRefundReservations},
 		{"LedgerPostAndBalances", testLedgerPostAndBalances},
