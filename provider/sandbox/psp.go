@@ -549,11 +549,6 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// errReader fails every read with err.
-type errReader struct{ err error }
-
-func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
 // fingerprint identifies a request body for the idempotency check. It is
 // a hash, so a transfer's fingerprint does not keep the account number.
 func fingerprint(v any) string {

@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -611,24 +610,6 @@ func copyPaymentPtr(p *paykit.PaymentIntent) *paykit.PaymentIntent {
 	}
 	c := copyPayment(*p)
 	return &c
-}
-
-// deepCopy copies v and everything it points to, so that the Store never
-// shares memory with its callers. The Service's values have no cycles and
-// no custom JSON encodings, so a JSON round trip copies them exactly.
-func deepCopy[T any](v *T) *T {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("memory: copy %T: %v", v, err))
-	}
-	out := new(T)
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("memory: copy %T: %v", v, err))
-	}
-	return out
 }
 
 // --- jobs ---
