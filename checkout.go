@@ -136,7 +136,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 		Amount: req.Amount, Currency: req.Currency, Country: req.Country, MerchantReference: req.MerchantReference,
 		PaymentMethod: req.PaymentMethod, Customer: customer, PaymentMethodOptions: req.PaymentMethodOptions,
 		ReturnURL: req.ReturnURL,
-	}, false)
+	}, false, true)
 	return amount, err
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/mail"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/validated"
 )
 
 // PaymentStatus is the lifecycle state of a payment intent.
@@ -249,14 +251,18 @@ func (r *IdempotencyRecord) resumePayload() []byte {
 // validatePaymentRoute resolves the route of a create request and checks
 // the payer data it requires. Nothing is persisted.
 func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntentRequest) (int64, *PaymentRoute, error) {
-	return s.checkPaymentRoute(env, req, true)
+	return s.checkPaymentRoute(env, req, true, true)
 }
 
 // checkPaymentRoute is validatePaymentRoute; without requireCustomer,
-// missing payer fields are allowed (a checkout asks the payer for them).
-func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentRequest, requireCustomer bool) (int64, *PaymentRoute, error) {
-	if err := Validate(req); err != nil {
-		return 0, nil, err
+// missing payer fields are allowed (a checkout asks the payer for them);
+// without validate, req's validate tags are taken as checked (by
+// httpadapter, on a body with the same rules).
+func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentRequest, requireCustomer, validate bool) (int64, *PaymentRoute, error) {
+	if validate {
+		if err := Validate(req); err != nil {
+			return 0, nil, err
+		}
 	}
 	amount := req.Amount
 	route, ok := s.paymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
@@ -337,7 +343,7 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 	// A known key skips validation: its request was valid when first seen,
 	// and a replay must not depend on today's configuration. So a request
 	// that fails validation is answered so only when its key is new.
-	amount, route, invalid := s.validatePaymentRoute(p.Environment, &req)
+	amount, route, invalid := s.checkPaymentRoute(p.Environment, &req, true, !validated.In(ctx))
 	if invalid != nil {
 		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid

@@ -172,18 +172,31 @@ func checkText(v reflect.Value, path string) error {
 			if !f.IsExported() || name == "-" {
 				continue
 			}
-			p := path // an embedded struct's fields are its parent's
-			if !f.Anonymous || name != "" {
-				if name == "" {
-					name = f.Name
+			if f.Anonymous && name == "" { // an embedded struct's fields are its parent's
+				if err := checkText(v.Field(i), path); err != nil {
+					return err
 				}
-				p = joinPath(path, name)
+				continue
 			}
-			if err := checkText(v.Field(i), p); err != nil {
+			if name == "" {
+				name = f.Name
+			}
+			fv := v.Field(i)
+			if fv.Kind() == reflect.String { // most fields: no path unless it fails
+				if !ValidText(fv.String()) {
+					p := joinPath(path, name)
+					return InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
+				}
+				continue
+			}
+			if err := checkText(fv, joinPath(path, name)); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
+		if m, ok := v.Interface().(map[string]string); ok && validTextMap(m) {
+			return nil // the usual case, without reflection: the sorted walk below finds the first failure
+		}
 		keys := v.MapKeys()
 		if v.Type().Key().Kind() == reflect.String {
 			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
@@ -211,6 +224,16 @@ func checkText(v reflect.Value, path string) error {
 		}
 	}
 	return nil
+}
+
+// validTextMap reports whether every key and value of m is ValidText.
+func validTextMap(m map[string]string) bool {
+	for k, v := range m {
+		if !ValidText(k) || !ValidText(v) {
+			return false
+		}
+	}
+	return true
 }
 
 func joinPath(path, name string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/validated"
 )
 
 // Options configures the merchant API.
@@ -139,11 +140,12 @@ func serveCreate[B any, Req any, T any, PB interface {
 		if _, err := decodeBody(w, r, body); err != nil {
 			return err
 		}
-		req, err := toRequest[Req](r.Context(), m.svc, p, key, body)
+		ctx := validated.With(r.Context()) // the Service need not run the same rules again
+		req, err := toRequest[Req](ctx, m.svc, p, key, body)
 		if err != nil {
 			return err
 		}
-		v, ans, err := create(r.Context(), p, key, req)
+		v, ans, err := create(ctx, p, key, req)
 		if err != nil {
 			return err
 		}
