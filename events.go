@@ -72,18 +72,6 @@ type EventQuery struct {
 	Limit         int
 }
 
-// EventStore persists the append-only event log.
-type EventStore interface {
-	// CreateEvent appends e; ErrAlreadyExists when the id is taken. e and
-	// its resource are the caller's again once it returns: a Store keeps
-	// a copy, never them.
-	CreateEvent(ctx context.Context, e *Event) error
-	// GetEvent returns the event of that scope or ErrNotFound.
-	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
-	// ListEvents returns at most q.Limit events, newest first.
-	ListEvents(ctx context.Context, q EventQuery) ([]Event, error)
-}
-
 // EventListParams are the filters of GET /events.
 type EventListParams struct {
 	PageParams

@@ -75,3 +75,17 @@ func (s *Service) decodeCursor(kind, cursor string) (Position, bool) {
 	}
 	return Position{CreatedAt: time.UnixMilli(n).UTC(), ID: id}, true
 }
+
+// ListParams are the filters the lists of payment intents, payout intents
+// and checkouts share (the query parameters of GET /payment_intents), with
+// S their status type.
+// Empty fields do not filter.
+type ListParams[S ~string] struct {
+	PageParams
+	Statuses          []S
+	Currency          string
+	Country           string
+	MerchantReference string
+	CreatedAfter      *time.Time // inclusive
+	CreatedBefore     *time.Time // exclusive
+}

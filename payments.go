@@ -139,20 +139,6 @@ func (p *PaymentIntent) CapturedAmount() int64 {
 // PaymentIntentListParams are the filters of GET /payment_intents.
 type PaymentIntentListParams = ListParams[PaymentStatus]
 
-// ListParams are the filters the lists of payment intents, payout intents
-// and checkouts share (the query parameters of GET /payment_intents), with
-// S their status type.
-// Empty fields do not filter.
-type ListParams[S ~string] struct {
-	PageParams
-	Statuses          []S
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time // inclusive
-	CreatedBefore     *time.Time // exclusive
-}
-
 // check validates the filters of a list of kind ("payment intent"):
 // its statuses by valid, and the shared filters.
 func (l ListParams[S]) check(kind string, valid func(S) bool) error {

@@ -222,3 +222,11 @@ type PayerSimulator interface {
 type ReturnSimulator interface {
 	ReturnPayout(ctx context.Context, key string) error
 }
+
+// RefundProvider is the method set of CapRefunds: refund a succeeded
+// payment and ask about a refund by its key. Callbacks about refunds come
+// through ParseCallback with Kind "refund".
+type RefundProvider interface {
+	CreateRefund(ctx context.Context, req RefundRequest) Result
+	InquireRefund(ctx context.Context, ref AttemptRef) Result
+}

@@ -90,23 +90,6 @@ type RefundQuery struct {
 	Limit             int
 }
 
-// RefundStore persists refunds.
-type RefundStore interface {
-	// CreateRefund inserts r; ErrAlreadyExists (Key "id" or
-	// "merchant_reference") when the id, or the merchant reference within
-	// the scope, is taken.
-	CreateRefund(ctx context.Context, r *Refund) error
-	// GetRefund returns the refund of that scope or ErrNotFound.
-	GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error)
-	// FindRefund returns the refund of any scope or ErrNotFound: for
-	// Provider callbacks, which name our id but not the tenant.
-	FindRefund(ctx context.Context, id string) (*Refund, error)
-	// UpdateRefund writes r under the Version rule.
-	UpdateRefund(ctx context.Context, r *Refund) error
-	// ListRefunds returns at most q.Limit refunds, newest first.
-	ListRefunds(ctx context.Context, q RefundQuery) ([]Refund, error)
-}
-
 // RefundRequest asks a Provider to refund part or all of a payment.
 type RefundRequest struct {
 	// Key is the Provider idempotency key: the refund's id, so every retry
@@ -118,14 +101,6 @@ type RefundRequest struct {
 	PaymentRef string
 	Amount     int64
 	Currency   string
-}
-
-// RefundProvider is the method set of CapRefunds: refund a succeeded
-// payment and ask about a refund by its key. Callbacks about refunds come
-// through ParseCallback with Kind "refund".
-type RefundProvider interface {
-	CreateRefund(ctx context.Context, req RefundRequest) Result
-	InquireRefund(ctx context.Context, ref AttemptRef) Result
 }
 
 // Background work of refunds.

@@ -422,3 +422,63 @@ type CheckoutStore interface {
 	// ListCheckouts returns at most q.Limit checkouts, newest first.
 	ListCheckouts(ctx context.Context, q CheckoutQuery) ([]Checkout, error)
 }
+
+// EventStore persists the append-only event log.
+type EventStore interface {
+	// CreateEvent appends e; ErrAlreadyExists when the id is taken. e and
+	// its resource are the caller's again once it returns: a Store keeps
+	// a copy, never them.
+	CreateEvent(ctx context.Context, e *Event) error
+	// GetEvent returns the event of that scope or ErrNotFound.
+	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
+	// ListEvents returns at most q.Limit events, newest first.
+	ListEvents(ctx context.Context, q EventQuery) ([]Event, error)
+}
+
+// MonitorStore answers an operator's questions about the work in flight. Its
+// reads span every tenant.
+type MonitorStore interface {
+	// CountStaleProcessing counts the payment and payout intents that are
+	// processing and last changed at or before updatedBefore.
+	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
+	// CountStatuses counts the resources of kind in scope created at or
+	// after since, by status; statuses without any are absent.
+	CountStatuses(ctx context.Context, kind ResourceKind, scope Scope, since time.Time) (map[string]int, error)
+	// CountPausedWebhookEndpoints counts the webhook endpoints whose
+	// PausedUntil is after now.
+	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)
+}
+
+// RefundStore persists refunds.
+type RefundStore interface {
+	// CreateRefund inserts r; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreateRefund(ctx context.Context, r *Refund) error
+	// GetRefund returns the refund of that scope or ErrNotFound.
+	GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error)
+	// FindRefund returns the refund of any scope or ErrNotFound: for
+	// Provider callbacks, which name our id but not the tenant.
+	FindRefund(ctx context.Context, id string) (*Refund, error)
+	// UpdateRefund writes r under the Version rule.
+	UpdateRefund(ctx context.Context, r *Refund) error
+	// ListRefunds returns at most q.Limit refunds, newest first.
+	ListRefunds(ctx context.Context, q RefundQuery) ([]Refund, error)
+}
+
+// WebhookStore persists webhook endpoints and delivery attempts.
+type WebhookStore interface {
+	// CreateWebhookEndpoint inserts w; ErrAlreadyExists when the id is taken.
+	CreateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// GetWebhookEndpoint returns an endpoint of any tenant or ErrNotFound.
+	GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error)
+	// UpdateWebhookEndpoint writes w under the Version rule.
+	UpdateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// ListWebhookEndpoints returns a merchant's endpoints of every
+	// environment, newest first.
+	ListWebhookEndpoints(ctx context.Context, merchantID string) ([]WebhookEndpoint, error)
+	// CreateWebhookAttempt appends a; ErrAlreadyExists when the id is taken.
+	CreateWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
+	// ListWebhookAttempts returns at most q.Limit attempts, newest first.
+	ListWebhookAttempts(ctx context.Context, q WebhookAttemptQuery) ([]WebhookAttempt, error)
+}

@@ -118,23 +118,6 @@ type WebhookAttemptQuery struct {
 	Limit      int
 }
 
-// WebhookStore persists webhook endpoints and delivery attempts.
-type WebhookStore interface {
-	// CreateWebhookEndpoint inserts w; ErrAlreadyExists when the id is taken.
-	CreateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
-	// GetWebhookEndpoint returns an endpoint of any tenant or ErrNotFound.
-	GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error)
-	// UpdateWebhookEndpoint writes w under the Version rule.
-	UpdateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
-	// ListWebhookEndpoints returns a merchant's endpoints of every
-	// environment, newest first.
-	ListWebhookEndpoints(ctx context.Context, merchantID string) ([]WebhookEndpoint, error)
-	// CreateWebhookAttempt appends a; ErrAlreadyExists when the id is taken.
-	CreateWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
-	// ListWebhookAttempts returns at most q.Limit attempts, newest first.
-	ListWebhookAttempts(ctx context.Context, q WebhookAttemptQuery) ([]WebhookAttempt, error)
-}
-
 // CreateWebhookEndpointRequest is the body of
 // POST /operator/merchants/{id}/webhook_endpoints.
 type CreateWebhookEndpointRequest struct {
