@@ -191,8 +191,8 @@ type CreatePaymentIntentRequest struct {
 	Country              string            `json:"country" validate:"required,country"`
 	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
 	PaymentMethod        string            `json:"payment_method" validate:"required,payment_method"`
-	Customer             map[string]string `json:"customer" validate:"required,dive,keys,min=1,max=64,endkeys,max=512"`
-	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
+	Customer             map[string]string `json:"customer" validate:"required,textmap=64:512"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,textmap=64:256"`
 	ReturnURL            string            `json:"return_url,omitempty" validate:"omitempty,max=2048,http_url"`
 }
 

@@ -2,6 +2,7 @@ package paykit
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -94,6 +95,13 @@ func validatorInstance() *validator.Validate {
 		must("country", ValidCountry)
 		must("payment_method", ValidPaymentMethod)
 		must("environment", func(s string) bool { return Environment(s).Valid() })
+		if err := v.RegisterValidation("textmap", func(fl validator.FieldLevel) bool {
+			m, _ := fl.Field().Interface().(map[string]string)
+			_, _, _, bad := textMapFailure(m, fl.Param())
+			return !bad
+		}); err != nil {
+			panic(err)
+		}
 		validate = v
 	})
 	return validate
@@ -128,18 +136,60 @@ func Validate(v any) error {
 		return nil
 	}
 	fe := errs[0]
-	param := jsonPath(fe.Namespace())
-	msg, ok := ruleMessages[fe.Tag()]
+	ns, tag, ruleParam := fe.Namespace(), fe.Tag(), fe.Param()
+	if tag == "textmap" {
+		m, _ := fe.Value().(map[string]string)
+		var key string
+		key, tag, ruleParam, _ = textMapFailure(m, ruleParam)
+		ns += "[" + key + "]"
+	}
+	param := jsonPath(ns)
+	msg, ok := ruleMessages[tag]
 	switch {
 	case ok:
-	case fe.Tag() == "min" || fe.Tag() == "max" || fe.Tag() == "len":
-		msg = "has the wrong length (" + fe.Tag() + " " + fe.Param() + ")"
-	case fe.Tag() == "oneof":
-		msg = "must be one of: " + fe.Param()
+	case tag == "min" || tag == "max" || tag == "len":
+		msg = "has the wrong length (" + tag + " " + ruleParam + ")"
+	case tag == "oneof":
+		msg = "must be one of: " + ruleParam
 	default:
-		msg = "is invalid (" + fe.Tag() + ")"
+		msg = "is invalid (" + tag + ")"
 	}
 	return InvalidRequest(param, "%s %s.", param, msg)
+}
+
+// textMapFailure checks the rule textmap=K:V on a string map: every key 1
+// to K characters, every value at most V. It is the validator's
+// "dive,keys,min=1,max=K,endkeys,max=V" without a reflection walk per
+// entry, and names the first failure (by key order) as that rule would:
+// the key, the failing tag ("min" or "max") and its parameter.
+func textMapFailure(m map[string]string, param string) (key, tag, ruleParam string, bad bool) {
+	ks, vs, _ := strings.Cut(param, ":")
+	maxKey, _ := strconv.Atoi(ks)
+	maxValue, _ := strconv.Atoi(vs)
+	ok := func(k, v string) bool {
+		n := utf8.RuneCountInString(k)
+		return n >= 1 && n <= maxKey && utf8.RuneCountInString(v) <= maxValue
+	}
+	for k, v := range m {
+		if !ok(k, v) {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return "", "", "", false
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch n := utf8.RuneCountInString(k); {
+		case n < 1:
+			return k, "min", "1", true
+		case n > maxKey:
+			return k, "max", ks, true
+		case utf8.RuneCountInString(m[k]) > maxValue:
+			return k, "max", vs, true
+		}
+	}
+	return "", "", "", false
 }
 
 // jsonPath turns a validator namespace ("Request.customer[email]") into the

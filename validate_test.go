@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,6 +30,46 @@ func TestRulesMatchTheirPatterns(t *testing.T) {
 		for _, in := range inputs {
 			if got, want := r.fn(in), re.MatchString(in); got != want {
 				t.Errorf("%s on %q: %v, the pattern says %v", r.pattern, in, got, want)
+			}
+		}
+	}
+}
+
+// The textmap rule answers, for a map with one bad entry, exactly what the
+// validator's own "dive,keys,min=1,max=K,endkeys,max=V" answers: the same
+// param and message.
+func TestTextMapMatchesDiveKeys(t *testing.T) {
+	t.Parallel()
+	type fast struct {
+		Before   string            `json:"before" validate:"max=3"`
+		Customer map[string]string `json:"customer" validate:"required,textmap=4:6"`
+		After    string            `json:"after" validate:"required"`
+	}
+	type dive struct {
+		Before   string            `json:"before" validate:"max=3"`
+		Customer map[string]string `json:"customer" validate:"required,dive,keys,min=1,max=4,endkeys,max=6"`
+		After    string            `json:"after" validate:"required"`
+	}
+	maps := []map[string]string{
+		nil,
+		{},
+		{"name": "Ann"},
+		{"": "x"},
+		{"names": "x"},
+		{"näme": "éééééé"},
+		{"name": "ééééééé"},
+		{"a": "1", "b[c]": "1234567"},
+		{"ab": "1", "x.y": ""},
+		{"abcd": "123456", "z": "7"},
+	}
+	for _, m := range maps {
+		for _, before := range []string{"ok", "long"} {
+			for _, after := range []string{"", "x"} {
+				got := Validate(&fast{before, m, after})
+				want := Validate(&dive{before, m, after})
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%q %q %q: textmap %v, dive %v", before, m, after, got, want)
+				}
 			}
 		}
 	}

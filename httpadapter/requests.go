@@ -18,8 +18,8 @@ type createPaymentIntentBody struct {
 	Country              string            `json:"country" validate:"required,country"`
 	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
 	PaymentMethod        string            `json:"payment_method" validate:"required,payment_method"`
-	Customer             map[string]string `json:"customer" validate:"required,dive,keys,min=1,max=64,endkeys,max=512"`
-	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
+	Customer             map[string]string `json:"customer" validate:"required,textmap=64:512"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,textmap=64:256"`
 	ReturnURL            string            `json:"return_url,omitempty" validate:"omitempty,max=2048,http_url"`
 }
 
@@ -37,11 +37,11 @@ type createCheckoutBody struct {
 	Currency             string            `json:"currency" validate:"required,currency"`
 	Country              string            `json:"country" validate:"required,country"`
 	MerchantReference    string            `json:"merchant_reference" validate:"required,max=256"`
-	Customer             map[string]string `json:"customer,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=512"`
+	Customer             map[string]string `json:"customer,omitempty" validate:"omitempty,textmap=64:512"`
 	ReturnURL            string            `json:"return_url,omitempty" validate:"omitempty,max=2048,http_url"`
-	Metadata             map[string]string `json:"metadata,omitempty" validate:"omitempty,max=50,dive,keys,min=1,max=40,endkeys,max=500"`
+	Metadata             map[string]string `json:"metadata,omitempty" validate:"omitempty,max=50,textmap=40:500"`
 	PaymentMethod        string            `json:"payment_method,omitempty" validate:"omitempty,payment_method"`
-	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
+	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,textmap=64:256"`
 }
 
 func (b *createCheckoutBody) amount() string { return b.Amount }

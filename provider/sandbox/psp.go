@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -549,12 +550,52 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// fingerprint identifies a request body for the idempotency check. It is
-// a hash, so a transfer's fingerprint does not keep the account number.
-func fingerprint(v any) string {
-	b, _ := json.Marshal(v) // the PSP's own wire types: cannot fail
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// fpWriter builds a request's fingerprint for the idempotency check: a
+// hash of its fields, each length-prefixed so that no two requests write
+// the same bytes. Being a hash, a transfer's fingerprint does not keep the
+// account number.
+type fpWriter struct{ b []byte }
+
+func newFP(buf []byte) fpWriter { return fpWriter{buf[:0]} }
+
+// sum is the fingerprint: the hash's hex digits.
+func (w *fpWriter) sum() string {
+	sum := sha256.Sum256(w.b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+func (w *fpWriter) int(n int64) { w.b = binary.AppendVarint(w.b, n) }
+
+func (w *fpWriter) str(s string) {
+	w.int(int64(len(s)))
+	w.b = append(w.b, s...)
+}
+
+// strs writes m's entries in key order.
+func (w *fpWriter) strs(m map[string]string) {
+	w.int(int64(len(m)))
+	var buf [8]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.str(k)
+		w.str(m[k])
+	}
+}
+
+// time writes t, or for nil a mark no time writes.
+func (w *fpWriter) time(t *time.Time) {
+	if t == nil {
+		w.int(-1)
+		return
+	}
+	w.int(t.Unix())
+	w.int(int64(t.Nanosecond()))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

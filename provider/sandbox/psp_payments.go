@@ -80,7 +80,7 @@ func (p *PSP) recordPayment(ctx context.Context, key string, in paymentCreate) a
 		t := in.ExpiresAt.UTC()
 		in.ExpiresAt = &t
 	}
-	fp := fingerprint(in)
+	fp := in.fingerprint()
 	view := func(pm *payment) any { return pm.view(p.baseURL) }
 	return recordNew(ctx, p, p.st.payments(), key, fp, view, func(now time.Time) (*payment, answer, bool) {
 		return p.newPayment(key, fp, in, now)

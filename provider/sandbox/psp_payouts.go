@@ -32,7 +32,7 @@ func (t *transfer) view() transferView {
 func (p *PSP) createPayout(ctx context.Context, c apiCall) answer {
 	var in payoutCreate
 	return p.create(ctx, c, OpCreatePayout, &in, func(ctx context.Context, key string) answer {
-		fp := fingerprint(in)
+		fp := in.fingerprint()
 		view := func(t *transfer) any { return t.view() }
 		return recordNew(ctx, p, p.st.transfers(), key, fp, view, func(now time.Time) (*transfer, answer, bool) {
 			return p.newTransfer(key, fp, in, now)

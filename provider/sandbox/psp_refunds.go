@@ -47,7 +47,7 @@ func (p *PSP) createRefund(ctx context.Context, c apiCall) answer {
 // declined is taken from the payment's refundable amount before the
 // refund is stored, and given back if the refund cannot be stored.
 func (p *PSP) recordRefund(ctx context.Context, key string, in refundCreate) answer {
-	fp := fingerprint(in)
+	fp := in.fingerprint()
 	view := func(rf *refund) any { return rf.view() }
 	for range 3 {
 		a, found, err := replay(ctx, p, p.st.refunds(), key, fp, view)

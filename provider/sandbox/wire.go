@@ -18,6 +18,21 @@ type paymentCreate struct {
 	ExpiresAt   *time.Time        `json:"expires_at,omitempty"`
 }
 
+// fingerprint identifies the request among those sent under its key.
+func (in *paymentCreate) fingerprint() string {
+	var buf [256]byte
+	w := newFP(buf[:])
+	w.int(in.AmountMinor)
+	w.str(in.Ccy)
+	w.str(in.Country)
+	w.str(in.Channel)
+	w.str(in.Bank)
+	w.strs(in.Payer)
+	w.str(in.ReturnURL)
+	w.time(in.ExpiresAt)
+	return w.sum()
+}
+
 // paymentView is the PSP's answer about a payment attempt.
 type paymentView struct {
 	ID                string           `json:"id"`
@@ -64,6 +79,20 @@ type payoutCreate struct {
 	BeneficiaryNameTH string `json:"beneficiary_name_th,omitempty"`
 }
 
+// fingerprint identifies the request among those sent under its key.
+func (in *payoutCreate) fingerprint() string {
+	var buf [256]byte
+	w := newFP(buf[:])
+	w.int(in.AmountMinor)
+	w.str(in.Ccy)
+	w.str(in.Country)
+	w.str(in.Bank)
+	w.str(in.BeneficiaryAcct)
+	w.str(in.BeneficiaryName)
+	w.str(in.BeneficiaryNameTH)
+	return w.sum()
+}
+
 // transferView is the PSP's answer about a transfer. It never carries the
 // full account number.
 type transferView struct {
@@ -89,6 +118,17 @@ type refundCreate struct {
 	PaymentID   string `json:"payment_id,omitempty"`
 	AmountMinor int64  `json:"amount_minor"`
 	Ccy         string `json:"ccy"`
+}
+
+// fingerprint identifies the request among those sent under its key.
+func (in *refundCreate) fingerprint() string {
+	var buf [256]byte
+	w := newFP(buf[:])
+	w.str(in.PaymentKey)
+	w.str(in.PaymentID)
+	w.int(in.AmountMinor)
+	w.str(in.Ccy)
+	return w.sum()
 }
 
 // refundView is the PSP's answer about a refund.
