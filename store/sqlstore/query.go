@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
@@ -276,8 +278,30 @@ func mapToJSON(m map[string]string) (string, error) {
 	if m == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(m)
-	return string(b), err
+	// Each row write encodes a few of these: the object is framed here, in
+	// key order as encoding/json has it, and each string quoted by jsontext.
+	var kb [16]string
+	keys := kb[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var ob [512]byte
+	b := append(ob[:0], '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = jsontext.AppendQuote(b, k); err != nil {
+			return "", err
+		}
+		b = append(b, ':')
+		if b, err = jsontext.AppendQuote(b, m[k]); err != nil {
+			return "", err
+		}
+	}
+	return string(append(b, '}')), nil
 }
 
 // fromJSON decodes JSON text into a new T; "" (NULL) gives nil.
