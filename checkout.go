@@ -110,7 +110,7 @@ func (s *Service) checkoutURL(c *Checkout) string {
 // resolves the route and checks its options and the payer data given
 // (missing payer fields are left to the payer). Nothing is persisted.
 func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) (int64, error) {
-	if err := Validate(req); err != nil {
+	if err := validateRequest(req); err != nil {
 		return 0, err
 	}
 	amount := req.Amount

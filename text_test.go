@@ -8,6 +8,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/internal/validated"
 	"github.com/paykit/paykit/paykittest"
 )
 
@@ -115,7 +116,7 @@ func TestValidateRefusesBadText(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			err := paykit.Validate(&c.req)
+			err := validated.Check(&c.req)
 			if c.param == "" {
 				is.NoErr(err)
 				return

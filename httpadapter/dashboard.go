@@ -24,6 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // The operator dashboard: server-rendered pages (html/template, no script)
@@ -141,7 +142,7 @@ func NewDashboard(svc *paykit.Service, opts DashboardOptions) http.Handler {
 
 // validOperatorName keeps names the session cookie can carry.
 func validOperatorName(name string) bool {
-	return name != "" && paykit.ValidText(name) && !strings.ContainsAny(name, "\n|")
+	return name != "" && wire.ValidText(name) && !strings.ContainsAny(name, "\n|")
 }
 
 // dashCSP is the Content-Security-Policy of every dashboard answer.
