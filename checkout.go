@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // CheckoutStatus is the lifecycle state of a hosted checkout.
@@ -587,7 +589,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 	}
 	submission := req.SubmissionID
 	if submission == "" {
-		submission = RandomID("sub")
+		submission = newid.Random("sub")
 	}
 	// A space never occurs in a merchant's Idempotency-Key, so the payer's
 	// keys cannot collide with the merchant's.

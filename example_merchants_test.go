@@ -129,7 +129,7 @@ func ExampleService_CreateAPIKey() {
 
 // The key list shows no secrets; a revoked key stays listed.
 func ExampleService_ListAPIKeys() {
-	svc := bareService(paykit.Config{NewID: paykit.SequentialIDs()})
+	svc := bareService(paykit.Config{})
 	ctx := context.Background()
 	m, _ := svc.CreateMerchant(ctx, "ops", "Kedai Kopi")
 	test, _ := svc.CreateAPIKey(ctx, "ops", m.ID, paykit.Test)

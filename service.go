@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // Config configures a Service. Only Store is required.
@@ -21,9 +23,9 @@ type Config struct {
 	// it to milliseconds, the contract's precision.
 	Now func() time.Time
 	// NewID makes resource ids from a prefix ("pi", "mch", ...); default
-	// SortableID. Lists order rows created in one millisecond by id, so
-	// ids made later should sort after earlier ones. Tests may pass
-	// SequentialIDs().
+	// prefix + "_" + 24 characters that sort in creation order. Lists order
+	// rows created in one millisecond by id, so ids made later should sort
+	// after earlier ones.
 	NewID func(prefix string) string
 	// Random is the source of key material; default crypto/rand.Reader.
 	Random io.Reader
@@ -232,7 +234,7 @@ func New(cfg Config) (*Service, error) {
 		s.now = time.Now
 	}
 	if s.newID == nil {
-		s.newID = SortableID
+		s.newID = newid.Sortable
 	}
 	if s.random == nil {
 		s.random = rand.Reader
@@ -247,7 +249,7 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	if s.workerID == "" {
-		s.workerID = RandomID("wrk")
+		s.workerID = newid.Random("wrk")
 	}
 	if s.interval <= 0 {
 		s.interval = time.Second

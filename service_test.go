@@ -12,13 +12,14 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/store/memory"
 )
 
 func newService(t *testing.T) (*paykit.Service, *paykit.ManualClock) {
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 678_901_234, time.UTC))
-	svc, err := paykit.New(paykit.Config{Store: memory.New(), Now: clock.Now, NewID: paykit.SequentialIDs(), SigningKey: []byte("test-signing-key")})
+	svc, err := paykit.New(paykit.Config{Store: memory.New(), Now: clock.Now, NewID: newid.Sequential(), SigningKey: []byte("test-signing-key")})
 	if err != nil {
 		t.Fatal(err)
 	}

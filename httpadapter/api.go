@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/wire"
 )
 
@@ -189,7 +190,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	env := &struct {
 		info requestInfo
 		sw   statusWriter
-	}{requestInfo{id: paykit.RandomID("req")}, statusWriter{ResponseWriter: w}}
+	}{requestInfo{id: newid.Random("req")}, statusWriter{ResponseWriter: w}}
 	info, sw := &env.info, &env.sw
 	w.Header().Set("Request-Id", info.id)
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))

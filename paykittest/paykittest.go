@@ -29,6 +29,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/internal/sqlitetest"
 	"github.com/paykit/paykit/provider/sandbox"
@@ -366,7 +367,7 @@ type Merchant struct {
 // unless given).
 func (e *Env) Merchant(ctx context.Context, environment ...paykit.Environment) Merchant {
 	e.t.Helper()
-	m, err := e.Service.CreateMerchant(ctx, "paykittest", "Kedai "+paykit.RandomID("m"))
+	m, err := e.Service.CreateMerchant(ctx, "paykittest", "Kedai "+newid.Random("m"))
 	if err != nil {
 		e.t.Fatalf("paykittest: %v", err)
 	}
