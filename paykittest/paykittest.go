@@ -32,6 +32,7 @@ import (
 	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/internal/sqlitetest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -200,7 +201,7 @@ func New(t T, opts ...Option) *Env {
 	cfg := paykit.Config{
 		Store: e.Store, Now: e.Clock.Now, Routing: sandbox.DefaultRouting(),
 		Providers: map[string]paykit.Provider{sandbox.Name: e.Provider},
-		PublicURL: base, SigningKey: SigningKey, AccountKeys: paykit.RandomKeyring(),
+		PublicURL: base, SigningKey: SigningKey, AccountKeys: keyring.Random(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	for _, fn := range o.config {
