@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 )
 
 // benchPayments makes a Service on each Store with n payment intents of
@@ -20,7 +21,7 @@ func benchPayments(b *testing.B, n int) (map[string]*paykit.Service, map[string]
 	for name, store := range stores {
 		svc, err := paykit.New(paykit.Config{
 			Store: store, Logger: slog.New(slog.DiscardHandler), Routing: fakeRouting, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": newFakeProvider()}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
+			Providers: map[string]paykit.Provider{"fake": newFakeProvider()}, SigningKey: benchSigningKey, AccountKeys: keyring.Random(),
 		})
 		if err != nil {
 			b.Fatal(err)

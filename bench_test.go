@@ -11,6 +11,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -41,7 +42,7 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: fakeRouting, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": newFakeProvider()}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
+			Providers: map[string]paykit.Provider{"fake": newFakeProvider()}, SigningKey: benchSigningKey, AccountKeys: keyring.Random(),
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -82,7 +83,7 @@ func BenchmarkCreatePayoutIntent(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Logger: slog.New(slog.DiscardHandler), Routing: routing, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": newFakeBank()}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
+			Providers: map[string]paykit.Provider{"fake": newFakeBank()}, SigningKey: benchSigningKey, AccountKeys: keyring.Random(),
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -131,7 +132,7 @@ func BenchmarkCreateRefund(b *testing.B) {
 		prov := newFakeProvider()
 		svc, err := paykit.New(paykit.Config{
 			Store: stores[name], Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Routing: fakeRouting, PublicURL: "https://pay.example/",
-			Providers: map[string]paykit.Provider{"fake": prov}, SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(),
+			Providers: map[string]paykit.Provider{"fake": prov}, SigningKey: benchSigningKey, AccountKeys: keyring.Random(),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/keyring"
 )
 
 // BenchmarkWorkerRound measures the worker's cost per job on each Store:
@@ -23,7 +24,7 @@ func BenchmarkWorkerRound(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: stores[name], Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
-			SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring()})
+			SigningKey: benchSigningKey, AccountKeys: keyring.Random()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func BenchmarkWorkerRecovery(b *testing.B) {
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: stores[name], Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
 			Routing: fakeRouting, PublicURL: "https://pay.example/", Providers: map[string]paykit.Provider{"fake": newFakeProvider()},
-			SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring()})
+			SigningKey: benchSigningKey, AccountKeys: keyring.Random()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func BenchmarkWorkerWebhooks(b *testing.B) {
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: stores[name], Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
 			Routing: fakeRouting, PublicURL: "https://pay.example/", Providers: map[string]paykit.Provider{"fake": newFakeProvider()},
-			SigningKey: benchSigningKey, AccountKeys: paykit.RandomKeyring(), WebhookSender: httpadapter.NewWebhookSender(5 * time.Second)})
+			SigningKey: benchSigningKey, AccountKeys: keyring.Random(), WebhookSender: httpadapter.NewWebhookSender(5 * time.Second)})
 		if err != nil {
 			b.Fatal(err)
 		}

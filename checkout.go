@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // CheckoutStatus is the lifecycle state of a hosted checkout.
@@ -110,7 +112,7 @@ func (s *Service) checkoutURL(c *Checkout) string {
 // resolves the route and checks its options and the payer data given
 // (missing payer fields are left to the payer). Nothing is persisted.
 func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) (int64, error) {
-	if err := Validate(req); err != nil {
+	if err := validateRequest(req); err != nil {
 		return 0, err
 	}
 	amount := req.Amount
@@ -587,7 +589,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 	}
 	submission := req.SubmissionID
 	if submission == "" {
-		submission = RandomID("sub")
+		submission = newid.Random("sub")
 	}
 	// A space never occurs in a merchant's Idempotency-Key, so the payer's
 	// keys cannot collide with the merchant's.

@@ -28,7 +28,7 @@
 //
 //	store, err := sqlstore.OpenWith(ctx, "sqlite:paykit.db", sqlstore.Options{MaxConns: 8, ConnWait: 2 * time.Second})
 //	err = store.Migrate(ctx)
-//	accountKeys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": accountKey})
+//	accountKeys, err := keyring.New("k1", map[string][]byte{"k1": accountKey})
 //	svc, err := paykit.New(paykit.Config{Store: store, SigningKey: signingKey, AccountKeys: accountKeys})
 //	mux := http.NewServeMux()
 //	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(svc, httpadapter.Options{})))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // Event types: one for every public state change of a payment intent,
@@ -386,16 +388,7 @@ func (g *eventIDGen) next(now time.Time) string {
 	g.mu.Unlock()
 	b := make([]byte, 0, 4+9+8+8)
 	b = append(b, "evt_"...)
-	b = appendBase32(b, base32hex, uint64(ms), 9)
-	b = appendBase32(b, base32hex, seq, 8)
-	return string(appendBase32(b, base32hex, rand.Uint64N(1<<40), 8))
-}
-
-// appendBase32 appends the low 5*n bits of v as n digits of alphabet
-// (32 characters), most significant first.
-func appendBase32(b []byte, alphabet string, v uint64, n int) []byte {
-	for i := n - 1; i >= 0; i-- {
-		b = append(b, alphabet[(v>>(5*uint(i)))&31])
-	}
-	return b
+	b = newid.AppendBase32(b, base32hex, uint64(ms), 9)
+	b = newid.AppendBase32(b, base32hex, seq, 8)
+	return string(newid.AppendBase32(b, base32hex, rand.Uint64N(1<<40), 8))
 }

@@ -116,8 +116,8 @@ func ExampleService_CreateAPIKey() {
 		panic(err)
 	}
 	fmt.Println(key.Environment,
-		strings.HasPrefix(key.PublicKey, paykit.PublicKeyPrefixLive),
-		strings.HasPrefix(key.SecretKey, paykit.SecretKeyPrefixLive),
+		strings.HasPrefix(key.PublicKey, "pk_live_"),
+		strings.HasPrefix(key.SecretKey, "sk_live_"),
 		strings.HasSuffix(key.SecretKey, key.SecretLast4))
 
 	p, _ := svc.Authenticate(ctx, key.PublicKey, key.SecretKey)
@@ -129,7 +129,7 @@ func ExampleService_CreateAPIKey() {
 
 // The key list shows no secrets; a revoked key stays listed.
 func ExampleService_ListAPIKeys() {
-	svc := bareService(paykit.Config{NewID: paykit.SequentialIDs()})
+	svc := bareService(paykit.Config{})
 	ctx := context.Background()
 	m, _ := svc.CreateMerchant(ctx, "ops", "Kedai Kopi")
 	test, _ := svc.CreateAPIKey(ctx, "ops", m.ID, paykit.Test)
@@ -212,7 +212,7 @@ func ExampleService_Now() {
 
 	fmt.Println(svc.Now())
 	clock.Advance(1500 * time.Microsecond)
-	fmt.Println(paykit.FormatTime(svc.Now()))
+	fmt.Println(svc.Now().Format(time.RFC3339Nano))
 	// Output:
 	// 2026-06-01 08:00:00.123 +0000 UTC
 	// 2026-06-01T08:00:00.124Z

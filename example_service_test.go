@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -270,7 +271,7 @@ func ExampleService_CreateCheckoutTx() {
 	if _, err := db.ExecContext(ctx, "CREATE TABLE orders (id TEXT PRIMARY KEY, checkout_id TEXT NOT NULL)"); err != nil {
 		panic(err)
 	}
-	keys, _ := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("an-example-32-byte-account-key!!")})
+	keys, _ := keyring.New("k1", map[string][]byte{"k1": []byte("an-example-32-byte-account-key!!")})
 	e := newExample(store, paykit.Config{SigningKey: []byte("an-example-signing-key-of-32-byt"), AccountKeys: keys})
 	defer e.close()
 

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -42,7 +43,7 @@ func newHostTxEnv(t *testing.T, dsn string) *hostTxEnv {
 	}
 	e := &hostTxEnv{store: store, bank: newFakeBank(),
 		clock: paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))}
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,9 +76,9 @@ func answerOf(kind AnswerKind, v any) *StoredAnswer {
 	return &StoredAnswer{Kind: kind, Resource: r.clone()}
 }
 
-// ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII
+// validIdempotencyKey reports whether key is 1 to 255 printable ASCII
 // characters (! to ~).
-func ValidIdempotencyKey(key string) bool {
+func validIdempotencyKey(key string) bool {
 	if len(key) == 0 || len(key) > 255 {
 		return false
 	}
@@ -114,7 +114,7 @@ type operation struct {
 // params the Go request. Semantically equal requests give equal
 // fingerprints.
 func newOperation(scope Scope, key, name, target string, params any) (operation, error) {
-	if !ValidIdempotencyKey(key) {
+	if !validIdempotencyKey(key) {
 		return operation{}, InvalidRequest("Idempotency-Key", "Idempotency-Key header must be 1 to 255 printable ASCII characters.")
 	}
 	fp, err := fingerprint(name+" "+target, params)

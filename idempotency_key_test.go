@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// ValidIdempotencyKey accepts exactly what the pattern ^[!-~]{1,255}$
+// validIdempotencyKey accepts exactly what the pattern ^[!-~]{1,255}$
 // does (1 to 255 printable ASCII characters).
 func TestValidIdempotencyKeyAsPattern(t *testing.T) {
 	t.Parallel()
@@ -20,8 +20,8 @@ func TestValidIdempotencyKeyAsPattern(t *testing.T) {
 		keys = append(keys, string([]byte{byte(c)}), "k"+string([]byte{byte(c)}))
 	}
 	for _, k := range keys {
-		if got, want := ValidIdempotencyKey(k), pattern.MatchString(k); got != want {
-			t.Errorf("ValidIdempotencyKey(%q) = %t, the pattern says %t", k, got, want)
+		if got, want := validIdempotencyKey(k), pattern.MatchString(k); got != want {
+			t.Errorf("validIdempotencyKey(%q) = %t, the pattern says %t", k, got, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -76,7 +77,7 @@ func TestDecisionStatements(t *testing.T) {
 	})
 	checkDecision(t, "callback", stmts, log.trips, 11, 7)
 
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	is.NoErr(err)
 	pe := newPayoutEnvOn(t, store, keys, 1_000_000)
 	for _, c := range []struct {

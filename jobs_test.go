@@ -12,6 +12,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -226,7 +227,7 @@ func TestCompletedJobsKeptForRetention(t *testing.T) {
 		ctx := context.Background()
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "w1", JobRetention: 48 * time.Hour,
-			SigningKey: []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring()})
+			SigningKey: []byte("worker-tests-signing-key"), AccountKeys: keyring.Random()})
 		is.NoErr(err)
 		is.NoErr(svc.RegisterJobKind("host.ok", func(context.Context, *paykit.Job) error { return nil }, paykit.JobKindOptions{}))
 		job := &paykit.Job{Kind: "host.ok"}

@@ -2,46 +2,19 @@ package paykit
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/keyring"
 )
-
-// ErrKeyMismatch is returned by New when the configured keys are not the
-// ones the Store's data was written with.
-var ErrKeyMismatch = errors.New("paykit: the configured keys cannot read the stored data")
-
-// keyCheckLabel is what a key fingerprint authenticates.
-const keyCheckLabel = "paykit key check v1"
-
-// KeyFingerprint is the non-secret check of a key that New records in the
-// Store: the hex HMAC-SHA256 of a fixed label under key. It tells keys
-// apart without revealing them.
-func KeyFingerprint(key []byte) string {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte(keyCheckLabel))
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // Key ids of the fingerprints in the Store.
 const (
 	signingKeyCheckID = "signing"
 	accountKeyCheckID = "account:" // + the Keyring's key id
 )
-
-// fingerprints returns the fingerprint of every key in k by key id.
-func (k *Keyring) fingerprints() map[string]string {
-	out := make(map[string]string, len(k.prints))
-	for id, fp := range k.prints {
-		out[id] = fp
-	}
-	return out
-}
 
 // keyCheckTimeout bounds New's round trip to the Store.
 const keyCheckTimeout = 30 * time.Second
@@ -56,14 +29,15 @@ func checkStoredKeys(ctx context.Context, cfg Config, now time.Time) error {
 	record := map[string]string{}
 	configured := map[string]string{}
 	if len(cfg.SigningKey) > 0 {
-		fp := KeyFingerprint(cfg.SigningKey)
+		fp := keyring.Fingerprint(cfg.SigningKey)
 		record[signingKeyCheckID], configured[signingKeyCheckID] = fp, fp
 	}
 	if cfg.AccountKeys != nil {
-		for id, fp := range cfg.AccountKeys.fingerprints() {
+		for id, fp := range cfg.AccountKeys.Fingerprints() {
 			configured[accountKeyCheckID+id] = fp
 		}
-		record[accountKeyCheckID+cfg.AccountKeys.active] = configured[accountKeyCheckID+cfg.AccountKeys.active]
+		active := accountKeyCheckID + cfg.AccountKeys.Active()
+		record[active] = configured[active]
 	}
 	if len(record) == 0 {
 		return nil
@@ -95,7 +69,7 @@ func checkStoredKeys(ctx context.Context, cfg Config, now time.Time) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrKeyMismatch, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", keyring.ErrMismatch, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -44,8 +45,8 @@ func TestNewRefusesPersistentStoreWithoutKeys(t *testing.T) {
 	}{
 		{"sqlite file, no keys", paykit.Config{Store: file}, []string{"Config.SigningKey", "Config.AccountKeys"}},
 		{"sqlite file, signing key only", paykit.Config{Store: file, SigningKey: signing}, []string{"Config.AccountKeys"}},
-		{"sqlite file, account keys only", paykit.Config{Store: file, AccountKeys: paykit.RandomKeyring()}, []string{"Config.SigningKey"}},
-		{"sqlite file, both", paykit.Config{Store: file, SigningKey: signing, AccountKeys: paykit.RandomKeyring()}, nil},
+		{"sqlite file, account keys only", paykit.Config{Store: file, AccountKeys: keyring.Random()}, []string{"Config.SigningKey"}},
+		{"sqlite file, both", paykit.Config{Store: file, SigningKey: signing, AccountKeys: keyring.Random()}, nil},
 		{"sqlite memory, no keys", paykit.Config{Store: mem}, nil},
 		{"memory, no keys", paykit.Config{Store: memory.New()}, nil},
 		{"short signing key", paykit.Config{Store: memory.New(), SigningKey: []byte("short")}, []string{"at least 16"}},
@@ -75,7 +76,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "paykit.db")
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
-	keyring, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	ring, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	is.NoErr(err)
 	routing := thPayoutRouting()
 	boot := func(routing paykit.Routing) (*paykit.Service, *fakeBank, *sqlstore.Store) {
@@ -87,7 +88,7 @@ func TestHeldPayoutApprovedAfterRestart(t *testing.T) {
 			Store: store, Now: clock.Now, Routing: routing, Providers: map[string]paykit.Provider{"fake": bank},
 			PublicURL: "https://pay.example", ApprovalThreshold: 1000, SigningKey: []byte("restart-tests-signing-key-32byte"),
 			// A keyring made anew from the same key material, as a restart reads it.
-			AccountKeys: keyring,
+			AccountKeys: ring,
 		})
 		is.NoErr(err)
 		return svc, bank, store

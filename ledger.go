@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // ErrInsufficientFunds is returned by PostLedger when an account that may
@@ -176,11 +178,11 @@ type BalanceAdjustment struct {
 // adjustments account and an audit event. A debit cannot make the balance
 // negative (insufficient_balance).
 func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, req BalanceAdjustmentRequest) (*BalanceAdjustment, error) {
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
 	amount := req.Amount
-	if amount == 0 || !ValidMinorUnits(max(amount, -amount)) {
+	if amount == 0 || !wire.ValidMinorUnits(max(amount, -amount)) {
 		return nil, InvalidRequest("amount", AdjustmentAmountMessage)
 	}
 	scope := Scope{MerchantID: merchantID, Environment: req.Environment}

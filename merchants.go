@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // Merchant is an account that owns API keys and resources.
@@ -35,10 +37,10 @@ type APIKey struct {
 
 // Key prefixes; the public key's prefix fixes the environment.
 const (
-	PublicKeyPrefixTest = "pk_test_"
-	PublicKeyPrefixLive = "pk_live_"
-	SecretKeyPrefixTest = "sk_test_"
-	SecretKeyPrefixLive = "sk_live_"
+	publicKeyPrefixTest = "pk_test_"
+	publicKeyPrefixLive = "pk_live_"
+	secretKeyPrefixTest = "sk_test_"
+	secretKeyPrefixLive = "sk_live_"
 )
 
 // keyEntropy is the number of random bytes behind every key.
@@ -114,7 +116,7 @@ func merchantName(name string) (string, error) {
 	if name == "" || utf8.RuneCountInString(name) > 256 {
 		return "", InvalidRequest("name", "name must be 1 to 256 characters.")
 	}
-	if !ValidText(name) {
+	if !wire.ValidText(name) {
 		return "", InvalidRequest("name", "name must be UTF-8 text without NUL characters.")
 	}
 	return name, nil
@@ -173,9 +175,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, merchantID string, en
 	if err != nil {
 		return nil, Internal(err)
 	}
-	pkPrefix, skPrefix := PublicKeyPrefixTest, SecretKeyPrefixTest
+	pkPrefix, skPrefix := publicKeyPrefixTest, secretKeyPrefixTest
 	if env == Live {
-		pkPrefix, skPrefix = PublicKeyPrefixLive, SecretKeyPrefixLive
+		pkPrefix, skPrefix = publicKeyPrefixLive, secretKeyPrefixLive
 	}
 	out := &NewAPIKey{SecretKey: skPrefix + secret}
 	out.APIKey = APIKey{
@@ -280,15 +282,15 @@ func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string)
 }
 
 // keyEnvironment checks the prefixes of a pair and returns its environment.
-// A key that is not ValidText is malformed: it never reaches the Store.
+// A key that is not wire.ValidText is malformed: it never reaches the Store.
 func keyEnvironment(publicKey, secretKey string) (Environment, bool) {
 	switch {
-	case !ValidText(publicKey) || !ValidText(secretKey):
+	case !wire.ValidText(publicKey) || !wire.ValidText(secretKey):
 		return "", false
-	case strings.HasPrefix(publicKey, PublicKeyPrefixTest) && strings.HasPrefix(secretKey, SecretKeyPrefixTest):
-		return Test, len(publicKey) > len(PublicKeyPrefixTest) && len(secretKey) > len(SecretKeyPrefixTest)
-	case strings.HasPrefix(publicKey, PublicKeyPrefixLive) && strings.HasPrefix(secretKey, SecretKeyPrefixLive):
-		return Live, len(publicKey) > len(PublicKeyPrefixLive) && len(secretKey) > len(SecretKeyPrefixLive)
+	case strings.HasPrefix(publicKey, publicKeyPrefixTest) && strings.HasPrefix(secretKey, secretKeyPrefixTest):
+		return Test, len(publicKey) > len(publicKeyPrefixTest) && len(secretKey) > len(secretKeyPrefixTest)
+	case strings.HasPrefix(publicKey, publicKeyPrefixLive) && strings.HasPrefix(secretKey, secretKeyPrefixLive):
+		return Live, len(publicKey) > len(publicKeyPrefixLive) && len(secretKey) > len(secretKeyPrefixLive)
 	}
 	return "", false
 }

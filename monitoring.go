@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // Background work that keeps retrying must be visible: a payout whose
@@ -342,6 +344,6 @@ func (s *Service) logStalePayout(ctx context.Context, po *PayoutIntent) {
 func (s *Service) logStale(ctx context.Context, kind, id, provider string, stale *time.Time) {
 	if stale != nil && !s.Now().Before(*stale) {
 		s.log.ErrorContext(ctx, strings.TrimSuffix(kind, "_intent")+" still processing past its stale time; needs operator attention",
-			kind, id, "provider", provider, "stale_at", FormatTime(*stale))
+			kind, id, "provider", provider, "stale_at", wire.FormatTime(*stale))
 	}
 }

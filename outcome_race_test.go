@@ -14,6 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -236,7 +237,7 @@ func appliedOnce(t *testing.T, store paykit.Store, scope paykit.Scope, id, kind,
 // by the Provider's callback while the worker's inquiry finds it too.
 func TestPayoutOutcomeAppliedTwiceAtOnce(t *testing.T) {
 	t.Parallel()
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestPaymentSuccessAppliedTwiceAtOnce(t *testing.T) {
 // expiry job completes.
 func TestApprovalHoldEndedTwiceAtOnce(t *testing.T) {
 	t.Parallel()
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/storetest"
@@ -57,7 +58,7 @@ func newSandboxEnv(t *testing.T, store paykit.Store) *sandboxEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &sandboxEnv{clock: paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)), store: store}
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,7 +246,7 @@ func (s *Service) validatePaymentRoute(env Environment, req *CreatePaymentIntent
 // httpadapter, on a body with the same rules).
 func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentRequest, requireCustomer, validate bool) (int64, *PaymentRoute, error) {
 	if validate {
-		if err := Validate(req); err != nil {
+		if err := validateRequest(req); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -882,7 +882,7 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 	if err != nil {
 		return nil, Answer{}, err
 	}
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, Answer{}, err
 	}
 	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PaymentIntent, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -192,7 +193,7 @@ func newFlowEnvOn(t *testing.T, store paykit.Store, configure ...func(*paykit.Co
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	prov := newFakeProvider()
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 	}{
 		{"zero amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = 0 }), paykit.CodeInvalidRequest, "amount"},
 		{"negative amount", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = -1050 }), paykit.CodeInvalidRequest, "amount"},
-		{"amount over 18 digits", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = paykit.MaxAmount + 1 }), paykit.CodeInvalidRequest, "amount"},
+		{"amount over 18 digits", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Amount = 1_000_000_000_000_000_000 }), paykit.CodeInvalidRequest, "amount"},
 		{"lowercase currency", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Currency = "myr" }), paykit.CodeInvalidRequest, "currency"},
 		{"bad country", mod(func(r *paykit.CreatePaymentIntentRequest) { r.Country = "MYS" }), paykit.CodeInvalidRequest, "country"},
 		{"no method", mod(func(r *paykit.CreatePaymentIntentRequest) { r.PaymentMethod = "" }), paykit.CodeInvalidRequest, "payment_method"},

@@ -141,7 +141,7 @@ func (s *Service) registerPayoutJobs() {
 // validatePayout checks a create request against the routing; nothing is
 // persisted.
 func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest) (int64, *PayoutRoute, PayoutBank, error) {
-	if err := Validate(req); err != nil {
+	if err := validateRequest(req); err != nil {
 		return 0, nil, PayoutBank{}, err
 	}
 	amount := req.Amount
@@ -699,7 +699,7 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 	if err != nil {
 		return nil, Answer{}, err
 	}
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, Answer{}, err
 	}
 	return idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *PayoutIntent, error) {

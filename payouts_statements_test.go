@@ -9,6 +9,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/store/sqlstore"
 )
@@ -25,7 +26,7 @@ func TestPayoutCreateStatements(t *testing.T) {
 	log := &statementLog{}
 	// A Store on the same database whose statements pass through log.
 	store := sqlstore.New(paykittest.OpenSQL(t, paykittest.MigratedDSN(t, paykittest.Postgres)).DB().WithQueryHook(log))
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func onEveryPayoutStore(t *testing.T, test func(t *testing.T, e *payoutEnv)) {
 // onEveryPayoutStoreHolding is onEveryPayoutStore with the payouts of
 // threshold and more held for approval (0: none).
 func onEveryPayoutStoreHolding(t *testing.T, threshold int64, test func(t *testing.T, e *payoutEnv)) {
-	keys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -163,7 +164,7 @@ func newPayoutEnv(t *testing.T, threshold int64) *payoutEnv {
 
 // newPayoutEnvOn is newPayoutEnv on store, with the account keys a
 // persistent Store needs (nil: the Service's default).
-func newPayoutEnvOn(t *testing.T, store paykit.Store, keys *paykit.Keyring, threshold int64) *payoutEnv {
+func newPayoutEnvOn(t *testing.T, store paykit.Store, keys *keyring.Keyring, threshold int64) *payoutEnv {
 	t.Helper()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	bank := newFakeBank()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/view"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // The contract's JSON projections of the resources that events carry:
@@ -17,7 +18,7 @@ var (
 	amount     = view.Amount
 )
 
-func formatTimePtr(t *time.Time) *string { return view.Time(t, TimeLayout) }
+func formatTimePtr(t *time.Time) *string { return view.Time(t, wire.TimeLayout) }
 
 type nextActionJSON struct {
 	Type      string `json:"type"`
@@ -39,7 +40,7 @@ func nextActionView(n *NextAction) *nextActionJSON {
 		return nil
 	}
 	out := &nextActionJSON{Type: n.Type, URL: n.URL, QRData: n.QRData, ImageURL: n.ImageURL, BankName: n.BankName,
-		Account: n.Account, Holder: n.Holder, Reference: n.Reference, Currency: n.Currency, ExpiresAt: FormatTime(n.ExpiresAt)}
+		Account: n.Account, Holder: n.Holder, Reference: n.Reference, Currency: n.Currency, ExpiresAt: wire.FormatTime(n.ExpiresAt)}
 	if n.Type == NextActionBankTransferInstructions {
 		out.Amount = amount(n.Amount)
 	}
@@ -58,7 +59,7 @@ func receiptView(r *Receipt) *receiptJSON {
 	if r == nil {
 		return nil
 	}
-	return &receiptJSON{r.Number, FormatTime(r.PaidAt), amount(r.Amount), r.Currency, r.PaymentMethod}
+	return &receiptJSON{r.Number, wire.FormatTime(r.PaidAt), amount(r.Amount), r.Currency, r.PaymentMethod}
 }
 
 type paymentIntentJSON struct {
@@ -88,8 +89,8 @@ func paymentIntentView(p *PaymentIntent) paymentIntentJSON {
 	return paymentIntentJSON{
 		"payment_intent", p.ID, p.Status, amount(p.Amount), amount(p.CapturedAmount()), amount(p.RefundedAmount),
 		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
-		nextActionView(p.NextAction), nullString(p.FailureCode), receiptView(p.Receipt), FormatTime(p.ExpiresAt),
-		formatTimePtr(p.CompletedAt), FormatTime(p.CreatedAt), FormatTime(p.UpdatedAt),
+		nextActionView(p.NextAction), nullString(p.FailureCode), receiptView(p.Receipt), wire.FormatTime(p.ExpiresAt),
+		formatTimePtr(p.CompletedAt), wire.FormatTime(p.CreatedAt), wire.FormatTime(p.UpdatedAt),
 	}
 }
 
@@ -114,7 +115,7 @@ type refundJSON struct {
 func refundView(r *Refund) refundJSON {
 	return refundJSON{
 		"refund", r.ID, r.PaymentIntentID, amount(r.Amount), r.Currency, r.Status, nullString(r.Reason),
-		r.MerchantReference, r.Environment, nullString(r.FailureCode), FormatTime(r.CreatedAt), FormatTime(r.UpdatedAt),
+		r.MerchantReference, r.Environment, nullString(r.FailureCode), wire.FormatTime(r.CreatedAt), wire.FormatTime(r.UpdatedAt),
 		formatTimePtr(r.CompletedAt),
 	}
 }
@@ -157,7 +158,7 @@ func payoutView(p *PayoutIntent) payoutJSON {
 		CompletedAmount: amount(p.CompletedAmount), ReturnedAmount: amount(p.ReturnedAmount),
 		FailureCode: nullString(p.FailureCode), FailureMessage: nullString(p.FailureMessage),
 		Recipient: payoutRecipientJSON{p.RecipientType, p.AccountLast4, p.BankCode, p.HolderName},
-		CreatedAt: FormatTime(p.CreatedAt), UpdatedAt: FormatTime(p.UpdatedAt),
+		CreatedAt: wire.FormatTime(p.CreatedAt), UpdatedAt: wire.FormatTime(p.UpdatedAt),
 	}
 	if p.ApprovalPending {
 		out.ApprovalStatus = "pending"
@@ -226,7 +227,7 @@ func checkoutView(c *Checkout) checkoutJSON {
 		Country: c.Country, MerchantReference: c.MerchantReference, PaymentIntentID: c.PaymentIntentID,
 		PaymentStatus: c.PaymentStatus, PaymentMethod: nullString(method), FailureCode: nullString(c.FailureCode),
 		FailureMessage: msg, CheckoutURL: c.URL, ReturnURL: nullString(c.ReturnURL), Metadata: meta,
-		ExpiresAt: FormatTime(c.ExpiresAt), CreatedAt: FormatTime(c.CreatedAt), UpdatedAt: FormatTime(c.UpdatedAt),
+		ExpiresAt: wire.FormatTime(c.ExpiresAt), CreatedAt: wire.FormatTime(c.CreatedAt), UpdatedAt: wire.FormatTime(c.UpdatedAt),
 		ProcessingStaleAt: formatTimePtr(c.ProcessingStaleAt), ProviderStatus: nullString(c.ProviderStatus),
 	}
 }
@@ -248,7 +249,7 @@ func eventView(e *Event) eventJSON {
 	if e.Resource != nil {
 		data = e.Resource.eventData()
 	}
-	return eventJSON{e.ID, "event", e.Type, e.Environment, FormatTime(e.CreatedAt), data}
+	return eventJSON{e.ID, "event", e.Type, e.Environment, wire.FormatTime(e.CreatedAt), data}
 }
 
 // EventBody is the JSON of an event: the GET /events/{id} body and the

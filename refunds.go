@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // RefundStatus is the public lifecycle state of a refund.
@@ -148,7 +150,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	op.deferred = host != nil
 	// As for payments: a known key skips validation, so a request that
 	// fails it is answered so only when its key is new.
-	invalid := Validate(&req)
+	invalid := validateRequest(&req)
 	if invalid != nil {
 		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid
@@ -510,7 +512,7 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 	if err := params.check("refund", RefundStatus.Valid); err != nil {
 		return nil, err
 	}
-	if !ValidText(params.PaymentIntent) {
+	if !wire.ValidText(params.PaymentIntent) {
 		return nil, InvalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
 	}
 	rows, err := s.store.ListRefunds(ctx, RefundQuery{

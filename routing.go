@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"slices"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // Payment methods of the contract.
@@ -12,8 +14,8 @@ var PaymentMethods = []string{
 	"GRABPAY", "ALIPAY", "UMOBILE", "EMONEI", "DUITNOW_QR", "WECHAT_PAY", "UNIONPAY",
 }
 
-// ValidPaymentMethod reports whether m is one of PaymentMethods.
-func ValidPaymentMethod(m string) bool { return slices.Contains(PaymentMethods, m) }
+// validPaymentMethod reports whether m is one of PaymentMethods.
+func validPaymentMethod(m string) bool { return slices.Contains(PaymentMethods, m) }
 
 // Bank is a bank choice of a route. Code is the service's canonical code,
 // the only one merchants see; ProviderCode is what the Provider expects.
@@ -88,16 +90,6 @@ type Routing struct {
 	Payouts  []PayoutRoute
 }
 
-// ThaiBankCodes are the service's canonical Thai payout bank codes.
-var ThaiBankCodes = []string{
-	"BAAC", "BAY", "BBL", "CIMB", "CLICX", "EXIM", "GHB", "GSB", "ISLAMIC", "KBANK",
-	"KKP", "KTB", "LHBANK", "SCB", "SCBT", "SME", "TCR", "TISCO", "TTB", "UOB",
-}
-
-// PromptPayBankCode is the bank code of a PromptPay destination; the
-// PromptPay id (phone number or national id) is the account number.
-const PromptPayBankCode = "promptpay"
-
 // PayoutBank is a bank a payout route reaches: the canonical Code, the
 // Provider's code for it, and whether the recipient's Thai-language name is
 // required.
@@ -164,7 +156,7 @@ func (r *PayoutRoute) Bank(code string) (PayoutBank, bool) {
 // of country: the Thai list and promptpay for TH, elsewhere any bank a
 // configured route of that country names. Provider-local codes are not.
 func (rt *Routing) RecognisedBankCode(country, code string) bool {
-	if country == "TH" && (code == PromptPayBankCode || slices.Contains(ThaiBankCodes, code)) {
+	if country == "TH" && (code == wire.PromptPayBankCode || slices.Contains(wire.ThaiBankCodes, code)) {
 		return true
 	}
 	for _, r := range rt.Payouts {
@@ -285,7 +277,7 @@ type PaymentMethodsRequest struct {
 // currency and country, in the contract's method order. It is empty when
 // nothing is eligible.
 func (s *Service) ListPaymentMethods(_ context.Context, p Principal, req PaymentMethodsRequest) (*Page[PaymentMethod], error) {
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
 	amount := req.Amount

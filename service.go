@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/keyring"
 )
 
 // Config configures a Service. Only Store is required.
@@ -21,9 +24,9 @@ type Config struct {
 	// it to milliseconds, the contract's precision.
 	Now func() time.Time
 	// NewID makes resource ids from a prefix ("pi", "mch", ...); default
-	// SortableID. Lists order rows created in one millisecond by id, so
-	// ids made later should sort after earlier ones. Tests may pass
-	// SequentialIDs().
+	// prefix + "_" + 24 characters that sort in creation order. Lists order
+	// rows created in one millisecond by id, so ids made later should sort
+	// after earlier ones.
 	NewID func(prefix string) string
 	// Random is the source of key material; default crypto/rand.Reader.
 	Random io.Reader
@@ -96,7 +99,7 @@ type Config struct {
 	// rest. Required with a persistent Store: with a key that died with the
 	// process, payouts stored before a restart could not be dispatched nor
 	// webhooks signed. The memory Store draws a random one when it is nil.
-	AccountKeys *Keyring
+	AccountKeys *keyring.Keyring
 	// APIKeyCacheTTL is how long an instance keeps an API key it read to
 	// authenticate requests; default 5s, negative for none. A key revoked
 	// through a Service is refused by that Service at once, and by every
@@ -149,7 +152,7 @@ type Service struct {
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
 	approvalTTL       time.Duration
-	accountKeys       *Keyring
+	accountKeys       *keyring.Keyring
 	apiKeys           *apiKeyCache
 }
 
@@ -161,7 +164,7 @@ type JobHandler func(ctx context.Context, job *Job) error
 // New builds a Service from cfg. It checks the configured keys
 // (SigningKey, AccountKeys) against the fingerprints the Store recorded for
 // the keys its data was written with, recording those of new keys, and
-// fails with ErrKeyMismatch when they cannot read that data: a host that
+// fails with keyring.ErrMismatch when they cannot read that data: a host that
 // restarts with other keys learns it at once, not from payouts it cannot
 // dispatch. A rotated keyring that keeps its old keys passes.
 func New(cfg Config) (*Service, error) {
@@ -232,7 +235,7 @@ func New(cfg Config) (*Service, error) {
 		s.now = time.Now
 	}
 	if s.newID == nil {
-		s.newID = SortableID
+		s.newID = newid.Sortable
 	}
 	if s.random == nil {
 		s.random = rand.Reader
@@ -247,7 +250,7 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	if s.workerID == "" {
-		s.workerID = RandomID("wrk")
+		s.workerID = newid.Random("wrk")
 	}
 	if s.interval <= 0 {
 		s.interval = time.Second
@@ -274,7 +277,7 @@ func New(cfg Config) (*Service, error) {
 		s.approvalTTL = 72 * time.Hour
 	}
 	if s.accountKeys == nil {
-		s.accountKeys = RandomKeyring()
+		s.accountKeys = keyring.Random()
 	}
 	s.webhookTimeout = cfg.WebhookTimeout
 	if s.webhookTimeout <= 0 {
@@ -318,7 +321,7 @@ func checkKeys(cfg Config) error {
 		missing = append(missing, "Config.SigningKey (32 random bytes)")
 	}
 	if cfg.AccountKeys == nil {
-		missing = append(missing, "Config.AccountKeys (paykit.NewKeyring with a 32-byte AES key)")
+		missing = append(missing, "Config.AccountKeys (keyring.New with a 32-byte AES key)")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("paykit: a persistent Store needs %s, the same on every instance and kept across restarts: "+

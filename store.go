@@ -87,7 +87,7 @@ type Store interface {
 	// whose key id has none yet, and returns every fingerprint recorded,
 	// those just written included. A recorded fingerprint never changes.
 	// Fingerprints are not secret: New compares them with the configured
-	// keys' (see KeyFingerprint).
+	// keys' (see keyring.Fingerprint).
 	RecordKeyChecks(ctx context.Context, checks map[string]string, now time.Time) (map[string]string, error)
 	// Persistent reports whether the Store keeps its data across a restart
 	// of the process. A persistent Store needs keys that survive it too.

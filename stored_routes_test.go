@@ -10,6 +10,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -22,7 +23,7 @@ func TestResumedPaymentUsesTheRouteChosenAtCreate(t *testing.T) {
 	ctx := context.Background()
 	clock := paykit.NewManualClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	store := memory.New()
-	keys := paykit.RandomKeyring()
+	keys := keyring.Random()
 	prov := newFakeProvider()
 	boot := func(routing paykit.Routing) *paykit.Service {
 		svc, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, Routing: routing, AccountKeys: keys,

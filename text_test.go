@@ -8,6 +8,8 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/internal/validated"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/paykittest"
 )
 
@@ -22,7 +24,7 @@ func TestServiceRefusesBadText(t *testing.T) {
 	store := paykittest.OpenStore(t, paykittest.Postgres)
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Routing: thPayoutRouting(), Providers: map[string]paykit.Provider{"fake": newFakeBank()},
-		PublicURL: "https://pay.example", SigningKey: []byte("text-tests-signing-key-32-bytes!"), AccountKeys: paykit.RandomKeyring(),
+		PublicURL: "https://pay.example", SigningKey: []byte("text-tests-signing-key-32-bytes!"), AccountKeys: keyring.Random(),
 	})
 	is.NoErr(err)
 	m, err := svc.CreateMerchant(ctx, "ops", "Kedai")
@@ -115,7 +117,7 @@ func TestValidateRefusesBadText(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			err := paykit.Validate(&c.req)
+			err := validated.Check(&c.req)
 			if c.param == "" {
 				is.NoErr(err)
 				return

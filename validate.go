@@ -11,13 +11,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
+
+	"github.com/paykit/paykit/internal/validated"
+	"github.com/paykit/paykit/internal/wire"
 )
 
-// ValidCurrency reports whether s matches ^[A-Z]{3,6}$.
-func ValidCurrency(s string) bool { return len(s) >= 3 && len(s) <= 6 && upperASCII(s) }
+// validCurrency reports whether s matches ^[A-Z]{3,6}$.
+func validCurrency(s string) bool { return len(s) >= 3 && len(s) <= 6 && upperASCII(s) }
 
-// ValidCountry reports whether s matches ^[A-Z]{2}$.
-func ValidCountry(s string) bool { return len(s) == 2 && upperASCII(s) }
+// validCountry reports whether s matches ^[A-Z]{2}$.
+func validCountry(s string) bool { return len(s) == 2 && upperASCII(s) }
 
 func upperASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -28,35 +31,15 @@ func upperASCII(s string) bool {
 	return true
 }
 
-// validAmountText reports whether s matches ^[1-9][0-9]{0,17}$: the API's
-// amounts, decimal strings of minor units.
-func validAmountText(s string) bool {
-	if len(s) < 1 || len(s) > 18 || s[0] < '1' || s[0] > '9' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidText reports whether s is text paykit accepts: valid UTF-8 without
-// a NUL character. Anything else is refused as invalid_request before it
-// reaches a Store (PostgreSQL's text types cannot hold NUL, and invalid
-// UTF-8 would be stored mangled or not at all).
-func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
-
 // validateListFilters checks the shared list filters; empty means unset.
 func validateListFilters(currency, country, merchantReference string) error {
-	if !ValidText(merchantReference) {
+	if !wire.ValidText(merchantReference) {
 		return InvalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
 	}
-	if currency != "" && !ValidCurrency(currency) {
+	if currency != "" && !validCurrency(currency) {
 		return InvalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
 	}
-	if country != "" && !ValidCountry(country) {
+	if country != "" && !validCountry(country) {
 		return InvalidRequest("country", "country must match ^[A-Z]{2}$.")
 	}
 	if n := utf8.RuneCountInString(merchantReference); n > 256 {
@@ -64,6 +47,8 @@ func validateListFilters(currency, country, merchantReference string) error {
 	}
 	return nil
 }
+
+func init() { validated.Check = validateRequest }
 
 var (
 	validateOnce sync.Once
@@ -87,13 +72,13 @@ func validatorInstance() *validator.Validate {
 				panic(err)
 			}
 		}
-		must("amount", validAmountText)
-		if err := v.RegisterValidation("minor_units", func(fl validator.FieldLevel) bool { return ValidMinorUnits(fl.Field().Int()) }); err != nil {
+		must("amount", wire.ValidAmount)
+		if err := v.RegisterValidation("minor_units", func(fl validator.FieldLevel) bool { return wire.ValidMinorUnits(fl.Field().Int()) }); err != nil {
 			panic(err)
 		}
-		must("currency", ValidCurrency)
-		must("country", ValidCountry)
-		must("payment_method", ValidPaymentMethod)
+		must("currency", validCurrency)
+		must("country", validCountry)
+		must("payment_method", validPaymentMethod)
 		must("environment", func(s string) bool { return Environment(s).Valid() })
 		if err := v.RegisterValidation("textmap", func(fl validator.FieldLevel) bool {
 			m, _ := fl.Field().Interface().(map[string]string)
@@ -119,11 +104,12 @@ var ruleMessages = map[string]string{
 	"email":          "must be an email address",
 }
 
-// Validate checks v's `validate` struct tags and returns the first failure
-// as a 400 invalid_request whose param is the dotted JSON path of the field
-// (customer.email, recipient.account_number). Every string in v (struct
-// fields, map keys and values, slice elements) must also be ValidText.
-func Validate(v any) error {
+// validateRequest checks v's `validate` struct tags and returns the first
+// failure as a 400 invalid_request whose param is the dotted JSON path of
+// the field (customer.email, recipient.account_number). Every string in v
+// (struct fields, map keys and values, slice elements) must also be
+// wire.ValidText. httpadapter calls it as validated.Check.
+func validateRequest(v any) error {
 	if err := checkText(reflect.ValueOf(v), ""); err != nil {
 		return err
 	}
@@ -203,7 +189,7 @@ func jsonPath(ns string) string {
 }
 
 // checkText returns a 400 naming, by its dotted JSON path, the first string
-// in v that is not ValidText; a map key that is not names the map.
+// in v that is not wire.ValidText; a map key that is not names the map.
 func checkText(v reflect.Value, path string) error {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -211,7 +197,7 @@ func checkText(v reflect.Value, path string) error {
 			return checkText(v.Elem(), path)
 		}
 	case reflect.String:
-		if !ValidText(v.String()) {
+		if !wire.ValidText(v.String()) {
 			return InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
 		}
 	case reflect.Struct:
@@ -233,7 +219,7 @@ func checkText(v reflect.Value, path string) error {
 			}
 			fv := v.Field(i)
 			if fv.Kind() == reflect.String { // most fields: no path unless it fails
-				if !ValidText(fv.String()) {
+				if !wire.ValidText(fv.String()) {
 					p := joinPath(path, name)
 					return InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
 				}
@@ -254,7 +240,7 @@ func checkText(v reflect.Value, path string) error {
 		for _, k := range keys {
 			p := path
 			if k.Kind() == reflect.String {
-				if !ValidText(k.String()) {
+				if !wire.ValidText(k.String()) {
 					return InvalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
 				}
 				p = joinPath(path, k.String())
@@ -276,10 +262,10 @@ func checkText(v reflect.Value, path string) error {
 	return nil
 }
 
-// validTextMap reports whether every key and value of m is ValidText.
+// validTextMap reports whether every key and value of m is wire.ValidText.
 func validTextMap(m map[string]string) bool {
 	for k, v := range m {
-		if !ValidText(k) || !ValidText(v) {
+		if !wire.ValidText(k) || !wire.ValidText(v) {
 			return false
 		}
 	}

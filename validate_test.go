@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 func TestRulesMatchTheirPatterns(t *testing.T) {
@@ -13,9 +15,9 @@ func TestRulesMatchTheirPatterns(t *testing.T) {
 		pattern string
 		fn      func(string) bool
 	}{
-		{`^[A-Z]{3,6}$`, ValidCurrency},
-		{`^[A-Z]{2}$`, ValidCountry},
-		{`^[1-9][0-9]{0,17}$`, validAmountText},
+		{`^[A-Z]{3,6}$`, validCurrency},
+		{`^[A-Z]{2}$`, validCountry},
+		{`^[1-9][0-9]{0,17}$`, wire.ValidAmount},
 	}
 	var inputs []string
 	for _, s := range []string{"", "A", "Z", "a", "@", "[", "0", "1", "9", ":", "/", "é", "\n", "\x00"} {

@@ -116,7 +116,7 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 // validateWebhookEndpoint checks a create request: its fields, its
 // enabled events and its URL for p's environment.
 func (s *Service) validateWebhookEndpoint(ctx context.Context, p Principal, req *CreateMerchantWebhookEndpointRequest) ([]string, error) {
-	if err := Validate(req); err != nil {
+	if err := validateRequest(req); err != nil {
 		return nil, err
 	}
 	events, err := checkEnabledEvents(req.EnabledEvents)
@@ -179,7 +179,7 @@ func positionBefore(at time.Time, id string, pos Position) bool {
 // (under the same rules as on create), enabled events, description, or
 // whether it is disabled. Enabling it again clears why it was disabled.
 func (s *Service) UpdateMerchantWebhookEndpoint(ctx context.Context, p Principal, id string, req UpdateMerchantWebhookEndpointRequest) (*WebhookEndpoint, error) {
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
 	var events []string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/webhooks"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // DefaultSecretOverlap is how long the previous secrets of an endpoint keep
@@ -130,7 +131,7 @@ type CreateWebhookEndpointRequest struct {
 // In live the URL must be https and resolve to public addresses; in test,
 // loopback http URLs are allowed so local development works.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor, merchantID string, req CreateWebhookEndpointRequest) (*NewWebhookSecret, error) {
-	if err := Validate(&req); err != nil {
+	if err := validateRequest(&req); err != nil {
 		return nil, err
 	}
 	env := Environment(req.Environment)
@@ -497,7 +498,7 @@ func (s *Service) endpointFailed(ctx context.Context, id string, res WebhookResu
 		if err := tx.UpdateWebhookEndpoint(ctx, w); err != nil {
 			return err
 		}
-		s.log.WarnContext(ctx, "webhook endpoint paused", "webhook_endpoint", w.ID, "failures", w.Failures, "until", FormatTime(until))
+		s.log.WarnContext(ctx, "webhook endpoint paused", "webhook_endpoint", w.ID, "failures", w.Failures, "until", wire.FormatTime(until))
 		return tx.DeferJobs(ctx, w.ID, until)
 	})
 }

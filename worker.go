@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/internal/workctx"
 )
 
@@ -485,7 +486,7 @@ type retryAt struct {
 	wait bool
 }
 
-func (r retryAt) Error() string { return "retry at " + FormatTime(r.at) }
+func (r retryAt) Error() string { return "retry at " + wire.FormatTime(r.at) }
 
 // safeRun turns a handler panic into an error so one bad job cannot stop
 // the worker.

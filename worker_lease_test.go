@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 )
 
 // Job leases on every Store: a run whose lease lapsed and was taken over
@@ -146,7 +147,7 @@ func TestRunRefillsSlotsAndWakesOnEnqueue(t *testing.T) {
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: store, Now: clock.Now, WorkerID: "w1", WorkerConcurrency: 2,
 			WorkerInterval: time.Hour, // no poll within the test: only wake-ups
-			SigningKey:     []byte("worker-tests-signing-key"), AccountKeys: paykit.RandomKeyring()})
+			SigningKey:     []byte("worker-tests-signing-key"), AccountKeys: keyring.Random()})
 		is.NoErr(err)
 		hang := make(chan struct{})
 		var quick atomic.Int32

@@ -13,12 +13,13 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/memory"
 )
 
 // workerKeys are the account keys of every worker test Service: instances
 // on one Store share their keys, as New checks.
-var workerKeys = paykit.RandomKeyring()
+var workerKeys = keyring.Random()
 
 func newWorkerService(t *testing.T, store paykit.Store, clock *paykit.ManualClock, id string) *paykit.Service {
 	t.Helper()

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // api is what the merchant and operator APIs share: routing, the request
@@ -128,14 +130,14 @@ func patternWildcards(pattern string) []string {
 }
 
 // checkText refuses a request whose path parameters or query parameters
-// are not text paykit accepts (paykit.ValidText: UTF-8 without NUL), as
+// are not text paykit accepts (wire.ValidText: UTF-8 without NUL), as
 // 400 invalid_request naming the parameter, before any handler reads them.
 // Body members are checked where bodies are decoded (decodeJSON, the payer
 // form), credentials by authentication (401), the Idempotency-Key by its
 // own printable-ASCII rule.
 func checkText(r *http.Request, wildcards []string) error {
 	for _, name := range wildcards {
-		if !paykit.ValidText(r.PathValue(name)) {
+		if !wire.ValidText(r.PathValue(name)) {
 			return paykit.InvalidRequest(name, "The path parameter %s must be UTF-8 text without NUL characters.", name)
 		}
 	}
@@ -143,14 +145,14 @@ func checkText(r *http.Request, wildcards []string) error {
 }
 
 // checkValues refuses names or values (query parameters, form fields) that
-// are not paykit.ValidText, naming the parameter; what says what they are.
+// are not wire.ValidText, naming the parameter; what says what they are.
 func checkValues(values url.Values, what string) error {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
-		if !paykit.ValidText(name) {
+		if !wire.ValidText(name) {
 			return paykit.InvalidRequest("", "A %s name must be UTF-8 text without NUL characters.", what)
 		}
 		for _, v := range values[name] {
-			if !paykit.ValidText(v) {
+			if !wire.ValidText(v) {
 				return paykit.InvalidRequest(name, "The %s %s must be UTF-8 text without NUL characters.", what, name)
 			}
 		}
@@ -188,7 +190,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	env := &struct {
 		info requestInfo
 		sw   statusWriter
-	}{requestInfo{id: paykit.RandomID("req")}, statusWriter{ResponseWriter: w}}
+	}{requestInfo{id: newid.Random("req")}, statusWriter{ResponseWriter: w}}
 	info, sw := &env.info, &env.sw
 	w.Header().Set("Request-Id", info.id)
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))

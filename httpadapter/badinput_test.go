@@ -15,6 +15,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // Input that is not text (a NUL character or invalid UTF-8) is refused at
@@ -158,7 +159,7 @@ func TestBadTextIsRefusedOnEveryRoute(t *testing.T) {
 					// Every request is otherwise good enough to reach the
 					// input it spoils.
 					send := func(path, query string, body any, hs ...header) response {
-						hs = append([]header{a.auth, idem("bad-text-" + paykit.RandomID("k"))}, hs...)
+						hs = append([]header{a.auth, idem("bad-text-" + newid.Random("k"))}, hs...)
 						return e.do(method, a.prefix+path+query, body, hs...)
 					}
 					t.Run(key+"/"+bad.name, func(t *testing.T) {

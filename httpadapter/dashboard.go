@@ -24,6 +24,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // The operator dashboard: server-rendered pages (html/template, no script)
@@ -141,7 +143,7 @@ func NewDashboard(svc *paykit.Service, opts DashboardOptions) http.Handler {
 
 // validOperatorName keeps names the session cookie can carry.
 func validOperatorName(name string) bool {
-	return name != "" && paykit.ValidText(name) && !strings.ContainsAny(name, "\n|")
+	return name != "" && wire.ValidText(name) && !strings.ContainsAny(name, "\n|")
 }
 
 // dashCSP is the Content-Security-Policy of every dashboard answer.
@@ -295,7 +297,7 @@ func (d *dashboard) signInPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *dashboard) renderSignIn(w http.ResponseWriter, r *http.Request, status int, n *notice) {
-	pre := paykit.RandomID("pre")
+	pre := newid.Random("pre")
 	d.setCookie(w, r, preSessionCookie, pre, d.svc.Now().Add(preSessionTTL))
 	d.render(w, r, status, signInTmpl, view{Notice: n, CSRF: hex.EncodeToString(d.sign("signin", pre))})
 }
@@ -339,7 +341,7 @@ func (d *dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 		d.renderSignIn(w, r, http.StatusUnauthorized, &notice{Tone: "bad", Text: "That token is not valid."})
 		return nil
 	}
-	s := &session{ID: paykit.RandomID("dss"), Operator: name, Expires: now.Add(d.ttl).Truncate(time.Millisecond)}
+	s := &session{ID: newid.Random("dss"), Operator: name, Expires: now.Add(d.ttl).Truncate(time.Millisecond)}
 	d.setCookie(w, r, sessionCookie, d.encodeSession(s), s.Expires)
 	d.setCookie(w, r, preSessionCookie, "", now) // spent
 	requestInfoFrom(r.Context()).actor = s.actor()

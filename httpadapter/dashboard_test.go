@@ -17,6 +17,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // The operator dashboard over HTTP: sessions, CSRF, the sign-in rate
@@ -287,8 +288,8 @@ func heldPayout(t *testing.T, e *sandboxEnv, merchantID string) *paykit.PayoutIn
 		Environment: paykit.Test, Currency: "THB", Amount: 10_000_000, Reason: "float"}); err != nil {
 		t.Fatal(err)
 	}
-	po, _, err := e.svc.CreatePayoutIntent(e.ctx, p, paykit.RandomID("idem"), paykit.CreatePayoutIntentRequest{
-		Amount: dashApprovalThreshold, Currency: "THB", Country: "TH", MerchantReference: paykit.RandomID("ref"),
+	po, _, err := e.svc.CreatePayoutIntent(e.ctx, p, newid.Random("idem"), paykit.CreatePayoutIntentRequest{
+		Amount: dashApprovalThreshold, Currency: "THB", Country: "TH", MerchantReference: newid.Random("ref"),
 		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: plainAccount, BankCode: "KBANK", HolderName: "Somchai Jaidee", HolderNameTH: "สมชาย ใจดี"},
 	})
 	if err != nil {

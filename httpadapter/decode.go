@@ -16,6 +16,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/readall"
+	"github.com/paykit/paykit/internal/validated"
 )
 
 // MaxBodyBytes is the largest request body accepted (64 KiB); a larger one
@@ -30,7 +31,7 @@ const MaxBodyBytes = 64 << 10
 //   - a member dst has no field for (names match exactly, case included):
 //     400 naming it by its dotted path, e.g. param "recipient.bank";
 //   - a value of the wrong JSON type: 400 naming it, e.g. "items.0.quantity";
-//   - a `validate` struct tag failing (paykit.Validate, the one rule set the
+//   - a `validate` struct tag failing (validated.Check, the one rule set the
 //     Service also uses): 400 naming the field by its JSON path.
 //
 // It returns the raw body (for idempotency fingerprints).
@@ -45,7 +46,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error)
 	if err := decodeJSON(body, dst); err != nil {
 		return nil, err
 	}
-	return body, paykit.Validate(dst)
+	return body, validated.Check(dst)
 }
 
 // decodeOptionalBody is decodeBody for routes whose body may be left out
@@ -65,7 +66,7 @@ func decodeOptionalBody(w http.ResponseWriter, r *http.Request, dst any) error {
 			return err
 		}
 	}
-	return paykit.Validate(dst)
+	return validated.Check(dst)
 }
 
 func checkJSONContentType(r *http.Request) error {
@@ -144,7 +145,7 @@ func plainText(body []byte) bool {
 
 // decodeJSONChecked decodes body into dst and answers the first thing wrong
 // with it, in this order: not valid JSON, more than one value, not an
-// object, a string that is not paykit.ValidText (checkJSONText), then the
+// object, a string that is not wire.ValidText (checkJSONText), then the
 // first member, in sorted name order depth first, that dst has no field for
 // or whose JSON type does not fit, named by its dotted path
 // ("recipient.bank", "items.0.quantity").
@@ -211,7 +212,7 @@ func dottedPath(p jsontext.Pointer) string {
 }
 
 // checkJSONText rejects a string of v (a valid JSON object), member name
-// or value, that is not paykit.ValidText: invalid UTF-8 (which json would
+// or value, that is not wire.ValidText: invalid UTF-8 (which json would
 // replace with U+FFFD) or a NUL character (the escape \u0000, which would
 // reach the Store). The first one in the text is named: a value by its
 // dotted path ("customer.name", "items.0.name"), a member name by the path

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/validated"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -57,7 +58,7 @@ func decodeCorpus(t *testing.T) []string {
 	}
 }
 
-// TestDecodeGolden holds decodeJSON followed by paykit.Validate (what
+// TestDecodeGolden holds decodeJSON followed by validated.Check (what
 // decodeBody answers) to the answers recorded in
 // testdata/decode_golden.txt, for every body of decodeCorpus into every
 // request body type: the same error (code, param, message), or the same
@@ -81,7 +82,7 @@ func TestDecodeGolden(t *testing.T) {
 			dst := reflect.New(reflect.TypeOf(zero)).Interface()
 			err := decodeJSON([]byte(body), dst)
 			if err == nil {
-				err = paykit.Validate(dst)
+				err = validated.Check(dst)
 			}
 			if err != nil {
 				e := paykit.AsError(err)

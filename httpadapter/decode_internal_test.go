@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/oapitest"
+	"github.com/paykit/paykit/internal/validated"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -290,7 +291,7 @@ func TestDecodeAndValidate(t *testing.T) {
 		is := is.New(t)
 		var req sampleRequest
 		is.NoErr(decodeJSON([]byte(validSample), &req))
-		is.NoErr(paykit.Validate(&req))
+		is.NoErr(validated.Check(&req))
 		is.Equal(req, sampleRequest{
 			Amount: "10000", Currency: "MYR", Country: "MY", MerchantReference: "order-1",
 			Customer:  sampleCustomer{Name: "Aisyah", Email: "a@example.com"},

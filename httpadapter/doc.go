@@ -14,7 +14,7 @@
 //
 // An unknown path is 404 not_found; a known path with a method it does not
 // take is 405 method_not_allowed with an Allow header listing the methods
-// it takes. Strings that are not text paykit.ValidText accepts (a NUL
+// it takes. Strings that are not text paykit accepts (a NUL
 // character or invalid UTF-8) are refused before the Service sees them: a
 // path or query parameter, a body member (by its dotted path) or a payer
 // form field is 400 invalid_request naming it, credentials are the usual

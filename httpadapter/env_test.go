@@ -19,6 +19,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/oapitest"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
@@ -276,7 +277,7 @@ type keys struct {
 // merchant creates a merchant with a key pair of env through the Service.
 func (e *env) merchant(environment paykit.Environment) keys {
 	e.t.Helper()
-	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai "+paykit.RandomID("m"))
+	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai "+newid.Random("m"))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
@@ -170,7 +171,7 @@ func TestOperatorListJobs(t *testing.T) {
 			order = append(order, j["id"].(string))
 		}
 		is.Equal(order, []string{"job_sys", "job_sched", "job_due", "job_run", "job_retry"}) // newest first
-		ts := paykit.FormatTime
+		ts := wire.FormatTime
 		is.Equal(byID["job_retry"], map[string]any{
 			"object": "job", "id": "job_retry", "kind": "payout.dispatch", "state": "retrying",
 			"merchant_id": a.merchantID, "environment": "test", "target_id": "po_x", "attempts": 1.0,

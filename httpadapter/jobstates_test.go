@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
@@ -69,7 +70,7 @@ func TestOperatorListJobStates(t *testing.T) {
 			is.Equal(ids("/operator/jobs?"+c.query), c.want)
 		}
 
-		ts := paykit.FormatTime
+		ts := wire.FormatTime
 		r := e.do("GET", "/operator/jobs?state=completed", nil, bearer(e.opToken))
 		is.Equal(r.status, http.StatusOK)
 		is.Equal(r.json(t)["data"], []any{map[string]any{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/validated"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // Options configures the merchant API.
@@ -67,7 +68,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 func (m *merchantAPI) auth(next func(w http.ResponseWriter, r *http.Request, p paykit.Principal) error) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		publicKey, secretKey, ok := r.BasicAuth()
-		if !ok || !paykit.ValidText(publicKey) || !paykit.ValidText(secretKey) {
+		if !ok || !wire.ValidText(publicKey) || !wire.ValidText(secretKey) {
 			return paykit.ErrUnauthorized()
 		}
 		p, err := m.svc.Authenticate(r.Context(), publicKey, secretKey)
@@ -213,10 +214,10 @@ func (m *merchantAPI) listPaymentMethods(w http.ResponseWriter, r *http.Request,
 	if query.Country, err = singleValue(q, "country"); err != nil {
 		return err
 	}
-	if err := paykit.Validate(&query); err != nil {
+	if err := validated.Check(&query); err != nil {
 		return err
 	}
-	amount, err := paykit.ParseAmount(query.Amount)
+	amount, err := wire.ParseAmount(query.Amount)
 	if err != nil {
 		return paykit.InvalidRequest("amount", "amount is invalid.")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/newid"
 )
 
 var requestIDPattern = regexp.MustCompile(`^req_[0-9a-z]+$`)
@@ -106,9 +107,9 @@ func TestTenantScoping(t *testing.T) {
 		aLive := e.keyFor(aTest.merchantID, paykit.Live)
 		b := e.merchant(paykit.Test)
 		now := time.Now()
-		piA := e.seed(aTest, paykit.Test, paykit.RandomID("pi"), "order-1", paykit.PaymentRequiresAction, now)
-		piALive := e.seed(aLive, paykit.Live, paykit.RandomID("pi"), "order-1", paykit.PaymentSucceeded, now)
-		piB := e.seed(b, paykit.Test, paykit.RandomID("pi"), "order-1", paykit.PaymentProcessing, now)
+		piA := e.seed(aTest, paykit.Test, newid.Random("pi"), "order-1", paykit.PaymentRequiresAction, now)
+		piALive := e.seed(aLive, paykit.Live, newid.Random("pi"), "order-1", paykit.PaymentSucceeded, now)
+		piB := e.seed(b, paykit.Test, newid.Random("pi"), "order-1", paykit.PaymentProcessing, now)
 
 		listIDs := func(k keys) []string {
 			r := e.do("GET", "/v1/payment_intents", nil, basic(k))
@@ -151,8 +152,8 @@ func TestGetPaymentIntentProjection(t *testing.T) {
 		e := newEnv(t, open, envConfig{})
 		k := e.merchant(paykit.Test)
 		created := time.Date(2026, 3, 4, 5, 6, 7, 891_000_000, time.UTC)
-		pending := e.seed(k, paykit.Test, "pi_pending_"+paykit.RandomID("x"), "ref-pending", paykit.PaymentRequiresAction, created)
-		paid := e.seed(k, paykit.Test, "pi_paid_"+paykit.RandomID("x"), "ref-paid", paykit.PaymentSucceeded, created.Add(time.Second))
+		pending := e.seed(k, paykit.Test, "pi_pending_"+newid.Random("x"), "ref-pending", paykit.PaymentRequiresAction, created)
+		paid := e.seed(k, paykit.Test, "pi_paid_"+newid.Random("x"), "ref-paid", paykit.PaymentSucceeded, created.Add(time.Second))
 
 		got := e.do("GET", "/v1/payment_intents/"+pending.ID, nil, basic(k)).json(t)
 		is.Equal(got, map[string]any{
@@ -205,7 +206,7 @@ func TestListPaymentIntentsFiltersAndPaging(t *testing.T) {
 		}
 		ids := make([]string, len(rows)) // ids[i] is row i; newest is last
 		for i, r := range rows {
-			ids[i] = fmt.Sprintf("pi_%02d_%s", i, paykit.RandomID("x"))
+			ids[i] = fmt.Sprintf("pi_%02d_%s", i, newid.Random("x"))
 			pi := e.seed(k, paykit.Test, ids[i], fmt.Sprintf("order-%d", i), r.status, base.Add(time.Duration(r.minutes)*time.Minute))
 			if r.currency != "MYR" {
 				pi.Currency, pi.Country = r.currency, r.country
@@ -300,7 +301,7 @@ func TestListPaymentIntentsFiltersAndPaging(t *testing.T) {
 		t.Run("default limit is 25", func(t *testing.T) {
 			is := is.New(t)
 			for i := range 30 {
-				e.seed(k, paykit.Test, fmt.Sprintf("pi_bulk_%02d_%s", i, paykit.RandomID("x")), fmt.Sprintf("bulk-%d", i),
+				e.seed(k, paykit.Test, fmt.Sprintf("pi_bulk_%02d_%s", i, newid.Random("x")), fmt.Sprintf("bulk-%d", i),
 					paykit.PaymentExpired, base.Add(-time.Duration(i+1)*time.Hour))
 			}
 			body := e.do("GET", "/v1/payment_intents", nil, basic(k)).json(t)

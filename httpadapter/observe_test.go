@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 )
 
 // logLines decodes the JSON log lines written so far.
@@ -48,7 +49,7 @@ func TestAccessLogKeepsSecretsOut(t *testing.T) {
 		key := r.json(t)
 		k := keys{merchantID: mid, keyID: key["id"].(string), public: key["public_key"].(string), secret: key["secret_key"].(string)}
 		for i := range 3 {
-			e.seed(k, paykit.Test, paykit.RandomID("pi"), "ref-"+string(rune('a'+i)), paykit.PaymentRequiresAction, time.Now().Add(time.Duration(i)*time.Second))
+			e.seed(k, paykit.Test, newid.Random("pi"), "ref-"+string(rune('a'+i)), paykit.PaymentRequiresAction, time.Now().Add(time.Duration(i)*time.Second))
 		}
 
 		list := e.do("GET", "/v1/payment_intents?limit=1&status=requires_action", nil, basic(k))
@@ -180,7 +181,7 @@ func TestMetrics(t *testing.T) {
 		}
 		e.do("GET", "/v1/payment_intents", nil)
 		e.do("GET", "/v1/payment_intents/pi_nope", nil, basic(k))
-		e.do("GET", "/v1/no/such/route/"+paykit.RandomID("x"), nil)
+		e.do("GET", "/v1/no/such/route/"+newid.Random("x"), nil)
 		e.do("GET", "/operator/audit_events", nil, bearer(e.opToken))
 
 		count := func(api, route, status string) float64 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -56,7 +57,7 @@ func TestOperatorFlow(t *testing.T) {
 		liveKey := r.json(t)
 		live := keys{merchantID: id, public: liveKey["public_key"].(string), secret: liveKey["secret_key"].(string)}
 		is.True(strings.HasPrefix(live.public, "pk_live_"))
-		e.seed(k, paykit.Test, paykit.RandomID("pi"), "ref-1", paykit.PaymentSucceeded, e.svc.Now())
+		e.seed(k, paykit.Test, newid.Random("pi"), "ref-1", paykit.PaymentSucceeded, e.svc.Now())
 		is.Equal(len(e.do("GET", "/v1/payment_intents", nil, basic(k)).json(t)["data"].([]any)), 1)
 		is.Equal(len(e.do("GET", "/v1/payment_intents", nil, basic(live)).json(t)["data"].([]any)), 0)
 

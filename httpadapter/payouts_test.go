@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/store/storetest"
 )
 
@@ -355,7 +356,7 @@ func TestPayoutMagicAccountsOverHTTP(t *testing.T) {
 
 func addAmount(t *testing.T, s string, d int64) string {
 	t.Helper()
-	v, err := paykit.ParseAmount(s)
+	v, err := wire.ParseAmount(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paykit/paykit"
 	jsonview "github.com/paykit/paykit/internal/view"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // This file holds the contract's JSON projections of the Service's Go
@@ -96,14 +97,14 @@ func pageView[T any, V any](p *paykit.Page[T], view func(*T) V) listView {
 }
 
 // formatTime renders t in the contract's timestamp format.
-func formatTime(t time.Time) string { return paykit.FormatTime(t) }
+func formatTime(t time.Time) string { return wire.FormatTime(t) }
 
 var (
 	nullString = jsonview.NullString
 	amount     = jsonview.Amount
 )
 
-func formatTimePtr(t *time.Time) *string { return jsonview.Time(t, paykit.TimeLayout) }
+func formatTimePtr(t *time.Time) *string { return jsonview.Time(t, wire.TimeLayout) }
 
 type merchantJSON struct {
 	Object    string `json:"object"`

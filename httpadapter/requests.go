@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/validated"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // The request bodies of the API: amounts are decimal strings of minor
@@ -124,14 +126,14 @@ func toRequest[Req any, B createBody[Req]](ctx context.Context, svc *paykit.Serv
 	if o, ok := any(body).(interface{ amountOmitted() bool }); ok && o.amountOmitted() {
 		return body.request(0), nil // the Service's default
 	}
-	amount, err := paykit.ParseAmount(body.amount())
+	amount, err := wire.ParseAmount(body.amount())
 	if err == nil {
 		return body.request(amount), nil
 	}
 	if err := svc.IdempotencyKeyConflict(ctx, p, key); err != nil {
 		return zero, err
 	}
-	if err := paykit.Validate(body); err != nil {
+	if err := validated.Check(body); err != nil {
 		return zero, err
 	}
 	return zero, paykit.InvalidRequest("amount", "amount is invalid.")
@@ -155,7 +157,7 @@ type balanceAdjustmentBody struct {
 
 // request validates the body and converts it.
 func (b *balanceAdjustmentBody) request() (paykit.BalanceAdjustmentRequest, error) {
-	if err := paykit.Validate(b); err != nil {
+	if err := validated.Check(b); err != nil {
 		return paykit.BalanceAdjustmentRequest{}, err
 	}
 	raw := b.Amount
@@ -163,7 +165,7 @@ func (b *balanceAdjustmentBody) request() (paykit.BalanceAdjustmentRequest, erro
 	if negative {
 		raw = raw[1:]
 	}
-	amount, err := paykit.ParseAmount(raw)
+	amount, err := wire.ParseAmount(raw)
 	if err != nil {
 		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", paykit.AdjustmentAmountMessage)
 	}

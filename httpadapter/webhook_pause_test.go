@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // A webhook endpoint that keeps failing pauses; operators see it (the
@@ -97,7 +98,7 @@ func TestWebhookEndpointPauseAndResume(t *testing.T) {
 
 		// Two failures count; the third pauses the endpoint for a minute.
 		third := failThrice(t, e, k, rc, "first")
-		pausedUntil := paykit.FormatTime(third.Add(time.Minute))
+		pausedUntil := wire.FormatTime(third.Add(time.Minute))
 		ep = get()
 		is.Equal(ep["delivery_state"], "paused")
 		is.Equal(ep["consecutive_failures"], 3.0)
@@ -145,7 +146,7 @@ func TestWebhookEndpointPauseAndResume(t *testing.T) {
 		ep = get()
 		is.Equal(ep["delivery_state"], "active")
 		is.Equal(ep["consecutive_failures"], 3.0)
-		is.Equal(ep["paused_until"], paykit.FormatTime(third.Add(time.Minute)))
+		is.Equal(ep["paused_until"], wire.FormatTime(third.Add(time.Minute)))
 		is.Equal(mustSample(t, metricsText(t, e.env), "paykit_webhook_endpoints_paused"), 0.0)
 
 		// Unknown ids: the 404 of every operator route.

@@ -29,8 +29,10 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/internal/sqlitetest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -199,7 +201,7 @@ func New(t T, opts ...Option) *Env {
 	cfg := paykit.Config{
 		Store: e.Store, Now: e.Clock.Now, Routing: sandbox.DefaultRouting(),
 		Providers: map[string]paykit.Provider{sandbox.Name: e.Provider},
-		PublicURL: base, SigningKey: SigningKey, AccountKeys: paykit.RandomKeyring(),
+		PublicURL: base, SigningKey: SigningKey, AccountKeys: keyring.Random(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	for _, fn := range o.config {
@@ -366,7 +368,7 @@ type Merchant struct {
 // unless given).
 func (e *Env) Merchant(ctx context.Context, environment ...paykit.Environment) Merchant {
 	e.t.Helper()
-	m, err := e.Service.CreateMerchant(ctx, "paykittest", "Kedai "+paykit.RandomID("m"))
+	m, err := e.Service.CreateMerchant(ctx, "paykittest", "Kedai "+newid.Random("m"))
 	if err != nil {
 		e.t.Fatalf("paykittest: %v", err)
 	}

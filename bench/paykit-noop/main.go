@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
@@ -55,7 +56,7 @@ func run(dsn string, n, batch, conc int, maxWait time.Duration) error {
 		return err
 	}
 	svc, err := paykit.New(paykit.Config{
-		Store: st, SigningKey: signing, AccountKeys: paykit.RandomKeyring(), WorkerConcurrency: conc,
+		Store: st, SigningKey: signing, AccountKeys: keyring.Random(), WorkerConcurrency: conc,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

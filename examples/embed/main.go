@@ -57,7 +57,7 @@ func serve(ctx context.Context, ln net.Listener, operatorToken string, out io.Wr
 	//
 	//	store, err := sqlstore.OpenWith(ctx, "sqlite:paykit.db", sqlstore.Options{MaxConns: 8})
 	//	err = store.Migrate(ctx)
-	//	accountKeys, err := paykit.NewKeyring("k1", map[string][]byte{"k1": accountKey})
+	//	accountKeys, err := keyring.New("k1", map[string][]byte{"k1": accountKey})
 	//	paykit.Config{Store: store, SigningKey: signingKey, AccountKeys: accountKeys, ...}
 	svc, err := paykit.New(paykit.Config{
 		Store:     memory.New(),

@@ -18,7 +18,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 )
 
 // keyFile is the JSON file that keeps the server's secrets across restarts:
@@ -55,11 +55,11 @@ func newKeyFile() (keyFile, error) {
 }
 
 // keys turns a key file's contents into the Service's keys.
-func (kf keyFile) keys(source string) ([]byte, *paykit.Keyring, error) {
+func (kf keyFile) keys(source string) ([]byte, *keyring.Keyring, error) {
 	if len(kf.SigningKey) < 32 {
 		return nil, nil, fmt.Errorf("%s: signing_key must be at least 32 bytes", source)
 	}
-	accounts, err := paykit.NewKeyring(kf.ActiveAccount, kf.AccountKeys)
+	accounts, err := keyring.New(kf.ActiveAccount, kf.AccountKeys)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", source, err)
 	}
@@ -92,7 +92,7 @@ type storedKeys struct {
 const wrapSigningID = "signing"
 
 // wrapKeys returns kf with every key wrapped by w.
-func wrapKeys(kf keyFile, w *paykit.LocalKeyWrapper) (keyFile, error) {
+func wrapKeys(kf keyFile, w *keyring.LocalWrapper) (keyFile, error) {
 	out := keyFile{ActiveAccount: kf.ActiveAccount, AccountKeys: map[string][]byte{}}
 	var err error
 	if out.SigningKey, err = w.WrapKey(wrapSigningID, kf.SigningKey); err != nil {
@@ -107,13 +107,13 @@ func wrapKeys(kf keyFile, w *paykit.LocalKeyWrapper) (keyFile, error) {
 }
 
 // unwrapKeys is the server's keys from wrapped ones: the account keys go
-// through paykit.UnwrapKeyring, the library's hook for a KMS.
-func unwrapKeys(ctx context.Context, kf keyFile, w *paykit.LocalKeyWrapper) ([]byte, *paykit.Keyring, error) {
+// through keyring.Unwrap, the library's hook for a KMS.
+func unwrapKeys(ctx context.Context, kf keyFile, w *keyring.LocalWrapper) ([]byte, *keyring.Keyring, error) {
 	signing, err := w.UnwrapKey(ctx, wrapSigningID, kf.SigningKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	accounts, err := paykit.UnwrapKeyring(ctx, w, kf.ActiveAccount, kf.AccountKeys)
+	accounts, err := keyring.Unwrap(ctx, w, kf.ActiveAccount, kf.AccountKeys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +124,7 @@ func unwrapKeys(ctx context.Context, kf keyFile, w *paykit.LocalKeyWrapper) ([]b
 }
 
 // keyWrapper reads PAYKIT_KEY_ENCRYPTION_KEY: nil when it is unset.
-func keyWrapper(getenv func(string) string) (*paykit.LocalKeyWrapper, error) {
+func keyWrapper(getenv func(string) string) (*keyring.LocalWrapper, error) {
 	v := strings.TrimSpace(getenv(keyEncryptionKeyEnv))
 	if v == "" {
 		return nil, nil
@@ -134,7 +134,7 @@ func keyWrapper(getenv func(string) string) (*paykit.LocalKeyWrapper, error) {
 		// The value is a secret: not echoed.
 		return nil, fmt.Errorf("%s must be 32 random bytes in base64 (openssl rand -base64 32)", keyEncryptionKeyEnv)
 	}
-	return paykit.NewLocalKeyWrapper(kek)
+	return keyring.NewLocalWrapper(kek)
 }
 
 // loadDBKeys reads the keys kept in the database, storing fresh ones on
@@ -142,7 +142,7 @@ func keyWrapper(getenv func(string) string) (*paykit.LocalKeyWrapper, error) {
 // are kept wrapped under it (keys found in clear, from before, are wrapped
 // in place); without w (-keys-in-db) they are kept in clear, which a WARN
 // says at every start, since a dump of the database then holds them.
-func loadDBKeys(ctx context.Context, db *bun.DB, w *paykit.LocalKeyWrapper, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+func loadDBKeys(ctx context.Context, db *bun.DB, w *keyring.LocalWrapper, logger *slog.Logger) ([]byte, *keyring.Keyring, error) {
 	fresh, err := newKeyFile()
 	if err != nil {
 		return nil, nil, err
@@ -230,7 +230,7 @@ const legacyKeysFile = "paykit.keys"
 // loadKeys reads the key file at path, creating it (mode 0600) with fresh
 // keys when it does not exist; when another process creates it first, its
 // keys are read. An empty path gives fresh keys that are not kept.
-func loadKeys(path string) (signing []byte, accounts *paykit.Keyring, err error) {
+func loadKeys(path string) (signing []byte, accounts *keyring.Keyring, err error) {
 	if path == "" {
 		kf, err := newKeyFile()
 		if err != nil {
@@ -308,7 +308,7 @@ func defaultKEKPath(dsn string, getenv func(string) string) (string, error) {
 // machineKeyWrapper reads the key-encryption key file at path, creating it
 // (32 random bytes, base64, mode 0600 as CreateTemp makes it) when missing;
 // instances starting at once agree on the first one linked.
-func machineKeyWrapper(path string) (*paykit.LocalKeyWrapper, error) {
+func machineKeyWrapper(path string) (*keyring.LocalWrapper, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("key-encryption key: %w", err)
 	}

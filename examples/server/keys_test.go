@@ -13,8 +13,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/pgtest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/store/sqlstore"
 )
 
@@ -82,7 +82,7 @@ func TestCursorSurvivesRestart(t *testing.T) {
 	err = run(context.Background(), []string{"-db", db, "-addr", "127.0.0.1:0", "-keys", filepath.Join(t.TempDir(), "other.keys")},
 		func(string) string { return "" }, io.Discard, io.Discard)
 	is.True(err != nil)
-	is.True(errors.Is(err, paykit.ErrKeyMismatch)) // paykit.New checks the keys
+	is.True(errors.Is(err, keyring.ErrMismatch)) // paykit.New checks the keys
 	is.True(strings.Contains(err.Error(), "start with the keys this database was first started with"))
 }
 
@@ -98,7 +98,7 @@ func TestKeysMustMatchTheDatabase(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	other := filepath.Join(t.TempDir(), "other.keys")
 	err := run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0", "-keys", other}, noEnv, io.Discard, io.Discard)
-	is.True(errors.Is(err, paykit.ErrKeyMismatch))
+	is.True(errors.Is(err, keyring.ErrMismatch))
 
 	// The database's own keys, unwrapped and rotated: a new active account key beside k1.
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func TestKeysMustMatchTheDatabase(t *testing.T) {
 	data, _ = json.Marshal(kf)
 	is.NoErr(os.WriteFile(rotated, data, 0o600))
 	err = run(context.Background(), []string{"-db", dsn, "-addr", "127.0.0.1:0", "-keys", rotated}, noEnv, io.Discard, io.Discard)
-	is.True(errors.Is(err, paykit.ErrKeyMismatch))
+	is.True(errors.Is(err, keyring.ErrMismatch))
 	is.True(strings.Contains(err.Error(), `"k1"`))
 }
 

@@ -43,6 +43,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/providerconfig"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/provider/sandbox/sandboxsql"
@@ -284,7 +285,7 @@ func sandboxDB(db string) string {
 // PostgreSQL without -keys kept in the database, so that every instance on
 // it shares them, wrapped under PAYKIT_KEY_ENCRYPTION_KEY (in clear only
 // with -keys-in-db). paykit.New then checks them against the data.
-func serverKeys(ctx context.Context, cfg config, getenv func(string) string, store paykit.Store, logger *slog.Logger) ([]byte, *paykit.Keyring, error) {
+func serverKeys(ctx context.Context, cfg config, getenv func(string) string, store paykit.Store, logger *slog.Logger) ([]byte, *keyring.Keyring, error) {
 	w, err := keyWrapper(getenv)
 	if err != nil {
 		return nil, nil, err
@@ -496,7 +497,7 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
 		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
 	})
-	if errors.Is(err, paykit.ErrKeyMismatch) {
+	if errors.Is(err, keyring.ErrMismatch) {
 		return nil, nil, fmt.Errorf("%w; start with the keys this database was first started with, adding new account keys beside the old ones to rotate", err)
 	}
 	if err != nil {

@@ -1,10 +1,16 @@
-// Package validated marks a context whose request body httpadapter has
-// already held to the validate tags of the Service's request type (the
-// body's tags are the same rules, field for field), so that the Service
-// does not run the same rules a second time.
+// Package validated gives httpadapter the Service's validator (Check) and
+// marks a context whose request body httpadapter has already held to the
+// validate tags of the Service's request type (the body's tags are the same
+// rules, field for field), so that the Service does not run the same rules
+// a second time.
 package validated
 
 import "context"
+
+// Check holds v's `validate` struct tags and text to the Service's rules,
+// returning the first failure as a paykit invalid_request error. paykit sets
+// it when it is loaded.
+var Check func(v any) error
 
 type key struct{}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/provider/opn"
 	"github.com/paykit/paykit/provider/opn/opnfake"
 )
@@ -300,12 +301,12 @@ func TestRoutes(t *testing.T) {
 	banks := opn.ThaiPayoutBanks()
 	seen := map[string]bool{}
 	for _, b := range banks {
-		is.True(b.Code != paykit.PromptPayBankCode) // Opn transfers go to bank accounts only
+		is.True(b.Code != wire.PromptPayBankCode) // Opn transfers go to bank accounts only
 		is.True(b.RequiresHolderNameTH)
 		is.True(b.ProviderCode != "")
 		seen[b.Code] = true
 	}
-	for _, c := range paykit.ThaiBankCodes {
+	for _, c := range wire.ThaiBankCodes {
 		if c != "CLICX" && c != "EXIM" && c != "SME" {
 			is.True(seen[c]) // c
 		}

@@ -436,7 +436,7 @@ func (b *builder) route(e RouteEntry) (paykit.PaymentRoute, error) {
 	if err != nil {
 		return paykit.PaymentRoute{}, err
 	}
-	if !paykit.ValidPaymentMethod(e.Method) {
+	if !slices.Contains(paykit.PaymentMethods, e.Method) {
 		return paykit.PaymentRoute{}, fmt.Errorf("method %q is not one of %s", e.Method, strings.Join(paykit.PaymentMethods, ", "))
 	}
 	r, ok := kind.Route(e.Method, e.Country)

@@ -151,7 +151,7 @@ var myBanks = []bank{
 // promptPayLocal is the PSP's code of a PromptPay payout destination.
 const promptPayLocal = "TH-PP"
 
-// thBanks are the Thai payout banks by canonical code (paykit.ThaiBankCodes
+// thBanks are the Thai payout banks by canonical code (wire.ThaiBankCodes
 // plus promptpay), with the PSP's "TH-nnn" codes.
 var thBanks = []bank{
 	{"BBL", "Bangkok Bank", "TH-002", false},

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // DefaultRouting returns the contract's sandbox routes: every method of
@@ -31,13 +32,13 @@ func DefaultRouting() paykit.Routing {
 		}
 	}
 	th := paykit.PayoutRoute{Environment: paykit.Test, Country: "TH", Currency: "THB", Provider: Name}
-	for _, code := range append(slices.Clone(paykit.ThaiBankCodes), paykit.PromptPayBankCode) {
+	for _, code := range append(slices.Clone(wire.ThaiBankCodes), wire.PromptPayBankCode) {
 		i := slices.IndexFunc(thBanks, func(b bank) bool { return b.code == code })
 		if i < 0 {
 			panic("sandbox: no local code for Thai bank " + code)
 		}
 		th.Banks = append(th.Banks, paykit.PayoutBank{
-			Code: code, ProviderCode: thBanks[i].local, RequiresHolderNameTH: code != paykit.PromptPayBankCode,
+			Code: code, ProviderCode: thBanks[i].local, RequiresHolderNameTH: code != wire.PromptPayBankCode,
 		})
 	}
 	my := paykit.PayoutRoute{Environment: paykit.Test, Country: "MY", Currency: "MYR", Provider: Name}

@@ -14,6 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
@@ -62,7 +63,7 @@ func TestDefaultRouting(t *testing.T) {
 	_, ok = rt.PaymentRoute(paykit.Live, "FPX", "MY", "MYR", 100)
 	is.True(!ok) // no live routes
 
-	for _, code := range append(slices.Clone(paykit.ThaiBankCodes), "promptpay") {
+	for _, code := range append(slices.Clone(wire.ThaiBankCodes), "promptpay") {
 		_, b, ok := rt.PayoutRoute(paykit.Test, "TH", "THB", code, 1000)
 		is.True(ok)
 		is.Equal(b.RequiresHolderNameTH, code != "promptpay")
@@ -72,7 +73,7 @@ func TestDefaultRouting(t *testing.T) {
 		_, _, ok := rt.PayoutRoute(paykit.Test, "MY", "MYR", code, 1000)
 		is.True(ok)
 	}
-	is.Equal(len(rt.Payouts[0].Banks)+len(rt.Payouts[1].Banks), len(paykit.ThaiBankCodes)+1+8)
+	is.Equal(len(rt.Payouts[0].Banks)+len(rt.Payouts[1].Banks), len(wire.ThaiBankCodes)+1+8)
 	_, _, ok = rt.PayoutRoute(paykit.Live, "TH", "THB", "KBANK", 1000)
 	is.True(!ok)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 )
@@ -16,7 +17,7 @@ import (
 // routeService is a Service on store with routing and keys, holding
 // payouts of 1000 minor units and more, with the env's adapter as the
 // sandbox.
-func routeService(t *testing.T, e *env, store paykit.Store, keys *paykit.Keyring, routing paykit.Routing) *paykit.Service {
+func routeService(t *testing.T, e *env, store paykit.Store, keys *keyring.Keyring, routing paykit.Routing) *paykit.Service {
 	t.Helper()
 	svc, err := paykit.New(paykit.Config{
 		Store: store, Now: e.clock.Now, Routing: routing, Providers: map[string]paykit.Provider{sandbox.Name: e.prov},
@@ -51,7 +52,7 @@ func TestPayoutRouteEditedBeforeDispatchKeepsTheOriginalBankCode(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	store := memory.New()
-	keys := paykit.RandomKeyring() // both Services open the same sealed account numbers
+	keys := keyring.Random() // both Services open the same sealed account numbers
 	routing := sandbox.DefaultRouting()
 	first := routeService(t, e, store, keys, routing)
 	m, err := first.CreateMerchant(ctx, "ops:test", "Kedai Kopi")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/answertest"
+	"github.com/paykit/paykit/keyring"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/sqlstore"
 	"github.com/paykit/paykit/store/storetest"
@@ -22,9 +23,9 @@ import (
 
 // crashKeyring is the account-number key both processes share, as the
 // instances of one deployment do.
-func crashKeyring(t *testing.T) *paykit.Keyring {
+func crashKeyring(t *testing.T) *keyring.Keyring {
 	t.Helper()
-	k, err := paykit.NewKeyring("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
+	k, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/pgtest"
 	"github.com/paykit/paykit/internal/workctx"
 	"github.com/paykit/paykit/store/sqlstore"
@@ -157,7 +158,7 @@ func TestPostgresTooManyClients(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	admin := openWith(t, dsn, sqlstore.Options{})
-	role := "paykit_limited_" + strings.ToLower(paykit.RandomID("r")[2:10])
+	role := "paykit_limited_" + strings.ToLower(newid.Random("r")[2:10])
 	_, err := admin.DB().ExecContext(ctx, "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 1")
 	is.NoErr(err)
 	t.Cleanup(func() { _, _ = admin.DB().ExecContext(context.Background(), "DROP ROLE IF EXISTS "+role) })

@@ -19,8 +19,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
-	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/sqltext"
+	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
@@ -307,7 +307,7 @@ const countCreate = `INSERT INTO sandbox_create_calls (idem_key, calls) VALUES (
 
 // Update implements sandbox.Records.
 func (t *table) Update(ctx context.Context, byID bool, value string, fn func(data []byte) (sandbox.Record, error)) (bool, error) {
-	if !paykit.ValidText(value) {
+	if !wire.ValidText(value) {
 		return false, nil // a NUL or invalid UTF-8 names no record (and the database would refuse it)
 	}
 	col := "idem_key"

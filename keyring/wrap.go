@@ -1,4 +1,4 @@
-package paykit
+package keyring
 
 import (
 	"context"
@@ -8,56 +8,56 @@ import (
 	"io"
 )
 
-// KeyUnwrapper turns a wrapped (encrypted) data key back into its bytes.
+// Unwrapper turns a wrapped (encrypted) data key back into its bytes.
 // It is the hook for a key management service: the host implements it with
 // its KMS's decrypt call (AWS KMS Decrypt, Google Cloud KMS Decrypt, Vault
 // transit decrypt, ...), so that the keys kept beside the data are only
 // ever wrapped and the key that unwraps them never leaves the KMS. paykit
 // depends on no KMS SDK. UnwrapKey is called once per key, at start, by
-// UnwrapKeyring.
-type KeyUnwrapper interface {
+// Unwrap.
+type Unwrapper interface {
 	UnwrapKey(ctx context.Context, keyID string, wrapped []byte) ([]byte, error)
 }
 
-// UnwrapKeyring builds a Keyring from wrapped 32-byte data keys by id,
-// unwrapping each with u; activeID seals. A key that does not unwrap fails
-// it, naming the key id (never the key).
-func UnwrapKeyring(ctx context.Context, u KeyUnwrapper, activeID string, wrapped map[string][]byte) (*Keyring, error) {
+// Unwrap builds a Keyring from wrapped 32-byte data keys by id, unwrapping
+// each with u; activeID seals. A key that does not unwrap fails it, naming
+// the key id (never the key).
+func Unwrap(ctx context.Context, u Unwrapper, activeID string, wrapped map[string][]byte) (*Keyring, error) {
 	keys := make(map[string][]byte, len(wrapped))
 	for id, w := range wrapped {
 		key, err := u.UnwrapKey(ctx, id, w)
 		if err != nil {
-			return nil, fmt.Errorf("paykit: unwrapping account key %q: %w", id, err)
+			return nil, fmt.Errorf("keyring: unwrapping account key %q: %w", id, err)
 		}
 		keys[id] = key
 	}
-	return NewKeyring(activeID, keys)
+	return New(activeID, keys)
 }
 
-// LocalKeyWrapper wraps and unwraps data keys with AES-256-GCM under a key
+// LocalWrapper wraps and unwraps data keys with AES-256-GCM under a key
 // encryption key the host keeps outside the database (an environment
-// variable, a file, a secret manager). It is a KeyUnwrapper for hosts
+// variable, a file, a secret manager). It is an Unwrapper for hosts
 // without a KMS; the key id is bound to the wrapped key, so a wrapped key
 // cannot be passed off under another id.
-type LocalKeyWrapper struct {
+type LocalWrapper struct {
 	aead  cipher.AEAD
-	print string // KeyFingerprint of the key encryption key
+	print string // Fingerprint of the key encryption key
 }
 
-// NewLocalKeyWrapper returns a LocalKeyWrapper under the 32-byte kek.
-func NewLocalKeyWrapper(kek []byte) (*LocalKeyWrapper, error) {
+// NewLocalWrapper returns a LocalWrapper under the 32-byte kek.
+func NewLocalWrapper(kek []byte) (*LocalWrapper, error) {
 	if len(kek) != 32 {
-		return nil, fmt.Errorf("paykit: a key encryption key is 32 bytes, not %d", len(kek))
+		return nil, fmt.Errorf("keyring: a key encryption key is 32 bytes, not %d", len(kek))
 	}
 	aead, err := newGCM(kek)
 	if err != nil {
 		return nil, err
 	}
-	return &LocalKeyWrapper{aead: aead, print: KeyFingerprint(kek)}, nil
+	return &LocalWrapper{aead: aead, print: Fingerprint(kek)}, nil
 }
 
 // WrapKey encrypts key under the key encryption key, bound to keyID.
-func (w *LocalKeyWrapper) WrapKey(keyID string, key []byte) ([]byte, error) {
+func (w *LocalWrapper) WrapKey(keyID string, key []byte) ([]byte, error) {
 	nonce := make([]byte, w.aead.NonceSize(), w.aead.NonceSize()+len(key)+w.aead.Overhead())
 	if _, err := io.ReadFull(rand.Reader, nonce); err != nil {
 		return nil, err
@@ -66,18 +66,18 @@ func (w *LocalKeyWrapper) WrapKey(keyID string, key []byte) ([]byte, error) {
 }
 
 // UnwrapKey decrypts what WrapKey returned for keyID.
-func (w *LocalKeyWrapper) UnwrapKey(_ context.Context, keyID string, wrapped []byte) ([]byte, error) {
+func (w *LocalWrapper) UnwrapKey(_ context.Context, keyID string, wrapped []byte) ([]byte, error) {
 	n := w.aead.NonceSize()
 	if len(wrapped) < n {
 		return nil, errCiphertext
 	}
 	key, err := w.aead.Open(nil, wrapped[:n], wrapped[n:], []byte(keyID))
 	if err != nil {
-		return nil, fmt.Errorf("paykit: key %q does not unwrap under this key encryption key", keyID)
+		return nil, fmt.Errorf("keyring: key %q does not unwrap under this key encryption key", keyID)
 	}
 	return key, nil
 }
 
-// Fingerprint is KeyFingerprint of the key encryption key: it tells which
+// Fingerprint returns the key encryption key's Fingerprint: it tells which
 // key wrapped a stored key without revealing it.
-func (w *LocalKeyWrapper) Fingerprint() string { return w.print }
+func (w *LocalWrapper) Fingerprint() string { return w.print }
