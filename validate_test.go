@@ -67,8 +67,8 @@ func TestTextMapMatchesDiveKeys(t *testing.T) {
 	for _, m := range maps {
 		for _, before := range []string{"ok", "long"} {
 			for _, after := range []string{"", "x"} {
-				got := Validate(&fast{before, m, after})
-				want := Validate(&dive{before, m, after})
+				got := validateRequest(&fast{before, m, after})
+				want := validateRequest(&dive{before, m, after})
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%q %q %q: textmap %v, dive %v", before, m, after, got, want)
 				}
