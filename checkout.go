@@ -87,9 +87,6 @@ type CreateCheckoutRequest struct {
 	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,dive,keys,min=1,max=64,endkeys,max=256"`
 }
 
-// CheckoutListParams are the filters of GET /checkouts.
-type CheckoutListParams = ListParams[CheckoutStatus]
-
 // Job kind of checkouts.
 const jobCheckoutExpire = "checkout.expire"
 
@@ -333,7 +330,7 @@ func (s *Service) GetCheckout(ctx context.Context, p Principal, id string) (*Che
 }
 
 // ListCheckouts lists the caller's checkouts, newest first.
-func (s *Service) ListCheckouts(ctx context.Context, p Principal, params CheckoutListParams) (*Page[Checkout], error) {
+func (s *Service) ListCheckouts(ctx context.Context, p Principal, params ListParams[CheckoutStatus]) (*Page[Checkout], error) {
 	limit, after, err := s.pageQuery("checkout", params.PageParams)
 	if err != nil {
 		return nil, err

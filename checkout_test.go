@@ -72,7 +72,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 	is.Equal(got.PaymentIntentID, co.PaymentIntentID)
 	_, err = e.svc.GetCheckout(ctx, e.live, co.ID)
 	is.Equal(paykit.ErrorCode(err), paykit.CodeNotFound)
-	page, err := e.svc.ListCheckouts(ctx, e.test, paykit.CheckoutListParams{Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen}})
+	page, err := e.svc.ListCheckouts(ctx, e.test, paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen}})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 1)
 	is.Equal(page.Data[0].URL, co.URL)

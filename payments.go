@@ -136,9 +136,6 @@ func (p *PaymentIntent) CapturedAmount() int64 {
 	return 0
 }
 
-// PaymentIntentListParams are the filters of GET /payment_intents.
-type PaymentIntentListParams = ListParams[PaymentStatus]
-
 // check validates the filters of a list of kind ("payment intent"):
 // its statuses by valid, and the shared filters.
 func (l ListParams[S]) check(kind string, valid func(S) bool) error {
@@ -164,7 +161,7 @@ func (s *Service) GetPaymentIntent(ctx context.Context, p Principal, id string) 
 }
 
 // ListPaymentIntents lists the caller's intents, newest first.
-func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params PaymentIntentListParams) (*Page[PaymentIntent], error) {
+func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params ListParams[PaymentStatus]) (*Page[PaymentIntent], error) {
 	limit, after, err := s.pageQuery("payment_intent", params.PageParams)
 	if err != nil {
 		return nil, err

@@ -896,11 +896,8 @@ func (s *Service) GetPayoutIntent(ctx context.Context, p Principal, id string) (
 	return s.getPayout(ctx, p.Scope, id)
 }
 
-// PayoutIntentListParams are the filters of GET /payout_intents.
-type PayoutIntentListParams = ListParams[PayoutStatus]
-
 // ListPayoutIntents lists the caller's payouts, newest first.
-func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params PayoutIntentListParams) (*Page[PayoutIntent], error) {
+func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params ListParams[PayoutStatus]) (*Page[PayoutIntent], error) {
 	limit, after, err := s.pageQuery("payout_intent", params.PageParams)
 	if err != nil {
 		return nil, err
