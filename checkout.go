@@ -338,11 +338,7 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params ListPar
 	if err := params.check("checkout", CheckoutStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListCheckouts(ctx, CheckoutQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListCheckouts(ctx, ListQuery[ListParams[CheckoutStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

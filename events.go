@@ -62,16 +62,6 @@ type Event struct {
 // Scope returns the tenant of the event.
 func (e *Event) Scope() Scope { return Scope{e.MerchantID, e.Environment} }
 
-// EventQuery selects events of one scope, newest first.
-type EventQuery struct {
-	Scope         Scope
-	Types         []string // empty: every type
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	After         *Position
-	Limit         int
-}
-
 // EventListParams are the filters of GET /events.
 type EventListParams struct {
 	PageParams
@@ -103,10 +93,7 @@ func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListP
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListEvents(ctx, EventQuery{
-		Scope: p.Scope, Types: params.Types, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
-		After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

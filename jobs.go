@@ -85,19 +85,9 @@ func (s JobState) Matches(j *Job, now time.Time) bool {
 	return got == s
 }
 
-// JobQuery selects jobs across tenants; empty fields do not filter, but an
-// empty State selects only jobs not completed (see JobState.Matches).
-// State is judged at Now.
-type JobQuery struct {
-	Kind       string
-	MerchantID string
-	State      JobState
-	Now        time.Time
-	After      *Position
-	Limit      int
-}
-
-// JobListParams are the filters of the operator's job list.
+// JobListParams are the filters of the operator's job list, across
+// tenants; empty fields do not filter, but an empty State selects only
+// jobs not completed (see JobState.Matches).
 type JobListParams struct {
 	PageParams
 	Kind       string
@@ -130,7 +120,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 		return nil, err
 	}
 	now := s.Now()
-	rows, err := s.store.Queue().ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
+	rows, err := s.store.Queue().ListJobs(ctx, ListQuery[JobListParams]{Filter: p, After: after, Limit: limit + 1}, now)
 	if err != nil {
 		return nil, Internal(err)
 	}

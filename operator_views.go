@@ -119,8 +119,8 @@ func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timel
 	tl := &Timeline{}
 	from, to := q.CreatedAt, q.UpdatedAt.Add(timelineSlack)
 	incomplete, err := scanLog(func(after *Position) ([]Event, error) {
-		return s.store.ListEvents(ctx, EventQuery{Scope: q.Scope, Types: types, CreatedAfter: &from, CreatedBefore: &to,
-			After: after, Limit: MaxPageLimit})
+		return s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: q.Scope,
+			Filter: EventListParams{Types: types, CreatedAfter: &from, CreatedBefore: &to}, After: after, Limit: MaxPageLimit})
 	}, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }, func(rows []Event) bool {
 		for i := range rows {
 			if rows[i].ObjectID == q.ObjectID {
@@ -138,7 +138,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timel
 		tl.Entries = append(tl.Entries, TimelineEntry{At: tl.Events[i].CreatedAt, Event: &tl.Events[i]})
 	}
 	incomplete, err = scanLog(func(after *Position) ([]AuditEvent, error) {
-		return s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: q.Scope.MerchantID, After: after, Limit: MaxPageLimit})
+		return s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: AuditListParams{MerchantID: q.Scope.MerchantID}, After: after, Limit: MaxPageLimit})
 	}, func(a *AuditEvent) Position { return Position{a.CreatedAt, a.ID} }, func(rows []AuditEvent) bool {
 		for i := range rows {
 			if rows[i].CreatedAt.Before(q.CreatedAt) {

@@ -169,11 +169,7 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Li
 	if err := params.check("payment intent", PaymentStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPaymentIntents(ctx, PaymentIntentQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListPaymentIntents(ctx, ListQuery[ListParams[PaymentStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

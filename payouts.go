@@ -905,11 +905,9 @@ func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params Lis
 	if err := params.check("payout intent", PayoutStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{ListQuery: ListQuery[ListParams[PayoutStatus]]{
+		Scope: p.Scope, Filter: params, After: after, Limit: limit + 1,
+	}})
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -923,7 +921,10 @@ func (s *Service) ListPendingApprovals(ctx context.Context, params PageParams) (
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{AllTenants: true, ApprovalPending: true, After: after, Limit: limit + 1})
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{
+		ListQuery:  ListQuery[ListParams[PayoutStatus]]{After: after, Limit: limit + 1},
+		AllTenants: true, ApprovalPending: true,
+	})
 	if err != nil {
 		return nil, Internal(err)
 	}

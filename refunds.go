@@ -77,19 +77,6 @@ type RefundListParams struct {
 	PaymentIntent string // exact id; empty does not filter
 }
 
-// RefundQuery selects refunds of one scope.
-type RefundQuery struct {
-	Scope             Scope
-	Statuses          []RefundStatus
-	Currency          string
-	MerchantReference string
-	PaymentIntentID   string
-	CreatedAfter      *time.Time // inclusive
-	CreatedBefore     *time.Time // exclusive
-	After             *Position
-	Limit             int
-}
-
 // RefundRequest asks a Provider to refund part or all of a payment.
 type RefundRequest struct {
 	// Key is the Provider idempotency key: the refund's id, so every retry
@@ -513,11 +500,7 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 	if !ValidText(params.PaymentIntent) {
 		return nil, InvalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
 	}
-	rows, err := s.store.ListRefunds(ctx, RefundQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, MerchantReference: params.MerchantReference,
-		PaymentIntentID: params.PaymentIntent, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
-		After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListRefunds(ctx, ListQuery[RefundListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}
