@@ -54,9 +54,7 @@ func ExampleService_ResourceTimeline() {
 	e.drain()
 	po, _ = e.svc.GetPayoutIntent(ctx, e.p, po.ID)
 
-	tl, err := e.svc.ResourceTimeline(ctx, paykit.TimelineQuery{
-		Scope: po.Scope(), Kind: "payout_intent", ObjectID: po.ID, CreatedAt: po.CreatedAt, UpdatedAt: po.UpdatedAt,
-	})
+	tl, err := e.svc.ResourceTimeline(ctx, po)
 	if err != nil {
 		panic(err)
 	}

@@ -318,9 +318,9 @@ func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *sessio
 
 // timelineSection is the history of a resource: its events and the
 // operator actions on it, oldest first.
-func (d *dashboard) timelineSection(ctx context.Context, sc scoped, kind, id string, created, updated time.Time) section {
+func (d *dashboard) timelineSection(ctx context.Context, r paykit.Resource) section {
 	sec := section{ID: "timeline", Heading: "Timeline"}
-	tl, err := d.svc.ResourceTimeline(ctx, paykit.TimelineQuery{Scope: sc.Scope, Kind: kind, ObjectID: id, CreatedAt: created, UpdatedAt: updated})
+	tl, err := d.svc.ResourceTimeline(ctx, r)
 	if err != nil {
 		_, n := failed(err)
 		sec.Text = n.Text
@@ -413,7 +413,7 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 			money(rf.Amount, rf.Currency), text(when(rf.CreatedAt))})
 	}
 	p.Sections = append(p.Sections, section{ID: "refunds", Heading: "Refunds", Table: rt},
-		d.timelineSection(r.Context(), sc, "payment_intent", pi.ID, pi.CreatedAt, pi.UpdatedAt))
+		d.timelineSection(r.Context(), pi))
 	d.show(w, r, s, http.StatusOK, "/payment_intents", nil, p)
 	return nil
 }
@@ -443,7 +443,7 @@ func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *se
 		{Label: "Stale at", Value: text(whenPtr(c.ProcessingStaleAt))},
 	}
 	p := &dashPageView{Title: "Checkout " + c.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f},
-		d.timelineSection(r.Context(), sc, "checkout", c.ID, c.CreatedAt, c.UpdatedAt)}}
+		d.timelineSection(r.Context(), c)}}
 	d.show(w, r, s, http.StatusOK, "/checkouts", nil, p)
 	return nil
 }
@@ -475,7 +475,7 @@ func (d *dashboard) refundDetail(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	p := &dashPageView{Title: "Refund " + rf.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f},
 		{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
-		d.timelineSection(r.Context(), sc, "refund", rf.ID, rf.CreatedAt, rf.UpdatedAt)}}
+		d.timelineSection(r.Context(), rf)}}
 	d.show(w, r, s, http.StatusOK, "/refunds", nil, p)
 	return nil
 }
@@ -534,7 +534,7 @@ func (d *dashboard) renderPayout(w http.ResponseWriter, r *http.Request, s *sess
 		p.Sections = append(p.Sections, approvalSection(r, po, r.URL.Query().Get("confirm")))
 	}
 	p.Sections = append(p.Sections, section{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
-		d.timelineSection(r.Context(), sc, "payout_intent", po.ID, po.CreatedAt, po.UpdatedAt))
+		d.timelineSection(r.Context(), po))
 	d.show(w, r, s, status, "/payouts", n, p)
 	return nil
 }
