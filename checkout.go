@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // CheckoutStatus is the lifecycle state of a hosted checkout.
@@ -22,11 +24,11 @@ const (
 	CheckoutCancelled CheckoutStatus = "cancelled"
 )
 
-// CheckoutStatuses lists every checkout status.
-var CheckoutStatuses = []CheckoutStatus{CheckoutOpen, CheckoutCompleted, CheckoutExpired, CheckoutCancelled}
+// checkoutStatuses lists every checkout status.
+var checkoutStatuses = []CheckoutStatus{CheckoutOpen, CheckoutCompleted, CheckoutExpired, CheckoutCancelled}
 
 // Valid reports whether s is a known checkout status.
-func (s CheckoutStatus) Valid() bool { return slices.Contains(CheckoutStatuses, s) }
+func (s CheckoutStatus) Valid() bool { return slices.Contains(checkoutStatuses, s) }
 
 // Provider statuses of a checkout: how far the Provider attempt of the
 // linked payment got, without Provider detail.
@@ -141,7 +143,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 // country, currency and amount, in the contract's order.
 func (s *Service) eligibleMethods(env Environment, country, currency string, amount int64) []PaymentMethod {
 	var out []PaymentMethod
-	for _, m := range PaymentMethods {
+	for _, m := range enums.PaymentMethods {
 		if r, ok := s.paymentRoute(env, m, country, currency, amount); ok {
 			out = append(out, paymentMethodOf(r))
 		}

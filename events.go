@@ -37,8 +37,8 @@ const (
 	EventRefundFailed    = "refund.failed"
 )
 
-// EventTypes lists every event type.
-var EventTypes = []string{
+// eventTypes lists every event type.
+var eventTypes = []string{
 	EventPaymentRequiresAction, EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed,
 	EventPaymentCancelled, EventPaymentExpired,
 	EventCheckoutCompleted, EventCheckoutExpired, EventCheckoutCancelled,
@@ -85,8 +85,8 @@ func (s *Service) GetEvent(ctx context.Context, p Principal, id string) (*Event,
 // ListEvents returns the caller's events, newest first.
 func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListParams) (*Page[Event], error) {
 	for _, t := range params.Types {
-		if !slices.Contains(EventTypes, t) {
-			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(EventTypes, ", "))
+		if !slices.Contains(eventTypes, t) {
+			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(eventTypes, ", "))
 		}
 	}
 	limit, after, err := s.pageQuery("event", params.PageParams)

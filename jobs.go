@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // JobState is the state of a job. A Store keeps one of JobAvailable,
@@ -45,11 +47,11 @@ const (
 	JobAvailable JobState = "available"
 )
 
-// JobStates lists the job states a list can be filtered by.
-var JobStates = []JobState{JobDue, JobRunning, JobWaiting, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
+// jobStates lists the job states a list can be filtered by.
+var jobStates = []JobState{JobDue, JobRunning, JobWaiting, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
 
 // Valid reports whether s is a known job state.
-func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
+func (s JobState) Valid() bool { return slices.Contains(jobStates, s) }
 
 // State returns j's state at now. A lease that ended without the job being
 // completed or rescheduled (a worker that died) no longer counts as running.
@@ -109,11 +111,7 @@ type JobView struct {
 // listed with State JobCompleted, until purged.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
 	if p.State != "" && !p.State.Valid() {
-		names := make([]string, len(JobStates))
-		for i, st := range JobStates {
-			names[i] = string(st)
-		}
-		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
+		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(enums.JobStates, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {

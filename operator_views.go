@@ -100,7 +100,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 	scope := r.Scope()
 	created, updated := r.lifetime()
 	var types []string
-	for _, t := range EventTypes {
+	for _, t := range eventTypes {
 		if strings.HasPrefix(t, r.Object()+".") {
 			types = append(types, t)
 		}

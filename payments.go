@@ -27,8 +27,8 @@ const (
 	PaymentExpired               PaymentStatus = "expired"
 )
 
-// PaymentStatuses lists every payment intent status.
-var PaymentStatuses = []PaymentStatus{
+// paymentStatuses lists every payment intent status.
+var paymentStatuses = []PaymentStatus{
 	PaymentRequiresPaymentMethod, PaymentRequiresAction, PaymentProcessing,
 	PaymentSucceeded, PaymentFailed, PaymentCancelled, PaymentExpired,
 }
@@ -44,7 +44,7 @@ func (s PaymentStatus) Terminal() bool {
 
 // Valid reports whether s is a known status.
 func (s PaymentStatus) Valid() bool {
-	for _, v := range PaymentStatuses {
+	for _, v := range paymentStatuses {
 		if v == s {
 			return true
 		}

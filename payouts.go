@@ -24,8 +24,8 @@ const (
 	PayoutExpired          PayoutStatus = "expired"
 )
 
-// PayoutStatuses lists every payout status.
-var PayoutStatuses = []PayoutStatus{
+// payoutStatuses lists every payout status.
+var payoutStatuses = []PayoutStatus{
 	PayoutProcessing, PayoutRequiresAction, PayoutRequiresApproval,
 	PayoutSucceeded, PayoutFailed, PayoutCancelled, PayoutExpired,
 }
@@ -41,7 +41,7 @@ func (s PayoutStatus) Terminal() bool {
 
 // Valid reports whether s is a payout status.
 func (s PayoutStatus) Valid() bool {
-	for _, v := range PayoutStatuses {
+	for _, v := range payoutStatuses {
 		if v == s {
 			return true
 		}

@@ -19,14 +19,14 @@ const (
 	RefundFailed    RefundStatus = "failed"
 )
 
-// RefundStatuses are the refund statuses, in the contract's order.
-var RefundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed}
+// refundStatuses are the refund statuses, in the contract's order.
+var refundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed}
 
 // Terminal reports whether s is final.
 func (s RefundStatus) Terminal() bool { return s == RefundSucceeded || s == RefundFailed }
 
 // Valid reports whether s is one of the refund statuses.
-func (s RefundStatus) Valid() bool { return slices.Contains(RefundStatuses, s) }
+func (s RefundStatus) Valid() bool { return slices.Contains(refundStatuses, s) }
 
 // Refund failure codes.
 const (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // overviewMerchants is how many of the newest merchants the overview shows
@@ -114,10 +115,10 @@ func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) (
 		id, heading, to string
 		statuses        []string
 	}{
-		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", strs(paykit.PaymentStatuses)},
-		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", strs(paykit.CheckoutStatuses)},
-		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", strs(paykit.PayoutStatuses)},
-		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", strs(paykit.RefundStatuses)},
+		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", enums.PaymentStatuses},
+		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", enums.CheckoutStatuses},
+		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", enums.PayoutStatuses},
+		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", enums.RefundStatuses},
 	}
 	var out []section
 	for i, k := range kinds {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // The dashboard's pages. Payments, checkouts, payouts and refunds belong to
@@ -214,15 +215,6 @@ func pager(r *http.Request, t *table, cursor, next string) {
 	}
 }
 
-// strs are the statuses as strings.
-func strs[S ~string](v []S) []string {
-	out := make([]string, len(v))
-	for i, s := range v {
-		out[i] = string(s)
-	}
-	return out
-}
-
 // listPage serves a scoped list: fetch returns the rows as a table and
 // the next cursor.
 func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session, path, title string, statuses []string,
@@ -250,7 +242,7 @@ func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session,
 }
 
 func (d *dashboard) paymentList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/payment_intents", "Payment intents", strs(paykit.PaymentStatuses),
+	return d.listPage(w, r, s, "/payment_intents", "Payment intents", enums.PaymentStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListPaymentIntents(ctx, sc.principal(), listParams[paykit.PaymentStatus](lq))
 			if err != nil {
@@ -266,7 +258,7 @@ func (d *dashboard) paymentList(w http.ResponseWriter, r *http.Request, s *sessi
 }
 
 func (d *dashboard) checkoutList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/checkouts", "Checkouts", strs(paykit.CheckoutStatuses),
+	return d.listPage(w, r, s, "/checkouts", "Checkouts", enums.CheckoutStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListCheckouts(ctx, sc.principal(), listParams[paykit.CheckoutStatus](lq))
 			if err != nil {
@@ -282,7 +274,7 @@ func (d *dashboard) checkoutList(w http.ResponseWriter, r *http.Request, s *sess
 }
 
 func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/payouts", "Payouts", strs(paykit.PayoutStatuses),
+	return d.listPage(w, r, s, "/payouts", "Payouts", enums.PayoutStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListPayoutIntents(ctx, sc.principal(), listParams[paykit.PayoutStatus](lq))
 			if err != nil {
@@ -299,7 +291,7 @@ func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/refunds", "Refunds", strs(paykit.RefundStatuses),
+	return d.listPage(w, r, s, "/refunds", "Refunds", enums.RefundStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListRefunds(ctx, sc.principal(), paykit.RefundListParams{ListParams: listParams[paykit.RefundStatus](lq)})
 			if err != nil {
@@ -763,7 +755,7 @@ func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) err
 		state = string(jobsDefaultState)
 	}
 	p := &dashPageView{Title: "Background jobs", Filters: &filters{Fields: []formField{
-		{Name: "state", Label: "State", Options: options(state, append([]string{""}, strs(paykit.JobStates)...)...)},
+		{Name: "state", Label: "State", Options: options(state, append([]string{""}, enums.JobStates...)...)},
 		{Name: "kind", Label: "Kind", Value: kind},
 		{Name: "merchant", Label: "Merchant id", Value: merchant},
 	}}}

@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // File is the configuration file.
@@ -437,7 +438,7 @@ func (b *builder) route(e RouteEntry) (paykit.PaymentRoute, error) {
 		return paykit.PaymentRoute{}, err
 	}
 	if !paykit.ValidPaymentMethod(e.Method) {
-		return paykit.PaymentRoute{}, fmt.Errorf("method %q is not one of %s", e.Method, strings.Join(paykit.PaymentMethods, ", "))
+		return paykit.PaymentRoute{}, fmt.Errorf("method %q is not one of %s", e.Method, strings.Join(enums.PaymentMethods, ", "))
 	}
 	r, ok := kind.Route(e.Method, e.Country)
 	if !ok {
