@@ -89,12 +89,12 @@ func ExampleService_StatusCounts() {
 	}
 	e.order("order-104")
 
-	counts, err := e.svc.StatusCounts(ctx, e.p, paykit.KindPaymentIntent, exampleStart)
+	counts, err := e.svc.StatusCounts(ctx, e.p, "payment_intent", exampleStart)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(counts)
-	counts, _ = e.svc.StatusCounts(ctx, e.p, paykit.KindPaymentIntent, exampleStart.Add(time.Hour))
+	counts, _ = e.svc.StatusCounts(ctx, e.p, "payment_intent", exampleStart.Add(time.Hour))
 	fmt.Println(counts)
 	_, err = e.svc.StatusCounts(ctx, e.p, "invoice", exampleStart)
 	fmt.Println(paykit.ErrorCode(err))

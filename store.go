@@ -406,9 +406,11 @@ type MonitorStore interface {
 	// CountStaleProcessing counts the payment and payout intents that are
 	// processing and last changed at or before updatedBefore.
 	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
-	// CountStatuses counts the resources of kind in scope created at or
-	// after since, by status; statuses without any are absent.
-	CountStatuses(ctx context.Context, kind ResourceKind, scope Scope, since time.Time) (map[string]int, error)
+	// CountStatuses counts the resources of the type object names
+	// ("payment_intent", "payout_intent", "checkout" or "refund") in scope
+	// created at or after since, by status; statuses without any are
+	// absent.
+	CountStatuses(ctx context.Context, object string, scope Scope, since time.Time) (map[string]int, error)
 	// CountPausedWebhookEndpoints counts the webhook endpoints whose
 	// PausedUntil is after now.
 	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)

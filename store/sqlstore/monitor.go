@@ -160,20 +160,20 @@ func (t tx) pausedEndpointsQuery(now time.Time) *bun.SelectQuery {
 }
 
 // statusTables are the tables of the resources CountStatuses counts.
-var statusTables = map[paykit.ResourceKind]string{
-	paykit.KindPaymentIntent: "payment_intents",
-	paykit.KindPayoutIntent:  "payout_intents",
-	paykit.KindCheckout:      "checkouts",
-	paykit.KindRefund:        "paykit_refunds",
+var statusTables = map[string]string{
+	"payment_intent": "payment_intents",
+	"payout_intent":  "payout_intents",
+	"checkout":       "checkouts",
+	"refund":         "paykit_refunds",
 }
 
 // CountStatuses implements paykit.MonitorStore with one grouped count that
 // reads the (merchant_id, environment, created_at) range of the lists'
 // indexes.
-func (t tx) CountStatuses(ctx context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
-	table, ok := statusTables[kind]
+func (t tx) CountStatuses(ctx context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
+	table, ok := statusTables[object]
 	if !ok {
-		return nil, fmt.Errorf("sqlstore: count statuses of %q", kind)
+		return nil, fmt.Errorf("sqlstore: count statuses of %q", object)
 	}
 	var rows []struct {
 		Status string `bun:"status"`

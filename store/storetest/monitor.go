@@ -272,7 +272,7 @@ func testCountStaleProcessing(t *testing.T, s paykit.Store) {
 func testCountStatuses(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, base)
+	none, err := s.CountStatuses(ctx, "payment_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 
@@ -287,30 +287,30 @@ func testCountStatuses(t *testing.T, s paykit.Store) {
 	paymentAt(scopeA, "pi_3", paykit.PaymentProcessing, at(time.Hour))
 	paymentAt(scopeB, "pi_b", paykit.PaymentSucceeded, at(time.Minute))        // another merchant
 	paymentAt(scopeALive, "pi_live", paykit.PaymentSucceeded, at(time.Minute)) // another environment
-	got, err := s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, base)
+	got, err := s.CountStatuses(ctx, "payment_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"succeeded": 2, "processing": 1})
-	got, err = s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, at(time.Minute+time.Millisecond))
+	got, err = s.CountStatuses(ctx, "payment_intent", scopeA, at(time.Minute+time.Millisecond))
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"processing": 1})
 
 	po := payout(scopeA, "po_1", "ref-po_1", at(time.Minute))
 	po.Status = paykit.PayoutRequiresApproval
 	mustCreatePayout(t, s, po)
-	got, err = s.CountStatuses(ctx, paykit.KindPayoutIntent, scopeA, base)
+	got, err = s.CountStatuses(ctx, "payout_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"requires_approval": 1})
 
 	is.NoErr(s.CreateCheckout(ctx, checkout(scopeA, "co_1", "ref-co_1", at(time.Minute))))
-	got, err = s.CountStatuses(ctx, paykit.KindCheckout, scopeA, base)
+	got, err = s.CountStatuses(ctx, "checkout", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"open": 1})
 
 	mustCreateRefund(t, s, refund(scopeA, "re_1", "ref-re_1", "pi_1", at(time.Minute)))
-	got, err = s.CountStatuses(ctx, paykit.KindRefund, scopeA, base)
+	got, err = s.CountStatuses(ctx, "refund", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"pending": 1})
-	got, err = s.CountStatuses(ctx, paykit.KindRefund, scopeB, base)
+	got, err = s.CountStatuses(ctx, "refund", scopeB, base)
 	is.NoErr(err)
 	is.Equal(len(got), 0)
 }
