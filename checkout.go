@@ -33,10 +33,10 @@ func (s CheckoutStatus) Valid() bool { return slices.Contains(checkoutStatuses, 
 // Provider statuses of a checkout: how far the Provider attempt of the
 // linked payment got, without Provider detail.
 const (
-	ProviderStatusPending   = "pending"
-	ProviderStatusSucceeded = "succeeded"
-	ProviderStatusFailed    = "failed"
-	ProviderStatusUnknown   = "unknown"
+	providerStatusPending   = "pending"
+	providerStatusSucceeded = "succeeded"
+	providerStatusFailed    = "failed"
+	providerStatusUnknown   = "unknown"
 )
 
 // Checkout is a hosted checkout: a signed payer link to the checkout app
@@ -66,7 +66,7 @@ type Checkout struct {
 	URL               string        `json:"url,omitzero"`                 // checkout_url
 	PaymentStatus     PaymentStatus `json:"payment_status,omitzero"`      // the linked intent's status
 	ChosenMethod      string        `json:"chosen_method,omitzero"`       // the linked intent's method, once chosen
-	ProviderStatus    string        `json:"provider_status,omitzero"`     // "" (null) until a Provider attempt exists
+	ProviderStatus    string        `json:"provider_status,omitzero"`     // pending, succeeded, failed or unknown; "" (null) until a Provider attempt exists
 	ProcessingStaleAt *time.Time    `json:"processing_stale_at,omitzero"` // while the payment is processing
 	FailureCode       string        `json:"failure_code,omitzero"`
 }
@@ -289,14 +289,14 @@ func providerStatus(pi *PaymentIntent) string {
 	}
 	switch pi.Attempt {
 	case AttemptNone, AttemptCreating, AttemptOpen:
-		return ProviderStatusPending
+		return providerStatusPending
 	case AttemptUnknown:
-		return ProviderStatusUnknown
+		return providerStatusUnknown
 	}
 	if pi.Status == PaymentSucceeded {
-		return ProviderStatusSucceeded
+		return providerStatusSucceeded
 	}
-	return ProviderStatusFailed
+	return providerStatusFailed
 }
 
 // processingStaleAt is when recovery escalates pi, while it is processing

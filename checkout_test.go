@@ -137,7 +137,7 @@ func TestCheckoutGoAPI(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(got.Status, paykit.CheckoutCompleted)
 	is.Equal(got.PaymentStatus, paykit.PaymentSucceeded)
-	is.Equal(got.ProviderStatus, paykit.ProviderStatusSucceeded)
+	is.Equal(got.ProviderStatus, "succeeded")
 	is.Equal(got.ChosenMethod, "FPX")
 	_, err = answertest.From(e.svc.CancelCheckout(ctx, e.test, "cancel-1", co.ID))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
