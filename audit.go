@@ -38,7 +38,7 @@ func (s *Service) ListAuditEvents(ctx context.Context, p AuditListParams) (*Page
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: p.MerchantID, Action: p.Action, After: after, Limit: limit + 1})
+	rows, err := s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: p, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -79,16 +79,16 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 	p := paykit.Principal{Scope: paykit.Scope{MerchantID: "mch_bench", Environment: paykit.Test}}
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc := svcs[name]
-		first, err := svc.ListPaymentIntents(ctx, p, paykit.PaymentIntentListParams{})
+		first, err := svc.ListPaymentIntents(ctx, p, paykit.ListParams[paykit.PaymentStatus]{})
 		if err != nil || len(first.Data) != paykit.DefaultPageLimit || first.NextCursor == "" {
 			b.Fatalf("first page: %v", err)
 		}
 		for _, page := range []struct {
 			name   string
-			params paykit.PaymentIntentListParams
+			params paykit.ListParams[paykit.PaymentStatus]
 		}{
-			{"first", paykit.PaymentIntentListParams{}},
-			{"next", paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Cursor: first.NextCursor}}},
+			{"first", paykit.ListParams[paykit.PaymentStatus]{}},
+			{"next", paykit.ListParams[paykit.PaymentStatus]{PageParams: paykit.PageParams{Cursor: first.NextCursor}}},
 		} {
 			b.Run(name+"/"+page.name, func(b *testing.B) {
 				for b.Loop() {

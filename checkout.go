@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paykit/paykit/internal/enums"
 	"github.com/paykit/paykit/internal/newid"
 )
 
@@ -24,19 +25,19 @@ const (
 	CheckoutCancelled CheckoutStatus = "cancelled"
 )
 
-// CheckoutStatuses lists every checkout status.
-var CheckoutStatuses = []CheckoutStatus{CheckoutOpen, CheckoutCompleted, CheckoutExpired, CheckoutCancelled}
+// checkoutStatuses lists every checkout status.
+var checkoutStatuses = []CheckoutStatus{CheckoutOpen, CheckoutCompleted, CheckoutExpired, CheckoutCancelled}
 
 // Valid reports whether s is a known checkout status.
-func (s CheckoutStatus) Valid() bool { return slices.Contains(CheckoutStatuses, s) }
+func (s CheckoutStatus) Valid() bool { return slices.Contains(checkoutStatuses, s) }
 
 // Provider statuses of a checkout: how far the Provider attempt of the
 // linked payment got, without Provider detail.
 const (
-	ProviderStatusPending   = "pending"
-	ProviderStatusSucceeded = "succeeded"
-	ProviderStatusFailed    = "failed"
-	ProviderStatusUnknown   = "unknown"
+	providerStatusPending   = "pending"
+	providerStatusSucceeded = "succeeded"
+	providerStatusFailed    = "failed"
+	providerStatusUnknown   = "unknown"
 )
 
 // Checkout is a hosted checkout: a signed payer link to the checkout app
@@ -66,7 +67,7 @@ type Checkout struct {
 	URL               string        `json:"url,omitzero"`                 // checkout_url
 	PaymentStatus     PaymentStatus `json:"payment_status,omitzero"`      // the linked intent's status
 	ChosenMethod      string        `json:"chosen_method,omitzero"`       // the linked intent's method, once chosen
-	ProviderStatus    string        `json:"provider_status,omitzero"`     // "" (null) until a Provider attempt exists
+	ProviderStatus    string        `json:"provider_status,omitzero"`     // pending, succeeded, failed or unknown; "" (null) until a Provider attempt exists
 	ProcessingStaleAt *time.Time    `json:"processing_stale_at,omitzero"` // while the payment is processing
 	FailureCode       string        `json:"failure_code,omitzero"`
 }
@@ -88,9 +89,6 @@ type CreateCheckoutRequest struct {
 	PaymentMethod        string            `json:"payment_method,omitempty" validate:"omitempty,payment_method"`
 	PaymentMethodOptions map[string]string `json:"payment_method_options,omitempty" validate:"omitempty,textmap=64:256"`
 }
-
-// CheckoutListParams are the filters of GET /checkouts.
-type CheckoutListParams = ListParams[CheckoutStatus]
 
 // Job kind of checkouts.
 const jobCheckoutExpire = "checkout.expire"
@@ -146,7 +144,7 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 // country, currency and amount, in the contract's order.
 func (s *Service) eligibleMethods(env Environment, country, currency string, amount int64) []PaymentMethod {
 	var out []PaymentMethod
-	for _, m := range PaymentMethods {
+	for _, m := range enums.PaymentMethods {
 		if r, ok := s.paymentRoute(env, m, country, currency, amount); ok {
 			out = append(out, paymentMethodOf(r))
 		}
@@ -292,14 +290,14 @@ func providerStatus(pi *PaymentIntent) string {
 	}
 	switch pi.Attempt {
 	case AttemptNone, AttemptCreating, AttemptOpen:
-		return ProviderStatusPending
+		return providerStatusPending
 	case AttemptUnknown:
-		return ProviderStatusUnknown
+		return providerStatusUnknown
 	}
 	if pi.Status == PaymentSucceeded {
-		return ProviderStatusSucceeded
+		return providerStatusSucceeded
 	}
-	return ProviderStatusFailed
+	return providerStatusFailed
 }
 
 // processingStaleAt is when recovery escalates pi, while it is processing
@@ -335,7 +333,7 @@ func (s *Service) GetCheckout(ctx context.Context, p Principal, id string) (*Che
 }
 
 // ListCheckouts lists the caller's checkouts, newest first.
-func (s *Service) ListCheckouts(ctx context.Context, p Principal, params CheckoutListParams) (*Page[Checkout], error) {
+func (s *Service) ListCheckouts(ctx context.Context, p Principal, params ListParams[CheckoutStatus]) (*Page[Checkout], error) {
 	limit, after, err := s.pageQuery("checkout", params.PageParams)
 	if err != nil {
 		return nil, err
@@ -343,11 +341,7 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params Checkou
 	if err := params.check("checkout", CheckoutStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListCheckouts(ctx, CheckoutQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListCheckouts(ctx, ListQuery[ListParams[CheckoutStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -39,8 +39,8 @@ const (
 	EventRefundFailed    = "refund.failed"
 )
 
-// EventTypes lists every event type.
-var EventTypes = []string{
+// eventTypes lists every event type.
+var eventTypes = []string{
 	EventPaymentRequiresAction, EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed,
 	EventPaymentCancelled, EventPaymentExpired,
 	EventCheckoutCompleted, EventCheckoutExpired, EventCheckoutCancelled,
@@ -63,16 +63,6 @@ type Event struct {
 
 // Scope returns the tenant of the event.
 func (e *Event) Scope() Scope { return Scope{e.MerchantID, e.Environment} }
-
-// EventQuery selects events of one scope, newest first.
-type EventQuery struct {
-	Scope         Scope
-	Types         []string // empty: every type
-	CreatedAfter  *time.Time
-	CreatedBefore *time.Time
-	After         *Position
-	Limit         int
-}
 
 // EventListParams are the filters of GET /events.
 type EventListParams struct {
@@ -97,18 +87,15 @@ func (s *Service) GetEvent(ctx context.Context, p Principal, id string) (*Event,
 // ListEvents returns the caller's events, newest first.
 func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListParams) (*Page[Event], error) {
 	for _, t := range params.Types {
-		if !slices.Contains(EventTypes, t) {
-			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(EventTypes, ", "))
+		if !slices.Contains(eventTypes, t) {
+			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(eventTypes, ", "))
 		}
 	}
 	limit, after, err := s.pageQuery("event", params.PageParams)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListEvents(ctx, EventQuery{
-		Scope: p.Scope, Types: params.Types, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
-		After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -54,9 +54,7 @@ func ExampleService_ResourceTimeline() {
 	e.drain()
 	po, _ = e.svc.GetPayoutIntent(ctx, e.p, po.ID)
 
-	tl, err := e.svc.ResourceTimeline(ctx, paykit.TimelineQuery{
-		Scope: po.Scope(), Kind: "payout_intent", ObjectID: po.ID, CreatedAt: po.CreatedAt, UpdatedAt: po.UpdatedAt,
-	})
+	tl, err := e.svc.ResourceTimeline(ctx, po)
 	if err != nil {
 		panic(err)
 	}
@@ -91,12 +89,12 @@ func ExampleService_StatusCounts() {
 	}
 	e.order("order-104")
 
-	counts, err := e.svc.StatusCounts(ctx, e.p, paykit.KindPaymentIntent, exampleStart)
+	counts, err := e.svc.StatusCounts(ctx, e.p, "payment_intent", exampleStart)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(counts)
-	counts, _ = e.svc.StatusCounts(ctx, e.p, paykit.KindPaymentIntent, exampleStart.Add(time.Hour))
+	counts, _ = e.svc.StatusCounts(ctx, e.p, "payment_intent", exampleStart.Add(time.Hour))
 	fmt.Println(counts)
 	_, err = e.svc.StatusCounts(ctx, e.p, "invoice", exampleStart)
 	fmt.Println(paykit.ErrorCode(err))

@@ -72,7 +72,7 @@ func ExampleService_ListPaymentIntents() {
 		e.order(ref)
 	}
 
-	page, err := e.svc.ListPaymentIntents(ctx, e.p, paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: 2}})
+	page, err := e.svc.ListPaymentIntents(ctx, e.p, paykit.ListParams[paykit.PaymentStatus]{PageParams: paykit.PageParams{Limit: 2}})
 	if err != nil {
 		panic(err)
 	}
@@ -81,7 +81,7 @@ func ExampleService_ListPaymentIntents() {
 	}
 	fmt.Println("more:", page.HasMore)
 
-	page, _ = e.svc.ListPaymentIntents(ctx, e.p, paykit.PaymentIntentListParams{Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}})
+	page, _ = e.svc.ListPaymentIntents(ctx, e.p, paykit.ListParams[paykit.PaymentStatus]{Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}})
 	fmt.Println(len(page.Data), page.Data[0].MerchantReference)
 	// Output:
 	// order-33 requires_action
@@ -119,14 +119,14 @@ func ExampleService_ListCheckouts() {
 		panic(err)
 	}
 
-	page, err := e.svc.ListCheckouts(ctx, e.p, paykit.CheckoutListParams{Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen}})
+	page, err := e.svc.ListCheckouts(ctx, e.p, paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen}})
 	if err != nil {
 		panic(err)
 	}
 	for _, co := range page.Data {
 		fmt.Println(co.MerchantReference, co.Amount)
 	}
-	page, _ = e.svc.ListCheckouts(ctx, e.p, paykit.CheckoutListParams{MerchantReference: "order-36"})
+	page, _ = e.svc.ListCheckouts(ctx, e.p, paykit.ListParams[paykit.CheckoutStatus]{MerchantReference: "order-36"})
 	fmt.Println(page.Data[0].Status)
 	// Output:
 	// order-37 1200

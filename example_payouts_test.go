@@ -65,14 +65,14 @@ func ExampleService_ListPayoutIntents() {
 	}
 	e.heldPayout("inv-52")
 
-	page, err := e.svc.ListPayoutIntents(ctx, e.p, paykit.PayoutIntentListParams{})
+	page, err := e.svc.ListPayoutIntents(ctx, e.p, paykit.ListParams[paykit.PayoutStatus]{})
 	if err != nil {
 		panic(err)
 	}
 	for _, po := range page.Data {
 		fmt.Println(po.MerchantReference, po.Amount, po.Status)
 	}
-	page, _ = e.svc.ListPayoutIntents(ctx, e.p, paykit.PayoutIntentListParams{Statuses: []paykit.PayoutStatus{paykit.PayoutProcessing}})
+	page, _ = e.svc.ListPayoutIntents(ctx, e.p, paykit.ListParams[paykit.PayoutStatus]{Statuses: []paykit.PayoutStatus{paykit.PayoutProcessing}})
 	fmt.Println(len(page.Data), page.Data[0].MerchantReference)
 	// Output:
 	// inv-52 120000 requires_approval
@@ -110,7 +110,7 @@ func ExampleService_CreatePayoutIntentTx() {
 	fmt.Println("rolled back:", err)
 	e.drain() // Service.Run does this in the background
 
-	page, _ := e.svc.ListPayoutIntents(ctx, e.p, paykit.PayoutIntentListParams{})
+	page, _ := e.svc.ListPayoutIntents(ctx, e.p, paykit.ListParams[paykit.PayoutStatus]{})
 	fmt.Println(len(page.Data), page.Data[0].MerchantReference, page.Data[0].Status)
 	e.printBalances()
 	// Output:

@@ -212,7 +212,7 @@ func TestOpenCircuitDefersJobsAtItsProvider(t *testing.T) {
 		drainWorker(t, e.svc)
 	}
 	is.Equal(inquiries(), 0) // a heard nothing while its circuit was open
-	jobs, err := e.store.Queue().ListJobs(context.Background(), paykit.JobQuery{})
+	jobs, err := e.store.Queue().ListJobs(context.Background(), paykit.ListQuery[paykit.JobListParams]{}, e.clock.Now())
 	is.NoErr(err)
 	is.True(len(jobs) >= len(stuck))
 	for _, j := range jobs {

@@ -153,7 +153,7 @@ func TestCheckoutInHostTransaction(t *testing.T) {
 			n, err := e.store.DB().NewSelect().Model((*hostOrder)(nil)).Where("id = ?", "order-2").Count(ctx)
 			is.NoErr(err)
 			is.Equal(n, int64(0))
-			jobs, err := e.store.Queue().ListJobs(ctx, paykit.JobQuery{Now: e.clock.Now()})
+			jobs, err := e.store.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{}, e.clock.Now())
 			is.NoErr(err)
 			for _, j := range jobs {
 				is.True(j.TargetID != lost.ID) // no job of the rolled-back checkout

@@ -37,7 +37,7 @@ func TestSameMillisecondPaymentsListInCreationOrder(t *testing.T) {
 			}
 			slices.Reverse(created)
 			var listed []string
-			params := paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Limit: 7}}
+			params := paykit.ListParams[paykit.PaymentStatus]{PageParams: paykit.PageParams{Limit: 7}}
 			for {
 				page, err := e.Service.ListPaymentIntents(ctx, m.Principal, params)
 				is.NoErr(err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // JobState is the state of a job. A Store keeps one of JobAvailable,
@@ -45,11 +47,11 @@ const (
 	JobAvailable JobState = "available"
 )
 
-// JobStates lists the job states a list can be filtered by.
-var JobStates = []JobState{JobDue, JobRunning, JobWaiting, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
+// jobStates lists the job states a list can be filtered by.
+var jobStates = []JobState{JobDue, JobRunning, JobWaiting, JobRetrying, JobScheduled, JobAvailable, JobNeedsAttention, JobCompleted}
 
 // Valid reports whether s is a known job state.
-func (s JobState) Valid() bool { return slices.Contains(JobStates, s) }
+func (s JobState) Valid() bool { return slices.Contains(jobStates, s) }
 
 // State returns j's state at now. A lease that ended without the job being
 // completed or rescheduled (a worker that died) no longer counts as running.
@@ -85,19 +87,9 @@ func (s JobState) Matches(j *Job, now time.Time) bool {
 	return got == s
 }
 
-// JobQuery selects jobs across tenants; empty fields do not filter, but an
-// empty State selects only jobs not completed (see JobState.Matches).
-// State is judged at Now.
-type JobQuery struct {
-	Kind       string
-	MerchantID string
-	State      JobState
-	Now        time.Time
-	After      *Position
-	Limit      int
-}
-
-// JobListParams are the filters of the operator's job list.
+// JobListParams are the filters of the operator's job list, across
+// tenants; empty fields do not filter, but an empty State selects only
+// jobs not completed (see JobState.Matches).
 type JobListParams struct {
 	PageParams
 	Kind       string
@@ -119,18 +111,14 @@ type JobView struct {
 // listed with State JobCompleted, until purged.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
 	if p.State != "" && !p.State.Valid() {
-		names := make([]string, len(JobStates))
-		for i, st := range JobStates {
-			names[i] = string(st)
-		}
-		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
+		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(enums.JobStates, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now()
-	rows, err := s.store.Queue().ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
+	rows, err := s.store.Queue().ListJobs(ctx, ListQuery[JobListParams]{Filter: p, After: after, Limit: limit + 1}, now)
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -154,7 +154,7 @@ func (s *Service) ListMerchants(ctx context.Context, p PageParams) (*Page[Mercha
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListMerchants(ctx, MerchantQuery{After: after, Limit: limit + 1})
+	rows, err := s.store.ListMerchants(ctx, after, limit+1)
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -78,27 +78,17 @@ type StaleCounts struct {
 	PayoutIntents  int
 }
 
-// ResourceKind names a resource whose statuses the Store counts.
-type ResourceKind string
-
-// Resource kinds of CountStatuses.
-const (
-	KindPaymentIntent ResourceKind = "payment_intent"
-	KindPayoutIntent  ResourceKind = "payout_intent"
-	KindCheckout      ResourceKind = "checkout"
-	KindRefund        ResourceKind = "refund"
-)
-
-// StatusCounts returns how many payment intents, payout intents,
-// checkouts or refunds (kind) the principal's scope created at or after
-// since, by status. An unknown kind is invalid_request.
-func (s *Service) StatusCounts(ctx context.Context, p Principal, kind ResourceKind, since time.Time) (map[string]int, error) {
-	switch kind {
-	case KindPaymentIntent, KindPayoutIntent, KindCheckout, KindRefund:
+// StatusCounts returns how many resources of the type object names
+// ("payment_intent", "payout_intent", "checkout" or "refund", as
+// Resource.Object does) the principal's scope created at or after since,
+// by status. Another object is invalid_request.
+func (s *Service) StatusCounts(ctx context.Context, p Principal, object string, since time.Time) (map[string]int, error) {
+	switch object {
+	case "payment_intent", "payout_intent", "checkout", "refund":
 	default:
-		return nil, InvalidRequest("kind", "kind %q is not a resource with statuses.", kind)
+		return nil, InvalidRequest("kind", "kind %q is not a resource with statuses.", object)
 	}
-	counts, err := s.store.CountStatuses(ctx, kind, p.Scope, since.UTC())
+	counts, err := s.store.CountStatuses(ctx, object, p.Scope, since.UTC())
 	if err != nil {
 		return nil, asServiceError(err)
 	}

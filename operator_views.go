@@ -65,17 +65,6 @@ func (s *Service) ResendEvent(ctx context.Context, actor, endpointID, eventID st
 	return nil
 }
 
-// TimelineQuery names one resource: its scope, id, kind ("payment_intent",
-// "checkout", "payout_intent" or "refund") and the time span of its life
-// (CreatedAt to UpdatedAt), which bounds the search for its events.
-type TimelineQuery struct {
-	Scope     Scope
-	Kind      string
-	ObjectID  string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
-
 // TimelineEntry is one step in the life of a resource: an event (a public
 // state change) or an audit event (an operator action on it).
 type TimelineEntry struct {
@@ -101,15 +90,18 @@ const timelineScan = 1000
 // stamped a moment after the change it records.
 const timelineSlack = time.Minute
 
-// ResourceTimeline returns the events of a resource and the audit events
-// that target it, merged oldest first. The Stores have no index by object,
-// so it reads the scope's events of the resource's kind within its
-// lifetime, and the merchant's audit log newest first, each up to
-// timelineScan rows.
-func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timeline, error) {
+// ResourceTimeline returns the events of r (a *PaymentIntent, *Checkout,
+// *PayoutIntent or *Refund) and the audit events that target it, merged
+// oldest first. The Stores have no index by object, so it reads the
+// scope's events of r's type within r's life (CreatedAt to UpdatedAt), and
+// the merchant's audit log newest first, each up to timelineScan rows.
+func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, error) {
+	id, _ := r.key()
+	scope := r.Scope()
+	created, updated := r.lifetime()
 	var types []string
-	for _, t := range EventTypes {
-		if strings.HasPrefix(t, q.Kind+".") {
+	for _, t := range eventTypes {
+		if strings.HasPrefix(t, r.Object()+".") {
 			types = append(types, t)
 		}
 	}
@@ -117,13 +109,13 @@ func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timel
 		return nil, InvalidRequest("kind", "kind must be payment_intent, checkout, payout_intent or refund.")
 	}
 	tl := &Timeline{}
-	from, to := q.CreatedAt, q.UpdatedAt.Add(timelineSlack)
+	from, to := created, updated.Add(timelineSlack)
 	incomplete, err := scanLog(func(after *Position) ([]Event, error) {
-		return s.store.ListEvents(ctx, EventQuery{Scope: q.Scope, Types: types, CreatedAfter: &from, CreatedBefore: &to,
-			After: after, Limit: MaxPageLimit})
+		return s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: scope,
+			Filter: EventListParams{Types: types, CreatedAfter: &from, CreatedBefore: &to}, After: after, Limit: MaxPageLimit})
 	}, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }, func(rows []Event) bool {
 		for i := range rows {
-			if rows[i].ObjectID == q.ObjectID {
+			if rows[i].ObjectID == id {
 				tl.Events = append(tl.Events, rows[i])
 			}
 		}
@@ -138,13 +130,13 @@ func (s *Service) ResourceTimeline(ctx context.Context, q TimelineQuery) (*Timel
 		tl.Entries = append(tl.Entries, TimelineEntry{At: tl.Events[i].CreatedAt, Event: &tl.Events[i]})
 	}
 	incomplete, err = scanLog(func(after *Position) ([]AuditEvent, error) {
-		return s.store.ListAuditEvents(ctx, AuditQuery{MerchantID: q.Scope.MerchantID, After: after, Limit: MaxPageLimit})
+		return s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: AuditListParams{MerchantID: scope.MerchantID}, After: after, Limit: MaxPageLimit})
 	}, func(a *AuditEvent) Position { return Position{a.CreatedAt, a.ID} }, func(rows []AuditEvent) bool {
 		for i := range rows {
-			if rows[i].CreatedAt.Before(q.CreatedAt) {
+			if rows[i].CreatedAt.Before(created) {
 				return true
 			}
-			if rows[i].TargetID == q.ObjectID {
+			if rows[i].TargetID == id {
 				tl.Entries = append(tl.Entries, TimelineEntry{At: rows[i].CreatedAt, Audit: &rows[i]})
 			}
 		}

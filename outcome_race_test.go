@@ -221,7 +221,7 @@ func appliedOnce(t *testing.T, store paykit.Store, scope paykit.Scope, id, kind,
 		}
 	}
 	is.Equal(len(txns), 1) // one ledger move
-	events, err := store.ListEvents(ctx, paykit.EventQuery{Scope: scope, Types: []string{event}, Limit: 1000})
+	events, err := store.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scope, Filter: paykit.EventListParams{Types: []string{event}}, Limit: 1000})
 	is.NoErr(err)
 	n := 0
 	for _, e := range events {

@@ -76,9 +76,10 @@ func (s *Service) decodeCursor(kind, cursor string) (Position, bool) {
 	return Position{CreatedAt: time.UnixMilli(n).UTC(), ID: id}, true
 }
 
-// ListParams are the filters the lists of payment intents, payout intents
-// and checkouts share (the query parameters of GET /payment_intents), with
-// S their status type.
+// ListParams are the filters of the lists of payment intents, payout
+// intents and checkouts (the query parameters of GET /payment_intents), with
+// S their status type: ListParams[PaymentStatus], ListParams[PayoutStatus],
+// ListParams[CheckoutStatus]. RefundListParams adds to them for refunds.
 // Empty fields do not filter.
 type ListParams[S ~string] struct {
 	PageParams

@@ -27,8 +27,8 @@ const (
 	PaymentExpired               PaymentStatus = "expired"
 )
 
-// PaymentStatuses lists every payment intent status.
-var PaymentStatuses = []PaymentStatus{
+// paymentStatuses lists every payment intent status.
+var paymentStatuses = []PaymentStatus{
 	PaymentRequiresPaymentMethod, PaymentRequiresAction, PaymentProcessing,
 	PaymentSucceeded, PaymentFailed, PaymentCancelled, PaymentExpired,
 }
@@ -44,7 +44,7 @@ func (s PaymentStatus) Terminal() bool {
 
 // Valid reports whether s is a known status.
 func (s PaymentStatus) Valid() bool {
-	for _, v := range PaymentStatuses {
+	for _, v := range paymentStatuses {
 		if v == s {
 			return true
 		}
@@ -136,9 +136,6 @@ func (p *PaymentIntent) CapturedAmount() int64 {
 	return 0
 }
 
-// PaymentIntentListParams are the filters of GET /payment_intents.
-type PaymentIntentListParams = ListParams[PaymentStatus]
-
 // check validates the filters of a list of kind ("payment intent"):
 // its statuses by valid, and the shared filters.
 func (l ListParams[S]) check(kind string, valid func(S) bool) error {
@@ -164,7 +161,7 @@ func (s *Service) GetPaymentIntent(ctx context.Context, p Principal, id string) 
 }
 
 // ListPaymentIntents lists the caller's intents, newest first.
-func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params PaymentIntentListParams) (*Page[PaymentIntent], error) {
+func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params ListParams[PaymentStatus]) (*Page[PaymentIntent], error) {
 	limit, after, err := s.pageQuery("payment_intent", params.PageParams)
 	if err != nil {
 		return nil, err
@@ -172,11 +169,7 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Pa
 	if err := params.check("payment intent", PaymentStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPaymentIntents(ctx, PaymentIntentQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListPaymentIntents(ctx, ListQuery[ListParams[PaymentStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

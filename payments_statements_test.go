@@ -80,11 +80,11 @@ func TestPaymentJobWatchesTheAttempt(t *testing.T) {
 				die := e.hang(t, func(hung context.Context) {
 					_, _, _ = e.svc.CreatePaymentIntent(hung, e.test, "k-1", fpx(5000, "order-1"))
 				}, func() bool {
-					page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+					page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 					return len(page.Data) == 1
 				})
 				die() // the request stops in the Provider call, before the answer is stored
-				page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+				page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 				is.NoErr(err)
 				id := page.Data[0].ID
 				pi := &page.Data[0]

@@ -400,7 +400,7 @@ func TestCreatePaymentIntentRejectsBeforePersisting(t *testing.T) {
 	_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "bad key with spaces", fpx(1000, "order-x")))
 	is.Equal(paykit.AsError(err).Param, "Idempotency-Key")
 	// Nothing was stored, so the key works with a corrected request.
-	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 0)
 	resp, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "reused-key", fpx(1000, "order-x")))
@@ -465,7 +465,7 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 			die := e.hang(t, func(hung context.Context) {
 				_, _ = answertest.From(e.svc.CreatePaymentIntent(hung, e.test, "crash-key", fpx(5000, "o-crash")))
 			}, func() bool {
-				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+				page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 				return len(page.Data) == 1
 			})
 			_, err := answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "crash-key", fpx(5000, "o-crash")))
@@ -473,7 +473,7 @@ func TestCrashedRequestResumesTheSameAttempt(t *testing.T) {
 			is.True(paykit.AsError(err).RetryAfter > 0)
 			die()
 
-			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+			page, _ := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 			id := page.Data[0].ID
 			is.Equal(page.Data[0].Status, paykit.PaymentProcessing) // persisted, outcome unknown
 			e.clock.Advance(31 * time.Second)                       // the request's lock expires
@@ -500,7 +500,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		return answertest.From(e.svc.CreatePaymentIntent(ctx, e.test, "same-key", fpx(7000, "o-same")))
 	})
 	is.True(created >= 1)
-	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.PaymentIntentListParams{})
+	page, err := e.svc.ListPaymentIntents(ctx, e.test, paykit.ListParams[paykit.PaymentStatus]{})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 1)
 	is.Equal(len(e.provider.attempts), 1)

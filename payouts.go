@@ -24,8 +24,8 @@ const (
 	PayoutExpired          PayoutStatus = "expired"
 )
 
-// PayoutStatuses lists every payout status.
-var PayoutStatuses = []PayoutStatus{
+// payoutStatuses lists every payout status.
+var payoutStatuses = []PayoutStatus{
 	PayoutProcessing, PayoutRequiresAction, PayoutRequiresApproval,
 	PayoutSucceeded, PayoutFailed, PayoutCancelled, PayoutExpired,
 }
@@ -41,7 +41,7 @@ func (s PayoutStatus) Terminal() bool {
 
 // Valid reports whether s is a payout status.
 func (s PayoutStatus) Valid() bool {
-	for _, v := range PayoutStatuses {
+	for _, v := range payoutStatuses {
 		if v == s {
 			return true
 		}
@@ -896,11 +896,8 @@ func (s *Service) GetPayoutIntent(ctx context.Context, p Principal, id string) (
 	return s.getPayout(ctx, p.Scope, id)
 }
 
-// PayoutIntentListParams are the filters of GET /payout_intents.
-type PayoutIntentListParams = ListParams[PayoutStatus]
-
 // ListPayoutIntents lists the caller's payouts, newest first.
-func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params PayoutIntentListParams) (*Page[PayoutIntent], error) {
+func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params ListParams[PayoutStatus]) (*Page[PayoutIntent], error) {
 	limit, after, err := s.pageQuery("payout_intent", params.PageParams)
 	if err != nil {
 		return nil, err
@@ -908,11 +905,9 @@ func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params Pay
 	if err := params.check("payout intent", PayoutStatus.Valid); err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, Country: params.Country,
-		MerchantReference: params.MerchantReference, CreatedAfter: params.CreatedAfter,
-		CreatedBefore: params.CreatedBefore, After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{ListQuery: ListQuery[ListParams[PayoutStatus]]{
+		Scope: p.Scope, Filter: params, After: after, Limit: limit + 1,
+	}})
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -926,7 +921,10 @@ func (s *Service) ListPendingApprovals(ctx context.Context, params PageParams) (
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{AllTenants: true, ApprovalPending: true, After: after, Limit: limit + 1})
+	rows, err := s.store.ListPayoutIntents(ctx, PayoutQuery{
+		ListQuery:  ListQuery[ListParams[PayoutStatus]]{After: after, Limit: limit + 1},
+		AllTenants: true, ApprovalPending: true,
+	})
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -109,7 +109,7 @@ func TestCrashedPayoutIsRecovered(t *testing.T) {
 				<-done
 				e.bank.block = nil
 
-				page, err := e.svc.ListPayoutIntents(ctx, e.test, paykit.PayoutIntentListParams{})
+				page, err := e.svc.ListPayoutIntents(ctx, e.test, paykit.ListParams[paykit.PayoutStatus]{})
 				is.NoErr(err)
 				is.Equal(len(page.Data), 1)
 				po := page.Data[0]

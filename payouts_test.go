@@ -433,7 +433,7 @@ func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
 			req := thPayout(3000, "r-503", "000333333335")
 			_, err := answertest.From(e.svc.CreatePayoutIntent(ctx, e.test, "k503", req))
 			is.Equal(paykit.ErrorCode(err), paykit.CodeDispatchUnavailable)
-			list, err := e.svc.ListPayoutIntents(ctx, e.test, paykit.PayoutIntentListParams{})
+			list, err := e.svc.ListPayoutIntents(ctx, e.test, paykit.ListParams[paykit.PayoutStatus]{})
 			is.NoErr(err)
 			is.Equal(len(list.Data), 1) // stored, with its dispatch identity
 			id := list.Data[0].ID
@@ -450,7 +450,7 @@ func TestUnacknowledgedDispatchIs503AndConverges(t *testing.T) {
 			is.Equal(len(e.bank.transfers), 1) // one transfer at the Provider
 			e.bank.mu.Unlock()
 			is.Equal(e.bank.calls(id), 2) // the same key twice
-			list, _ = e.svc.ListPayoutIntents(ctx, e.test, paykit.PayoutIntentListParams{})
+			list, _ = e.svc.ListPayoutIntents(ctx, e.test, paykit.ListParams[paykit.PayoutStatus]{})
 			is.Equal(len(list.Data), 1)
 		})
 	}

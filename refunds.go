@@ -21,14 +21,14 @@ const (
 	RefundFailed    RefundStatus = "failed"
 )
 
-// RefundStatuses are the refund statuses, in the contract's order.
-var RefundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed}
+// refundStatuses are the refund statuses, in the contract's order.
+var refundStatuses = []RefundStatus{RefundPending, RefundSucceeded, RefundFailed}
 
 // Terminal reports whether s is final.
 func (s RefundStatus) Terminal() bool { return s == RefundSucceeded || s == RefundFailed }
 
 // Valid reports whether s is one of the refund statuses.
-func (s RefundStatus) Valid() bool { return slices.Contains(RefundStatuses, s) }
+func (s RefundStatus) Valid() bool { return slices.Contains(refundStatuses, s) }
 
 // Refund failure codes.
 const (
@@ -77,19 +77,6 @@ type CreateRefundRequest struct {
 type RefundListParams struct {
 	ListParams[RefundStatus]
 	PaymentIntent string // exact id; empty does not filter
-}
-
-// RefundQuery selects refunds of one scope.
-type RefundQuery struct {
-	Scope             Scope
-	Statuses          []RefundStatus
-	Currency          string
-	MerchantReference string
-	PaymentIntentID   string
-	CreatedAfter      *time.Time // inclusive
-	CreatedBefore     *time.Time // exclusive
-	After             *Position
-	Limit             int
 }
 
 // RefundRequest asks a Provider to refund part or all of a payment.
@@ -515,11 +502,7 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 	if !wire.ValidText(params.PaymentIntent) {
 		return nil, InvalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
 	}
-	rows, err := s.store.ListRefunds(ctx, RefundQuery{
-		Scope: p.Scope, Statuses: params.Statuses, Currency: params.Currency, MerchantReference: params.MerchantReference,
-		PaymentIntentID: params.PaymentIntent, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
-		After: after, Limit: limit + 1,
-	})
+	rows, err := s.store.ListRefunds(ctx, ListQuery[RefundListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -1,5 +1,7 @@
 package paykit
 
+import "time"
+
 // Resource is a resource an event or a stored idempotency answer holds: a
 // *PaymentIntent, *Checkout, *PayoutIntent, *Refund or *WebhookEndpoint.
 // Only this package implements it. A Store keeps it as a snapshot (JSON
@@ -11,6 +13,8 @@ type Resource interface {
 	Scope() Scope
 	// key returns the resource's id and version.
 	key() (id string, version int64)
+	// lifetime returns when the resource was created and last updated.
+	lifetime() (created, updated time.Time)
 	// eventType is the event the resource's state calls for; "" for none.
 	eventType() string
 	// eventData is the contract's projection of the resource as an
@@ -77,3 +81,9 @@ func (w *WebhookEndpoint) clone() Resource      { c := *w; return &c }
 // An endpoint is a stored answer only: no event carries one.
 func (w *WebhookEndpoint) eventType() string { return "" }
 func (w *WebhookEndpoint) eventData() any    { return nil }
+
+func (p *PaymentIntent) lifetime() (time.Time, time.Time)   { return p.CreatedAt, p.UpdatedAt }
+func (c *Checkout) lifetime() (time.Time, time.Time)        { return c.CreatedAt, c.UpdatedAt }
+func (p *PayoutIntent) lifetime() (time.Time, time.Time)    { return p.CreatedAt, p.UpdatedAt }
+func (r *Refund) lifetime() (time.Time, time.Time)          { return r.CreatedAt, r.UpdatedAt }
+func (w *WebhookEndpoint) lifetime() (time.Time, time.Time) { return w.CreatedAt, w.UpdatedAt }

@@ -5,17 +5,13 @@ import (
 	"context"
 	"slices"
 
+	"github.com/paykit/paykit/internal/enums"
 	"github.com/paykit/paykit/internal/wire"
 )
 
-// Payment methods of the contract.
-var PaymentMethods = []string{
-	"FPX", "PROMPTPAY", "TRUEMONEY", "BANK_TRANSFER", "TNG", "BOOST", "CARD",
-	"GRABPAY", "ALIPAY", "UMOBILE", "EMONEI", "DUITNOW_QR", "WECHAT_PAY", "UNIONPAY",
-}
-
-// validPaymentMethod reports whether m is one of PaymentMethods.
-func validPaymentMethod(m string) bool { return slices.Contains(PaymentMethods, m) }
+// validPaymentMethod reports whether m is one of the contract's payment
+// methods.
+func validPaymentMethod(m string) bool { return slices.Contains(enums.PaymentMethods, m) }
 
 // Bank is a bank choice of a route. Code is the service's canonical code,
 // the only one merchants see; ProviderCode is what the Provider expects.
@@ -282,7 +278,7 @@ func (s *Service) ListPaymentMethods(_ context.Context, p Principal, req Payment
 	}
 	amount := req.Amount
 	page := &Page[PaymentMethod]{Data: []PaymentMethod{}}
-	for _, m := range PaymentMethods {
+	for _, m := range enums.PaymentMethods {
 		r, ok := s.paymentRoute(p.Environment, m, req.Country, req.Currency, amount)
 		if !ok {
 			continue

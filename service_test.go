@@ -210,7 +210,7 @@ func TestListCursorIsTamperEvident(t *testing.T) {
 		is.Equal(e.Param, "cursor")
 	}
 	// A cursor of one list is not valid for another.
-	_, err = svc.ListPaymentIntents(ctx, paykit.Principal{}, paykit.PaymentIntentListParams{PageParams: paykit.PageParams{Cursor: cur}})
+	_, err = svc.ListPaymentIntents(ctx, paykit.Principal{}, paykit.ListParams[paykit.PaymentStatus]{PageParams: paykit.PageParams{Cursor: cur}})
 	is.Equal(paykit.AsError(err).Param, "cursor")
 	for _, limit := range []int{-1, 101} {
 		_, err = svc.ListAuditEvents(ctx, paykit.AuditListParams{PageParams: paykit.PageParams{Limit: limit}})

@@ -138,20 +138,27 @@ type Position struct {
 	ID        string
 }
 
+// ListQuery is a list as the Service asks a Store for it: the rows of Scope
+// that Filter selects (its empty fields do not filter), newest first,
+// strictly after After, at most Limit of them. Filter is the host's list
+// params: a Store ignores their PageParams, which the Service turned into
+// After and Limit.
+type ListQuery[F any] struct {
+	Scope  Scope
+	Filter F
+	After  *Position
+	Limit  int
+}
+
 // MerchantStore persists merchants.
 type MerchantStore interface {
 	// CreateMerchant inserts m; ErrAlreadyExists when the id is taken.
 	CreateMerchant(ctx context.Context, m *Merchant) error
 	// GetMerchant returns the merchant or ErrNotFound.
 	GetMerchant(ctx context.Context, id string) (*Merchant, error)
-	// ListMerchants returns at most q.Limit merchants, newest first.
-	ListMerchants(ctx context.Context, q MerchantQuery) ([]Merchant, error)
-}
-
-// MerchantQuery pages through every merchant.
-type MerchantQuery struct {
-	After *Position
-	Limit int
+	// ListMerchants returns at most limit merchants, newest first,
+	// strictly after the position after.
+	ListMerchants(ctx context.Context, after *Position, limit int) ([]Merchant, error)
 }
 
 // APIKeyStore persists API keys (never their secrets, only hashes).
@@ -168,34 +175,13 @@ type APIKeyStore interface {
 	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
 }
 
-// AuditQuery selects audit events; empty fields do not filter.
-type AuditQuery struct {
-	MerchantID string
-	Action     string
-	After      *Position
-	Limit      int
-}
-
 // AuditStore persists the append-only operator audit log.
 type AuditStore interface {
 	// CreateAuditEvent appends e; ErrAlreadyExists when the id is taken.
 	CreateAuditEvent(ctx context.Context, e *AuditEvent) error
-	// ListAuditEvents returns at most q.Limit events, newest first.
-	ListAuditEvents(ctx context.Context, q AuditQuery) ([]AuditEvent, error)
-}
-
-// PaymentIntentQuery selects payment intents of one scope; empty fields do
-// not filter. CreatedAfter is inclusive, CreatedBefore exclusive.
-type PaymentIntentQuery struct {
-	Scope             Scope
-	Statuses          []PaymentStatus
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time
-	CreatedBefore     *time.Time
-	After             *Position
-	Limit             int
+	// ListAuditEvents returns at most q.Limit events, newest first. The
+	// log spans every tenant: q.Scope is ignored.
+	ListAuditEvents(ctx context.Context, q ListQuery[AuditListParams]) ([]AuditEvent, error)
 }
 
 // PaymentIntentStore persists payment intents.
@@ -212,7 +198,7 @@ type PaymentIntentStore interface {
 	// UpdatePaymentIntent writes p under the Version rule.
 	UpdatePaymentIntent(ctx context.Context, p *PaymentIntent) error
 	// ListPaymentIntents returns at most q.Limit intents, newest first.
-	ListPaymentIntents(ctx context.Context, q PaymentIntentQuery) ([]PaymentIntent, error)
+	ListPaymentIntents(ctx context.Context, q ListQuery[ListParams[PaymentStatus]]) ([]PaymentIntent, error)
 }
 
 // IdempotencyStore persists idempotency records.
@@ -314,8 +300,9 @@ type JobQueue interface {
 	// how many it removed.
 	PurgeCompletedJobs(ctx context.Context, before time.Time) (int, error)
 	// ListJobs returns at most q.Limit jobs that match q, newest first by
-	// (CreatedAt, ID), strictly after q.After.
-	ListJobs(ctx context.Context, q JobQuery) ([]Job, error)
+	// (CreatedAt, ID), strictly after q.After, with their state judged
+	// at now. The jobs of every tenant are listed: q.Scope is ignored.
+	ListJobs(ctx context.Context, q ListQuery[JobListParams], now time.Time) ([]Job, error)
 	// JobStats counts the pending (not completed) jobs of each kind at
 	// now, ordered by kind; kinds without pending jobs are absent.
 	JobStats(ctx context.Context, now time.Time) ([]JobKindStats, error)
@@ -338,22 +325,14 @@ type Lease struct {
 	Until time.Time
 }
 
-// PayoutQuery selects payout intents; empty fields do not filter.
-// CreatedAfter is inclusive, CreatedBefore exclusive.
+// PayoutQuery selects payout intents: those of a ListQuery, with two more
+// filters of the operator API.
 type PayoutQuery struct {
-	// Scope is the tenant. AllTenants lists across every merchant and
-	// environment instead: for the operator API only.
-	Scope             Scope
-	AllTenants        bool
-	Statuses          []PayoutStatus
-	ApprovalPending   bool // only payouts waiting for operator approval
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time
-	CreatedBefore     *time.Time
-	After             *Position
-	Limit             int
+	ListQuery[ListParams[PayoutStatus]]
+	// AllTenants lists across every merchant and environment instead of
+	// Scope.
+	AllTenants      bool
+	ApprovalPending bool // only payouts waiting for operator approval
 }
 
 // PayoutStore persists payout intents. The account number reaches it only
@@ -394,20 +373,6 @@ type LedgerStore interface {
 	ListLedgerEntries(ctx context.Context, q LedgerQuery) ([]LedgerEntry, error)
 }
 
-// CheckoutQuery selects checkouts of one scope; empty fields do not
-// filter. CreatedAfter is inclusive, CreatedBefore exclusive.
-type CheckoutQuery struct {
-	Scope             Scope
-	Statuses          []CheckoutStatus
-	Currency          string
-	Country           string
-	MerchantReference string
-	CreatedAfter      *time.Time
-	CreatedBefore     *time.Time
-	After             *Position
-	Limit             int
-}
-
 // CheckoutStore persists checkouts. Only the stored fields of a Checkout
 // are kept (not those the Service projects from the linked intent).
 type CheckoutStore interface {
@@ -420,7 +385,7 @@ type CheckoutStore interface {
 	// UpdateCheckout writes c under the Version rule.
 	UpdateCheckout(ctx context.Context, c *Checkout) error
 	// ListCheckouts returns at most q.Limit checkouts, newest first.
-	ListCheckouts(ctx context.Context, q CheckoutQuery) ([]Checkout, error)
+	ListCheckouts(ctx context.Context, q ListQuery[ListParams[CheckoutStatus]]) ([]Checkout, error)
 }
 
 // EventStore persists the append-only event log.
@@ -432,7 +397,7 @@ type EventStore interface {
 	// GetEvent returns the event of that scope or ErrNotFound.
 	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
 	// ListEvents returns at most q.Limit events, newest first.
-	ListEvents(ctx context.Context, q EventQuery) ([]Event, error)
+	ListEvents(ctx context.Context, q ListQuery[EventListParams]) ([]Event, error)
 }
 
 // MonitorStore answers an operator's questions about the work in flight. Its
@@ -441,9 +406,11 @@ type MonitorStore interface {
 	// CountStaleProcessing counts the payment and payout intents that are
 	// processing and last changed at or before updatedBefore.
 	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
-	// CountStatuses counts the resources of kind in scope created at or
-	// after since, by status; statuses without any are absent.
-	CountStatuses(ctx context.Context, kind ResourceKind, scope Scope, since time.Time) (map[string]int, error)
+	// CountStatuses counts the resources of the type object names
+	// ("payment_intent", "payout_intent", "checkout" or "refund") in scope
+	// created at or after since, by status; statuses without any are
+	// absent.
+	CountStatuses(ctx context.Context, object string, scope Scope, since time.Time) (map[string]int, error)
 	// CountPausedWebhookEndpoints counts the webhook endpoints whose
 	// PausedUntil is after now.
 	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)
@@ -463,7 +430,8 @@ type RefundStore interface {
 	// UpdateRefund writes r under the Version rule.
 	UpdateRefund(ctx context.Context, r *Refund) error
 	// ListRefunds returns at most q.Limit refunds, newest first.
-	ListRefunds(ctx context.Context, q RefundQuery) ([]Refund, error)
+	// q.Filter.Country is ignored: a refund has no country.
+	ListRefunds(ctx context.Context, q ListQuery[RefundListParams]) ([]Refund, error)
 }
 
 // WebhookStore persists webhook endpoints and delivery attempts.

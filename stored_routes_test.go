@@ -71,7 +71,7 @@ func TestResumedPaymentUsesTheRouteChosenAtCreate(t *testing.T) {
 
 // firstIntentID is the id of the only payment intent of p, or "".
 func firstIntentID(ctx context.Context, svc *paykit.Service, p paykit.Principal) string {
-	page, err := svc.ListPaymentIntents(ctx, p, paykit.PaymentIntentListParams{})
+	page, err := svc.ListPaymentIntents(ctx, p, paykit.ListParams[paykit.PaymentStatus]{})
 	if err != nil || len(page.Data) == 0 {
 		return ""
 	}

@@ -74,7 +74,7 @@ func TestServiceRefusesBadText(t *testing.T) {
 				return err
 			}},
 			{"list filter", paykit.CodeInvalidRequest, "merchant_reference", func() error {
-				_, err := svc.ListPaymentIntents(ctx, p, paykit.PaymentIntentListParams{MerchantReference: bad})
+				_, err := svc.ListPaymentIntents(ctx, p, paykit.ListParams[paykit.PaymentStatus]{MerchantReference: bad})
 				return err
 			}},
 		}

@@ -45,7 +45,7 @@ func checkEnabledEvents(types []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(types))
 	for _, t := range types {
-		if t != AllEvents && !slices.Contains(EventTypes, t) {
+		if t != AllEvents && !slices.Contains(eventTypes, t) {
 			return nil, InvalidRequest("enabled_events", "enabled_events: %q is not an event type.", t)
 		}
 		if !slices.Contains(out, t) {

@@ -7,6 +7,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 func TestSiblingLink(t *testing.T) {
@@ -46,7 +47,7 @@ func TestFormErrorOf(t *testing.T) {
 
 func TestMethodLabels(t *testing.T) {
 	is := is.New(t)
-	for _, m := range paykit.PaymentMethods {
+	for _, m := range enums.PaymentMethods {
 		is.True(methodLabels[m] != "") // every contract method has a payer name
 	}
 	is.Equal(methodLabel("NEW_METHOD"), "NEW_METHOD")

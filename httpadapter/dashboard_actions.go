@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // overviewMerchants is how many of the newest merchants the overview shows
@@ -110,14 +111,14 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 func (d *dashboard) dayCounts(ctx context.Context, r *http.Request, sc scoped) ([]section, error) {
 	since := d.svc.Now().Add(-24 * time.Hour)
 	kinds := []struct {
-		kind            paykit.ResourceKind
+		kind            string
 		id, heading, to string
 		statuses        []string
 	}{
-		{paykit.KindPaymentIntent, "payments-24h", "Payments, last 24 hours", "/payment_intents", strs(paykit.PaymentStatuses)},
-		{paykit.KindCheckout, "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", strs(paykit.CheckoutStatuses)},
-		{paykit.KindPayoutIntent, "payouts-24h", "Payouts, last 24 hours", "/payouts", strs(paykit.PayoutStatuses)},
-		{paykit.KindRefund, "refunds-24h", "Refunds, last 24 hours", "/refunds", strs(paykit.RefundStatuses)},
+		{"payment_intent", "payments-24h", "Payments, last 24 hours", "/payment_intents", enums.PaymentStatuses},
+		{"checkout", "checkouts-24h", "Checkouts, last 24 hours", "/checkouts", enums.CheckoutStatuses},
+		{"payout_intent", "payouts-24h", "Payouts, last 24 hours", "/payouts", enums.PayoutStatuses},
+		{"refund", "refunds-24h", "Refunds, last 24 hours", "/refunds", enums.RefundStatuses},
 	}
 	var out []section
 	for i, k := range kinds {

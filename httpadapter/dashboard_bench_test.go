@@ -14,6 +14,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/enums"
 	"github.com/paykit/paykit/paykittest"
 )
 
@@ -31,12 +32,12 @@ func BenchmarkDashboardPages(b *testing.B) {
 	}
 	scope := paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}
 	now := svc.Now()
-	statuses := paykit.PaymentStatuses
+	statuses := enums.PaymentStatuses
 	var lastPI string
 	err = store.InTx(ctx, func(tx paykit.Tx) error {
 		for i := range 10_000 {
 			at := now.Add(-time.Duration(i) * 7 * time.Second)
-			st := statuses[i%len(statuses)]
+			st := paykit.PaymentStatus(statuses[i%len(statuses)])
 			pi := &paykit.PaymentIntent{ID: fmt.Sprintf("pi_bench%06d", i), MerchantID: m.ID, Environment: paykit.Test, Status: st,
 				Amount: int64(1000 + i), Currency: "MYR", Country: "MY", MerchantReference: fmt.Sprintf("order-%06d", i),
 				PaymentMethod: "FPX", ProviderAttempt: paykit.ProviderAttempt{Provider: "sandbox"}, ExpiresAt: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at, Version: 1}

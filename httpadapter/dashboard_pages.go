@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // The dashboard's pages. Payments, checkouts, payouts and refunds belong to
@@ -214,15 +215,6 @@ func pager(r *http.Request, t *table, cursor, next string) {
 	}
 }
 
-// strs are the statuses as strings.
-func strs[S ~string](v []S) []string {
-	out := make([]string, len(v))
-	for i, s := range v {
-		out[i] = string(s)
-	}
-	return out
-}
-
 // listPage serves a scoped list: fetch returns the rows as a table and
 // the next cursor.
 func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session, path, title string, statuses []string,
@@ -250,7 +242,7 @@ func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session,
 }
 
 func (d *dashboard) paymentList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/payment_intents", "Payment intents", strs(paykit.PaymentStatuses),
+	return d.listPage(w, r, s, "/payment_intents", "Payment intents", enums.PaymentStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListPaymentIntents(ctx, sc.principal(), listParams[paykit.PaymentStatus](lq))
 			if err != nil {
@@ -266,7 +258,7 @@ func (d *dashboard) paymentList(w http.ResponseWriter, r *http.Request, s *sessi
 }
 
 func (d *dashboard) checkoutList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/checkouts", "Checkouts", strs(paykit.CheckoutStatuses),
+	return d.listPage(w, r, s, "/checkouts", "Checkouts", enums.CheckoutStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListCheckouts(ctx, sc.principal(), listParams[paykit.CheckoutStatus](lq))
 			if err != nil {
@@ -282,7 +274,7 @@ func (d *dashboard) checkoutList(w http.ResponseWriter, r *http.Request, s *sess
 }
 
 func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/payouts", "Payouts", strs(paykit.PayoutStatuses),
+	return d.listPage(w, r, s, "/payouts", "Payouts", enums.PayoutStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListPayoutIntents(ctx, sc.principal(), listParams[paykit.PayoutStatus](lq))
 			if err != nil {
@@ -299,7 +291,7 @@ func (d *dashboard) payoutList(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *session) error {
-	return d.listPage(w, r, s, "/refunds", "Refunds", strs(paykit.RefundStatuses),
+	return d.listPage(w, r, s, "/refunds", "Refunds", enums.RefundStatuses,
 		func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error) {
 			page, err := d.svc.ListRefunds(ctx, sc.principal(), paykit.RefundListParams{ListParams: listParams[paykit.RefundStatus](lq)})
 			if err != nil {
@@ -318,9 +310,9 @@ func (d *dashboard) refundList(w http.ResponseWriter, r *http.Request, s *sessio
 
 // timelineSection is the history of a resource: its events and the
 // operator actions on it, oldest first.
-func (d *dashboard) timelineSection(ctx context.Context, sc scoped, kind, id string, created, updated time.Time) section {
+func (d *dashboard) timelineSection(ctx context.Context, r paykit.Resource) section {
 	sec := section{ID: "timeline", Heading: "Timeline"}
-	tl, err := d.svc.ResourceTimeline(ctx, paykit.TimelineQuery{Scope: sc.Scope, Kind: kind, ObjectID: id, CreatedAt: created, UpdatedAt: updated})
+	tl, err := d.svc.ResourceTimeline(ctx, r)
 	if err != nil {
 		_, n := failed(err)
 		sec.Text = n.Text
@@ -413,7 +405,7 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 			money(rf.Amount, rf.Currency), text(when(rf.CreatedAt))})
 	}
 	p.Sections = append(p.Sections, section{ID: "refunds", Heading: "Refunds", Table: rt},
-		d.timelineSection(r.Context(), sc, "payment_intent", pi.ID, pi.CreatedAt, pi.UpdatedAt))
+		d.timelineSection(r.Context(), pi))
 	d.show(w, r, s, http.StatusOK, "/payment_intents", nil, p)
 	return nil
 }
@@ -443,7 +435,7 @@ func (d *dashboard) checkoutDetail(w http.ResponseWriter, r *http.Request, s *se
 		{Label: "Stale at", Value: text(whenPtr(c.ProcessingStaleAt))},
 	}
 	p := &dashPageView{Title: "Checkout " + c.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f},
-		d.timelineSection(r.Context(), sc, "checkout", c.ID, c.CreatedAt, c.UpdatedAt)}}
+		d.timelineSection(r.Context(), c)}}
 	d.show(w, r, s, http.StatusOK, "/checkouts", nil, p)
 	return nil
 }
@@ -475,7 +467,7 @@ func (d *dashboard) refundDetail(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	p := &dashPageView{Title: "Refund " + rf.ID, Sections: []section{{ID: "details", Heading: "Details", Fields: f},
 		{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
-		d.timelineSection(r.Context(), sc, "refund", rf.ID, rf.CreatedAt, rf.UpdatedAt)}}
+		d.timelineSection(r.Context(), rf)}}
 	d.show(w, r, s, http.StatusOK, "/refunds", nil, p)
 	return nil
 }
@@ -534,7 +526,7 @@ func (d *dashboard) renderPayout(w http.ResponseWriter, r *http.Request, s *sess
 		p.Sections = append(p.Sections, approvalSection(r, po, r.URL.Query().Get("confirm")))
 	}
 	p.Sections = append(p.Sections, section{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
-		d.timelineSection(r.Context(), sc, "payout_intent", po.ID, po.CreatedAt, po.UpdatedAt))
+		d.timelineSection(r.Context(), po))
 	d.show(w, r, s, status, "/payouts", n, p)
 	return nil
 }
@@ -763,7 +755,7 @@ func (d *dashboard) jobs(w http.ResponseWriter, r *http.Request, s *session) err
 		state = string(jobsDefaultState)
 	}
 	p := &dashPageView{Title: "Background jobs", Filters: &filters{Fields: []formField{
-		{Name: "state", Label: "State", Options: options(state, append([]string{""}, strs(paykit.JobStates)...)...)},
+		{Name: "state", Label: "State", Options: options(state, append([]string{""}, enums.JobStates...)...)},
 		{Name: "kind", Label: "Kind", Value: kind},
 		{Name: "merchant", Label: "Merchant id", Value: merchant},
 	}}}

@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // TestMerchantWebhookEndpoints: a merchant manages its own endpoints with
@@ -171,7 +172,7 @@ func TestOpenAPIWebhooksDescribeEveryEventType(t *testing.T) {
 		got = append(got, typ)
 	}
 	slices.Sort(got)
-	want := slices.Sorted(slices.Values(paykit.EventTypes))
+	want := slices.Sorted(slices.Values(enums.EventTypes))
 	is.Equal(got, want)
 }
 

@@ -117,7 +117,7 @@ type failingStore struct {
 	panicking bool
 }
 
-func (s failingStore) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+func (s failingStore) ListPaymentIntents(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	if s.panicking {
 		panic("boom: store exploded with dsn postgres://u:hunter2@db")
 	}

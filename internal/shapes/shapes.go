@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // PaymentIntents returns payment intents of every shape an encoder
@@ -39,7 +40,7 @@ func PaymentIntents() []*paykit.PaymentIntent {
 		for j, action := range actions {
 			for k := range 2 {
 				p := &paykit.PaymentIntent{
-					ID: "pi_" + s, MerchantID: s, Environment: paykit.Test, Status: paykit.PaymentStatuses[(i+j)%len(paykit.PaymentStatuses)],
+					ID: "pi_" + s, MerchantID: s, Environment: paykit.Test, Status: paykit.PaymentStatus(enums.PaymentStatuses[(i+j)%len(enums.PaymentStatuses)]),
 					Amount: int64(i*j*1000 + k), Currency: "MYR", Country: s, MerchantReference: s, PaymentMethod: texts[(i+j)%len(texts)],
 					Customer: maps.Clone(tables[(i+k)%len(tables)]), PaymentMethodOptions: maps.Clone(tables[(j+k)%len(tables)]), ReturnURL: s, CheckoutID: s,
 					NextAction: action(), FailureCode: texts[(i+k)%len(texts)], ProviderAttempt: paykit.ProviderAttempt{Provider: s, ProviderOptions: maps.Clone(tables[i%len(tables)]),

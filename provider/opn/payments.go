@@ -18,6 +18,7 @@ import (
 	"github.com/makiuchi-d/gozxing/qrcode"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // sourceSpec is how a paykit method maps to an Opn source type.
@@ -46,7 +47,7 @@ var sources = map[string]sourceSpec{
 // order.
 func Methods() []string {
 	var out []string
-	for _, m := range paykit.PaymentMethods {
+	for _, m := range enums.PaymentMethods {
 		if _, ok := sources[m]; ok {
 			out = append(out, m)
 		}

@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 )
 
 // File is the configuration file.
@@ -436,8 +437,8 @@ func (b *builder) route(e RouteEntry) (paykit.PaymentRoute, error) {
 	if err != nil {
 		return paykit.PaymentRoute{}, err
 	}
-	if !slices.Contains(paykit.PaymentMethods, e.Method) {
-		return paykit.PaymentRoute{}, fmt.Errorf("method %q is not one of %s", e.Method, strings.Join(paykit.PaymentMethods, ", "))
+	if !slices.Contains(enums.PaymentMethods, e.Method) {
+		return paykit.PaymentRoute{}, fmt.Errorf("method %q is not one of %s", e.Method, strings.Join(enums.PaymentMethods, ", "))
 	}
 	r, ok := kind.Route(e.Method, e.Country)
 	if !ok {

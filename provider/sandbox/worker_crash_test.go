@@ -102,7 +102,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayout, Kind: sandbox.FaultTimeout, AfterRecord: true, Times: 1})
 	_, err = answertest.From(svc.CreatePayoutIntent(ctx, p, "k-crash", thPayoutIntent("crash", "123456789012")))
 	is.Equal(paykit.ErrorCode(err), paykit.CodeDispatchUnavailable)
-	page, err := svc.ListPayoutIntents(ctx, p, paykit.PayoutIntentListParams{})
+	page, err := svc.ListPayoutIntents(ctx, p, paykit.ListParams[paykit.PayoutStatus]{})
 	is.NoErr(err)
 	is.Equal(len(page.Data), 1)
 	id := page.Data[0].ID

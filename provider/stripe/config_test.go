@@ -7,6 +7,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/enums"
 	"github.com/paykit/paykit/provider/stripe"
 )
 
@@ -83,7 +84,7 @@ func TestRoutes(t *testing.T) {
 	_, ok = stripe.Route("TNG", "MY")
 	is.True(!ok)
 	for _, m := range stripe.Methods() {
-		is.True(slices.Contains(paykit.PaymentMethods, m))
+		is.True(slices.Contains(enums.PaymentMethods, m))
 	}
 	is.True(stripe.AccountServes("SG", "GRABPAY"))
 	is.True(!stripe.AccountServes("TH", "GRABPAY"))

@@ -59,7 +59,7 @@ func (s *Store) CreateAuditEvent(ctx context.Context, e *paykit.AuditEvent) erro
 }
 
 // ListAuditEvents implements paykit.Tx in its own transaction.
-func (s *Store) ListAuditEvents(ctx context.Context, q paykit.AuditQuery) ([]paykit.AuditEvent, error) {
+func (s *Store) ListAuditEvents(ctx context.Context, q paykit.ListQuery[paykit.AuditListParams]) ([]paykit.AuditEvent, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.AuditEvent, error) { return t.ListAuditEvents(ctx, q) })
 }
 
@@ -79,7 +79,7 @@ func (s *Store) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent
 }
 
 // ListPaymentIntents implements paykit.Tx in its own transaction.
-func (s *Store) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+func (s *Store) ListPaymentIntents(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.PaymentIntent, error) { return t.ListPaymentIntents(ctx, q) })
 }
 

@@ -37,10 +37,9 @@ func (t *txn) UpdateCheckout(_ context.Context, c *paykit.Checkout) error {
 }
 
 // ListCheckouts implements paykit.CheckoutStore.
-func (t *txn) ListCheckouts(_ context.Context, q paykit.CheckoutQuery) ([]paykit.Checkout, error) {
-	f := listFilter[paykit.CheckoutStatus]{q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
+func (t *txn) ListCheckouts(_ context.Context, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) ([]paykit.Checkout, error) {
 	return t.d.checkouts.list(func(c *paykit.Checkout) bool {
-		return c.Scope() == q.Scope && f.match(c.Status, c.Currency, c.Country, c.MerchantReference, c.CreatedAt)
+		return c.Scope() == q.Scope && matches(q.Filter, c.Status, c.Currency, c.Country, c.MerchantReference, c.CreatedAt)
 	}, q.After, q.Limit), nil
 }
 
@@ -60,6 +59,6 @@ func (s *Store) UpdateCheckout(ctx context.Context, c *paykit.Checkout) error {
 }
 
 // ListCheckouts implements paykit.Tx in its own transaction.
-func (s *Store) ListCheckouts(ctx context.Context, q paykit.CheckoutQuery) ([]paykit.Checkout, error) {
+func (s *Store) ListCheckouts(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) ([]paykit.Checkout, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Checkout, error) { return t.ListCheckouts(ctx, q) })
 }

@@ -9,18 +9,18 @@ import (
 )
 
 // CountStatuses implements paykit.MonitorStore.
-func (t *txn) CountStatuses(_ context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
-	switch kind {
-	case paykit.KindPaymentIntent:
+func (t *txn) CountStatuses(_ context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
+	switch object {
+	case "payment_intent":
 		return countStatuses(&t.d.payments, func(v *paykit.PaymentIntent) string { return string(v.Status) }, scope, since), nil
-	case paykit.KindPayoutIntent:
+	case "payout_intent":
 		return countStatuses(&t.d.payouts, func(v *paykit.PayoutIntent) string { return string(v.Status) }, scope, since), nil
-	case paykit.KindCheckout:
+	case "checkout":
 		return countStatuses(&t.d.checkouts, func(v *paykit.Checkout) string { return string(v.Status) }, scope, since), nil
-	case paykit.KindRefund:
+	case "refund":
 		return countStatuses(&t.d.refunds, func(v *paykit.Refund) string { return string(v.Status) }, scope, since), nil
 	}
-	return nil, fmt.Errorf("memory: count statuses of %q", kind)
+	return nil, fmt.Errorf("memory: count statuses of %q", object)
 }
 
 // countStatuses counts the rows of scope created at or after since, by
@@ -36,6 +36,6 @@ func countStatuses[T any](in *intents[T], status func(*T) string, scope paykit.S
 }
 
 // CountStatuses implements paykit.Tx in its own transaction.
-func (s *Store) CountStatuses(ctx context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
-	return call(s, ctx, func(t *txn) (map[string]int, error) { return t.CountStatuses(ctx, kind, scope, since) })
+func (s *Store) CountStatuses(ctx context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
+	return call(s, ctx, func(t *txn) (map[string]int, error) { return t.CountStatuses(ctx, object, scope, since) })
 }

@@ -40,12 +40,13 @@ func (t *txn) GetEvent(_ context.Context, scope paykit.Scope, id string) (*payki
 }
 
 // ListEvents implements paykit.EventStore.
-func (t *txn) ListEvents(_ context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
+func (t *txn) ListEvents(_ context.Context, q paykit.ListQuery[paykit.EventListParams]) ([]paykit.Event, error) {
 	var out []paykit.Event
+	f := q.Filter
 	for _, e := range t.d.events {
-		if e.Scope() == q.Scope && (len(q.Types) == 0 || slices.Contains(q.Types, e.Type)) &&
-			(q.CreatedAfter == nil || !e.CreatedAt.Before(*q.CreatedAfter)) &&
-			(q.CreatedBefore == nil || e.CreatedAt.Before(*q.CreatedBefore)) {
+		if e.Scope() == q.Scope && (len(f.Types) == 0 || slices.Contains(f.Types, e.Type)) &&
+			(f.CreatedAfter == nil || !e.CreatedAt.Before(*f.CreatedAfter)) &&
+			(f.CreatedBefore == nil || e.CreatedAt.Before(*f.CreatedBefore)) {
 			out = append(out, copyEvent(e))
 		}
 	}
@@ -143,7 +144,7 @@ func (s *Store) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*p
 }
 
 // ListEvents implements paykit.Tx in its own transaction.
-func (s *Store) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
+func (s *Store) ListEvents(ctx context.Context, q paykit.ListQuery[paykit.EventListParams]) ([]paykit.Event, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Event, error) { return t.ListEvents(ctx, q) })
 }
 

@@ -145,23 +145,15 @@ func (in *intents[T]) list(match func(*T) bool, pos *paykit.Position, limit int)
 	return page(out, func(v *T) (time.Time, string) { k := in.key(v); return k.createdAt, k.id }, pos, limit)
 }
 
-// listFilter holds the filters payment and payout lists share; empty
-// fields do not filter. after is inclusive, before exclusive.
-type listFilter[S comparable] struct {
-	statuses      []S
-	currency      string
-	country       string
-	ref           string
-	after, before *time.Time
-}
-
-func (f listFilter[S]) match(status S, currency, country, ref string, created time.Time) bool {
-	return (len(f.statuses) == 0 || slices.Contains(f.statuses, status)) &&
-		(f.currency == "" || currency == f.currency) &&
-		(f.country == "" || country == f.country) &&
-		(f.ref == "" || ref == f.ref) &&
-		(f.after == nil || !created.Before(*f.after)) &&
-		(f.before == nil || created.Before(*f.before))
+// matches reports whether a row with these fields passes the filters of
+// f; empty ones do not filter.
+func matches[S ~string](f paykit.ListParams[S], status S, currency, country, ref string, created time.Time) bool {
+	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, status)) &&
+		(f.Currency == "" || currency == f.Currency) &&
+		(f.Country == "" || country == f.Country) &&
+		(f.MerchantReference == "" || ref == f.MerchantReference) &&
+		(f.CreatedAfter == nil || !created.Before(*f.CreatedAfter)) &&
+		(f.CreatedBefore == nil || created.Before(*f.CreatedBefore))
 }
 
 // FindByProviderRef implements paykit.AttemptStore.

@@ -371,10 +371,10 @@ func (t *txn) CreateAuditEvent(_ context.Context, e *paykit.AuditEvent) error {
 }
 
 // ListAuditEvents implements paykit.AuditStore.
-func (t *txn) ListAuditEvents(_ context.Context, q paykit.AuditQuery) ([]paykit.AuditEvent, error) {
+func (t *txn) ListAuditEvents(_ context.Context, q paykit.ListQuery[paykit.AuditListParams]) ([]paykit.AuditEvent, error) {
 	var out []paykit.AuditEvent
 	for _, e := range t.d.audit {
-		if (q.MerchantID == "" || e.MerchantID == q.MerchantID) && (q.Action == "" || e.Action == q.Action) {
+		if f := q.Filter; (f.MerchantID == "" || e.MerchantID == f.MerchantID) && (f.Action == "" || e.Action == f.Action) {
 			e.Details = maps.Clone(e.Details)
 			out = append(out, e)
 		}
@@ -409,10 +409,9 @@ func (t *txn) UpdatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) er
 }
 
 // ListPaymentIntents implements paykit.PaymentIntentStore.
-func (t *txn) ListPaymentIntents(_ context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
-	f := listFilter[paykit.PaymentStatus]{q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
+func (t *txn) ListPaymentIntents(_ context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	return t.d.payments.list(func(p *paykit.PaymentIntent) bool {
-		return p.Scope() == q.Scope && f.match(p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
+		return p.Scope() == q.Scope && matches(q.Filter, p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
 	}, q.After, q.Limit), nil
 }
 

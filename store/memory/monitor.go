@@ -13,21 +13,22 @@ import (
 // --- merchant list and background-work monitoring ---
 
 // ListMerchants implements paykit.MerchantStore.
-func (t *txn) ListMerchants(_ context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
+func (t *txn) ListMerchants(_ context.Context, after *paykit.Position, limit int) ([]paykit.Merchant, error) {
 	rows := slices.Collect(maps.Values(t.d.merchants))
-	return page(rows, func(m *paykit.Merchant) (time.Time, string) { return m.CreatedAt, m.ID }, q.After, q.Limit), nil
+	return page(rows, func(m *paykit.Merchant) (time.Time, string) { return m.CreatedAt, m.ID }, after, limit), nil
 }
 
 // ListJobs implements paykit.JobQueue.
-func (t *txn) ListJobs(_ context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
+func (t *txn) ListJobs(_ context.Context, q paykit.ListQuery[paykit.JobListParams], now time.Time) ([]paykit.Job, error) {
 	var out []paykit.Job
+	f := q.Filter
 	rows := t.d.jobs
-	if q.State == paykit.JobCompleted {
+	if f.State == paykit.JobCompleted {
 		rows = t.d.doneJobs
 	}
 	for _, j := range rows {
-		if (q.Kind == "" || j.Kind == q.Kind) && (q.MerchantID == "" || j.Scope.MerchantID == q.MerchantID) &&
-			q.State.Matches(&j, q.Now) {
+		if (f.Kind == "" || j.Kind == f.Kind) && (f.MerchantID == "" || j.Scope.MerchantID == f.MerchantID) &&
+			f.State.Matches(&j, now) {
 			out = append(out, copyJob(j))
 		}
 	}
@@ -100,8 +101,8 @@ func (t *txn) CountPausedWebhookEndpoints(_ context.Context, now time.Time) (int
 }
 
 // ListMerchants implements paykit.Tx in its own transaction.
-func (s *Store) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
-	return call(s, ctx, func(t *txn) ([]paykit.Merchant, error) { return t.ListMerchants(ctx, q) })
+func (s *Store) ListMerchants(ctx context.Context, after *paykit.Position, limit int) ([]paykit.Merchant, error) {
+	return call(s, ctx, func(t *txn) ([]paykit.Merchant, error) { return t.ListMerchants(ctx, after, limit) })
 }
 
 // CountStaleProcessing implements paykit.Tx in its own transaction.

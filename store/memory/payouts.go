@@ -42,9 +42,8 @@ func (t *txn) UpdatePayoutIntent(_ context.Context, p *paykit.PayoutIntent) erro
 
 // ListPayoutIntents implements paykit.PayoutStore.
 func (t *txn) ListPayoutIntents(_ context.Context, q paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
-	f := listFilter[paykit.PayoutStatus]{q.Statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
 	return t.d.payouts.list(func(p *paykit.PayoutIntent) bool {
 		return (q.AllTenants || p.Scope() == q.Scope) && (!q.ApprovalPending || p.ApprovalPending) &&
-			f.match(p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
+			matches(q.Filter, p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
 	}, q.After, q.Limit), nil
 }

@@ -38,8 +38,8 @@ func (q queue) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, e
 }
 
 // ListJobs implements paykit.JobQueue.
-func (q queue) ListJobs(ctx context.Context, jq paykit.JobQuery) ([]paykit.Job, error) {
-	return call(q.s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ListJobs(ctx, jq) })
+func (q queue) ListJobs(ctx context.Context, jq paykit.ListQuery[paykit.JobListParams], now time.Time) ([]paykit.Job, error) {
+	return call(q.s, ctx, func(t *txn) ([]paykit.Job, error) { return t.ListJobs(ctx, jq, now) })
 }
 
 // JobStats implements paykit.JobQueue.

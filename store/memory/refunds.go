@@ -38,11 +38,12 @@ func (t *txn) UpdateRefund(_ context.Context, r *paykit.Refund) error {
 }
 
 // ListRefunds implements paykit.RefundStore.
-func (t *txn) ListRefunds(_ context.Context, q paykit.RefundQuery) ([]paykit.Refund, error) {
-	f := listFilter[paykit.RefundStatus]{q.Statuses, q.Currency, "", q.MerchantReference, q.CreatedAfter, q.CreatedBefore}
+func (t *txn) ListRefunds(_ context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
+	f := q.Filter.ListParams
+	f.Country = "" // a refund has no country
 	return t.d.refunds.list(func(r *paykit.Refund) bool {
-		return r.Scope() == q.Scope && (q.PaymentIntentID == "" || r.PaymentIntentID == q.PaymentIntentID) &&
-			f.match(r.Status, r.Currency, "", r.MerchantReference, r.CreatedAt)
+		return r.Scope() == q.Scope && (q.Filter.PaymentIntent == "" || r.PaymentIntentID == q.Filter.PaymentIntent) &&
+			matches(f, r.Status, r.Currency, "", r.MerchantReference, r.CreatedAt)
 	}, q.After, q.Limit), nil
 }
 
@@ -67,7 +68,7 @@ func (s *Store) UpdateRefund(ctx context.Context, r *paykit.Refund) error {
 }
 
 // ListRefunds implements paykit.Tx in its own transaction.
-func (s *Store) ListRefunds(ctx context.Context, q paykit.RefundQuery) ([]paykit.Refund, error) {
+func (s *Store) ListRefunds(ctx context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Refund, error) { return t.ListRefunds(ctx, q) })
 }
 

@@ -48,7 +48,7 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 		}
 		// The newest row has i = n-1; the page starts 90% of the way down.
 		created, id := row(n - 1 - n*9/10)
-		q := paykit.PaymentIntentQuery{Scope: scope, After: &paykit.Position{CreatedAt: created, ID: id}, Limit: 21}
+		q := paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scope, After: &paykit.Position{CreatedAt: created, ID: id}, Limit: 21}
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				page, err := s.ListPaymentIntents(ctx, q)

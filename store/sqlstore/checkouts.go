@@ -100,15 +100,16 @@ func (t tx) UpdateCheckout(ctx context.Context, c *paykit.Checkout) error {
 }
 
 // listCheckoutsQuery selects one keyset page of q into rows.
-func (t tx) listCheckoutsQuery(rows *[]checkoutRow, q paykit.CheckoutQuery) *bun.SelectQuery {
-	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.CheckoutStatus) *bun.SelectQuery {
-		sel = filterIntents(inScope(sel, q.Scope), statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+func (t tx) listCheckoutsQuery(rows *[]checkoutRow, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) *bun.SelectQuery {
+	f := q.Filter
+	return pagePerValue(t, rows, f.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.CheckoutStatus) *bun.SelectQuery {
+		sel = filterIntents(inScope(sel, q.Scope), statuses, f.Currency, f.Country, f.MerchantReference, f.CreatedAfter, f.CreatedBefore)
 		return newestFirst(sel, q.After, q.Limit)
 	})
 }
 
 // ListCheckouts implements paykit.CheckoutStore.
-func (t tx) ListCheckouts(ctx context.Context, q paykit.CheckoutQuery) ([]paykit.Checkout, error) {
+func (t tx) ListCheckouts(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) ([]paykit.Checkout, error) {
 	var rows []checkoutRow
 	if err := t.listCheckoutsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list checkouts", err)

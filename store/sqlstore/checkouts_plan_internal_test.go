@@ -31,9 +31,9 @@ func TestCheckoutListPlanUsesIndex(t *testing.T) {
 	}
 	scope := paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}
 	deep := &paykit.Position{CreatedAt: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC), ID: "co_00002000"}
-	for name, q := range map[string]paykit.CheckoutQuery{
+	for name, q := range map[string]paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{
 		"deep page":     {Scope: scope, After: deep, Limit: 26},
-		"status filter": {Scope: scope, Statuses: []paykit.CheckoutStatus{paykit.CheckoutCompleted}, After: deep, Limit: 26},
+		"status filter": {Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutCompleted}}, After: deep, Limit: 26},
 	} {
 		var rows []checkoutRow
 		checkIndexScan(t, s, name, s.tx.listCheckoutsQuery(&rows, q).String(), "checkouts_")

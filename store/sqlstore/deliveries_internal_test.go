@@ -48,7 +48,7 @@ func TestScheduleDeliveries(t *testing.T) {
 				is.True(ok)
 			}
 			schedule("job_y") // pending already: nothing new
-			jobs, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Kind: "webhook.deliver", Now: now})
+			jobs, err := s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{Kind: "webhook.deliver"}}, now)
 			is.NoErr(err)
 			is.Equal(len(jobs), 2)
 			byID := map[string]paykit.Job{}

@@ -105,24 +105,25 @@ func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*payki
 }
 
 // listEventsQuery selects one keyset page of q into rows.
-func (t tx) listEventsQuery(rows *[]eventRow, q paykit.EventQuery) *bun.SelectQuery {
-	return pagePerValue(t, rows, q.Types, q.Limit, func(sel *bun.SelectQuery, types []string) *bun.SelectQuery {
+func (t tx) listEventsQuery(rows *[]eventRow, q paykit.ListQuery[paykit.EventListParams]) *bun.SelectQuery {
+	f := q.Filter
+	return pagePerValue(t, rows, f.Types, q.Limit, func(sel *bun.SelectQuery, types []string) *bun.SelectQuery {
 		sel = inScope(sel, q.Scope)
 		if len(types) > 0 {
 			sel = sel.Where("type IN (?)", bun.List(types))
 		}
-		if q.CreatedAfter != nil {
-			sel = sel.Where("created_at >= ?", q.CreatedAfter.UTC())
+		if f.CreatedAfter != nil {
+			sel = sel.Where("created_at >= ?", f.CreatedAfter.UTC())
 		}
-		if q.CreatedBefore != nil {
-			sel = sel.Where("created_at < ?", q.CreatedBefore.UTC())
+		if f.CreatedBefore != nil {
+			sel = sel.Where("created_at < ?", f.CreatedBefore.UTC())
 		}
 		return newestFirst(sel, q.After, q.Limit)
 	})
 }
 
 // ListEvents implements paykit.EventStore.
-func (t tx) ListEvents(ctx context.Context, q paykit.EventQuery) ([]paykit.Event, error) {
+func (t tx) ListEvents(ctx context.Context, q paykit.ListQuery[paykit.EventListParams]) ([]paykit.Event, error) {
 	var rows []eventRow
 	if err := t.listEventsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list events", err)

@@ -124,24 +124,24 @@ var (
 
 // filterCases are every filter of every list route, one at a time.
 func filterCases() []filterCase {
-	pi := func(name, index string, q paykit.PaymentIntentQuery) filterCase {
-		q.Scope, q.Limit = filterScope, 26
+	pi := func(name, index string, f paykit.ListParams[paykit.PaymentStatus]) filterCase {
+		q := paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("payment_intents/"+name, index, q, tx.listPaymentIntentsQuery, tx.ListPaymentIntents)
 	}
-	po := func(name, index string, q paykit.PayoutQuery) filterCase {
-		q.Scope, q.Limit = filterScope, 26
+	po := func(name, index string, f paykit.ListParams[paykit.PayoutStatus]) filterCase {
+		q := paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: filterScope, Filter: f, Limit: 26}}
 		return listCase("payout_intents/"+name, index, q, tx.listPayoutIntentsQuery, tx.ListPayoutIntents)
 	}
-	co := func(name, index string, q paykit.CheckoutQuery) filterCase {
-		q.Scope, q.Limit = filterScope, 26
+	co := func(name, index string, f paykit.ListParams[paykit.CheckoutStatus]) filterCase {
+		q := paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("checkouts/"+name, index, q, tx.listCheckoutsQuery, tx.ListCheckouts)
 	}
-	re := func(name, index string, q paykit.RefundQuery) filterCase {
-		q.Scope, q.Limit = filterScope, 26
+	re := func(name, index string, f paykit.RefundListParams) filterCase {
+		q := paykit.ListQuery[paykit.RefundListParams]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("refunds/"+name, index, q, tx.listRefundsQuery, tx.ListRefunds)
 	}
-	ev := func(name, index string, q paykit.EventQuery) filterCase {
-		q.Scope, q.Limit = filterScope, 26
+	ev := func(name, index string, f paykit.EventListParams) filterCase {
+		q := paykit.ListQuery[paykit.EventListParams]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("events/"+name, index, q, tx.listEventsQuery, tx.ListEvents)
 	}
 	merged := func(c filterCase, listIndexes ...string) filterCase {
@@ -149,42 +149,42 @@ func filterCases() []filterCase {
 		return c
 	}
 	return []filterCase{
-		pi("status", "payment_intents_status_list_idx", paykit.PaymentIntentQuery{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed}}),
-		merged(pi("statuses", "payment_intents_status_list_idx", paykit.PaymentIntentQuery{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed, paykit.PaymentSucceeded}}), "payment_intents_list_idx"),
-		pi("currency", "payment_intents_currency_list_idx", paykit.PaymentIntentQuery{Currency: "THB"}),
-		pi("country", "payment_intents_country_list_idx", paykit.PaymentIntentQuery{Country: "TH"}),
-		pi("merchant_reference", "payment_intents_merchant_reference_key", paykit.PaymentIntentQuery{MerchantReference: "ref_500"}),
-		pi("created_after", "payment_intents_list_idx", paykit.PaymentIntentQuery{CreatedAfter: &filterAfter}),
-		pi("created_before", "payment_intents_list_idx", paykit.PaymentIntentQuery{CreatedBefore: &filterBefore}),
+		pi("status", "payment_intents_status_list_idx", paykit.ListParams[paykit.PaymentStatus]{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed}}),
+		merged(pi("statuses", "payment_intents_status_list_idx", paykit.ListParams[paykit.PaymentStatus]{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed, paykit.PaymentSucceeded}}), "payment_intents_list_idx"),
+		pi("currency", "payment_intents_currency_list_idx", paykit.ListParams[paykit.PaymentStatus]{Currency: "THB"}),
+		pi("country", "payment_intents_country_list_idx", paykit.ListParams[paykit.PaymentStatus]{Country: "TH"}),
+		pi("merchant_reference", "payment_intents_merchant_reference_key", paykit.ListParams[paykit.PaymentStatus]{MerchantReference: "ref_500"}),
+		pi("created_after", "payment_intents_list_idx", paykit.ListParams[paykit.PaymentStatus]{CreatedAfter: &filterAfter}),
+		pi("created_before", "payment_intents_list_idx", paykit.ListParams[paykit.PaymentStatus]{CreatedBefore: &filterBefore}),
 
-		po("status", "payout_intents_status_list_idx", paykit.PayoutQuery{Statuses: []paykit.PayoutStatus{paykit.PayoutFailed}}),
-		merged(po("statuses", "payout_intents_status_list_idx", paykit.PayoutQuery{Statuses: []paykit.PayoutStatus{paykit.PayoutFailed, paykit.PayoutSucceeded}}), "payout_intents_list_idx", "payout_intents_all_list_idx"),
-		po("currency", "payout_intents_currency_list_idx", paykit.PayoutQuery{Currency: "THB"}),
-		po("country", "payout_intents_country_list_idx", paykit.PayoutQuery{Country: "TH"}),
-		po("merchant_reference", "payout_intents_merchant_reference_key", paykit.PayoutQuery{MerchantReference: "ref_500"}),
-		po("created_after", "payout_intents_list_idx", paykit.PayoutQuery{CreatedAfter: &filterAfter}),
-		po("created_before", "payout_intents_list_idx", paykit.PayoutQuery{CreatedBefore: &filterBefore}),
+		po("status", "payout_intents_status_list_idx", paykit.ListParams[paykit.PayoutStatus]{Statuses: []paykit.PayoutStatus{paykit.PayoutFailed}}),
+		merged(po("statuses", "payout_intents_status_list_idx", paykit.ListParams[paykit.PayoutStatus]{Statuses: []paykit.PayoutStatus{paykit.PayoutFailed, paykit.PayoutSucceeded}}), "payout_intents_list_idx", "payout_intents_all_list_idx"),
+		po("currency", "payout_intents_currency_list_idx", paykit.ListParams[paykit.PayoutStatus]{Currency: "THB"}),
+		po("country", "payout_intents_country_list_idx", paykit.ListParams[paykit.PayoutStatus]{Country: "TH"}),
+		po("merchant_reference", "payout_intents_merchant_reference_key", paykit.ListParams[paykit.PayoutStatus]{MerchantReference: "ref_500"}),
+		po("created_after", "payout_intents_list_idx", paykit.ListParams[paykit.PayoutStatus]{CreatedAfter: &filterAfter}),
+		po("created_before", "payout_intents_list_idx", paykit.ListParams[paykit.PayoutStatus]{CreatedBefore: &filterBefore}),
 
-		co("status", "checkouts_status_list_idx", paykit.CheckoutQuery{Statuses: []paykit.CheckoutStatus{paykit.CheckoutExpired}}),
-		merged(co("statuses", "checkouts_status_list_idx", paykit.CheckoutQuery{Statuses: []paykit.CheckoutStatus{paykit.CheckoutExpired, paykit.CheckoutCompleted}}), "checkouts_list_idx"),
-		co("currency", "checkouts_currency_list_idx", paykit.CheckoutQuery{Currency: "THB"}),
-		co("country", "checkouts_country_list_idx", paykit.CheckoutQuery{Country: "TH"}),
-		co("merchant_reference", "checkouts_merchant_reference_key", paykit.CheckoutQuery{MerchantReference: "ref_500"}),
-		co("created_after", "checkouts_list_idx", paykit.CheckoutQuery{CreatedAfter: &filterAfter}),
-		co("created_before", "checkouts_list_idx", paykit.CheckoutQuery{CreatedBefore: &filterBefore}),
+		co("status", "checkouts_status_list_idx", paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutExpired}}),
+		merged(co("statuses", "checkouts_status_list_idx", paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutExpired, paykit.CheckoutCompleted}}), "checkouts_list_idx"),
+		co("currency", "checkouts_currency_list_idx", paykit.ListParams[paykit.CheckoutStatus]{Currency: "THB"}),
+		co("country", "checkouts_country_list_idx", paykit.ListParams[paykit.CheckoutStatus]{Country: "TH"}),
+		co("merchant_reference", "checkouts_merchant_reference_key", paykit.ListParams[paykit.CheckoutStatus]{MerchantReference: "ref_500"}),
+		co("created_after", "checkouts_list_idx", paykit.ListParams[paykit.CheckoutStatus]{CreatedAfter: &filterAfter}),
+		co("created_before", "checkouts_list_idx", paykit.ListParams[paykit.CheckoutStatus]{CreatedBefore: &filterBefore}),
 
-		re("status", "paykit_refunds_status_list_idx", paykit.RefundQuery{Statuses: []paykit.RefundStatus{paykit.RefundFailed}}),
-		merged(re("statuses", "paykit_refunds_status_list_idx", paykit.RefundQuery{Statuses: []paykit.RefundStatus{paykit.RefundFailed, paykit.RefundSucceeded}}), "paykit_refunds_list_idx"),
-		re("currency", "paykit_refunds_currency_list_idx", paykit.RefundQuery{Currency: "THB"}),
-		re("payment_intent", "paykit_refunds_payment_intent_idx", paykit.RefundQuery{PaymentIntentID: "pi_50"}),
-		re("merchant_reference", "paykit_refunds_merchant_reference_key", paykit.RefundQuery{MerchantReference: "ref_500"}),
-		re("created_after", "paykit_refunds_list_idx", paykit.RefundQuery{CreatedAfter: &filterAfter}),
-		re("created_before", "paykit_refunds_list_idx", paykit.RefundQuery{CreatedBefore: &filterBefore}),
+		re("status", "paykit_refunds_status_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{Statuses: []paykit.RefundStatus{paykit.RefundFailed}}}),
+		merged(re("statuses", "paykit_refunds_status_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{Statuses: []paykit.RefundStatus{paykit.RefundFailed, paykit.RefundSucceeded}}}), "paykit_refunds_list_idx"),
+		re("currency", "paykit_refunds_currency_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{Currency: "THB"}}),
+		re("payment_intent", "paykit_refunds_payment_intent_idx", paykit.RefundListParams{PaymentIntent: "pi_50"}),
+		re("merchant_reference", "paykit_refunds_merchant_reference_key", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{MerchantReference: "ref_500"}}),
+		re("created_after", "paykit_refunds_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{CreatedAfter: &filterAfter}}),
+		re("created_before", "paykit_refunds_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{CreatedBefore: &filterBefore}}),
 
-		ev("type", "events_type_list_idx", paykit.EventQuery{Types: []string{"payout.failed"}}),
-		merged(ev("types", "events_type_list_idx", paykit.EventQuery{Types: []string{"payout.failed", "payment_intent.succeeded"}}), "events_list_idx"),
-		ev("created_after", "events_list_idx", paykit.EventQuery{CreatedAfter: &filterAfter}),
-		ev("created_before", "events_list_idx", paykit.EventQuery{CreatedBefore: &filterBefore}),
+		ev("type", "events_type_list_idx", paykit.EventListParams{Types: []string{"payout.failed"}}),
+		merged(ev("types", "events_type_list_idx", paykit.EventListParams{Types: []string{"payout.failed", "payment_intent.succeeded"}}), "events_list_idx"),
+		ev("created_after", "events_list_idx", paykit.EventListParams{CreatedAfter: &filterAfter}),
+		ev("created_before", "events_list_idx", paykit.EventListParams{CreatedBefore: &filterBefore}),
 	}
 }
 

@@ -148,14 +148,14 @@ func (t tx) CreateAuditEvent(ctx context.Context, e *paykit.AuditEvent) error {
 }
 
 // ListAuditEvents implements paykit.AuditStore.
-func (t tx) ListAuditEvents(ctx context.Context, q paykit.AuditQuery) ([]paykit.AuditEvent, error) {
+func (t tx) ListAuditEvents(ctx context.Context, q paykit.ListQuery[paykit.AuditListParams]) ([]paykit.AuditEvent, error) {
 	var rows []auditEventRow
 	sel := t.db.NewSelect().Model(&rows)
-	if q.MerchantID != "" {
-		sel = sel.Where("merchant_id = ?", q.MerchantID)
+	if q.Filter.MerchantID != "" {
+		sel = sel.Where("merchant_id = ?", q.Filter.MerchantID)
 	}
-	if q.Action != "" {
-		sel = sel.Where("action = ?", q.Action)
+	if q.Filter.Action != "" {
+		sel = sel.Where("action = ?", q.Filter.Action)
 	}
 	if err := newestFirst(sel, q.After, q.Limit).Scan(ctx); err != nil {
 		return nil, mapError("list audit events", err)

@@ -16,9 +16,9 @@ import (
 // indexes these lists and counts read.
 
 // ListMerchants implements paykit.MerchantStore.
-func (t tx) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit.Merchant, error) {
+func (t tx) ListMerchants(ctx context.Context, after *paykit.Position, limit int) ([]paykit.Merchant, error) {
 	var rows []merchantRow
-	if err := t.listMerchantsQuery(&rows, q).Scan(ctx); err != nil {
+	if err := t.listMerchantsQuery(&rows, after, limit).Scan(ctx); err != nil {
 		return nil, mapError("list merchants", err)
 	}
 	out := make([]paykit.Merchant, len(rows))
@@ -28,17 +28,17 @@ func (t tx) ListMerchants(ctx context.Context, q paykit.MerchantQuery) ([]paykit
 	return out, nil
 }
 
-func (t tx) listMerchantsQuery(rows *[]merchantRow, q paykit.MerchantQuery) *bun.SelectQuery {
-	return newestFirst(t.db.NewSelect().Model(rows), q.After, q.Limit)
+func (t tx) listMerchantsQuery(rows *[]merchantRow, after *paykit.Position, limit int) *bun.SelectQuery {
+	return newestFirst(t.db.NewSelect().Model(rows), after, limit)
 }
 
 // notLeased is the condition of a job no worker holds at ?.
 const notLeased = "(lease_until IS NULL OR lease_until <= ?)"
 
 // ListJobs implements paykit.JobQueue.
-func (t tx) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, error) {
+func (t tx) ListJobs(ctx context.Context, q paykit.ListQuery[paykit.JobListParams], now time.Time) ([]paykit.Job, error) {
 	var rows []jobRow
-	if err := t.listJobsQuery(&rows, q).Scan(ctx); err != nil {
+	if err := t.listJobsQuery(&rows, q, now).Scan(ctx); err != nil {
 		return nil, mapError("list jobs", err)
 	}
 	out := make([]paykit.Job, len(rows))
@@ -48,16 +48,17 @@ func (t tx) ListJobs(ctx context.Context, q paykit.JobQuery) ([]paykit.Job, erro
 	return out, nil
 }
 
-func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
+func (t tx) listJobsQuery(rows *[]jobRow, q paykit.ListQuery[paykit.JobListParams], now time.Time) *bun.SelectQuery {
+	f := q.Filter
 	sel := t.db.NewSelect().Model(rows)
-	if q.Kind != "" {
-		sel = sel.Where("kind = ?", q.Kind)
+	if f.Kind != "" {
+		sel = sel.Where("kind = ?", f.Kind)
 	}
-	if q.MerchantID != "" {
-		sel = sel.Where("merchant_id = ?", q.MerchantID)
+	if f.MerchantID != "" {
+		sel = sel.Where("merchant_id = ?", f.MerchantID)
 	}
-	now := q.Now.UTC()
-	if q.State == paykit.JobCompleted {
+	now = now.UTC()
+	if f.State == paykit.JobCompleted {
 		return newestFirst(sel.Where("completed_at IS NOT NULL"), q.After, q.Limit)
 	}
 	sel = sel.Where(pendingJob)
@@ -66,7 +67,7 @@ func (t tx) listJobsQuery(rows *[]jobRow, q paykit.JobQuery) *bun.SelectQuery {
 	idle := func(sel *bun.SelectQuery) *bun.SelectQuery {
 		return sel.Where(notLeased, now).Where("state NOT IN ('needs_attention', 'waiting')")
 	}
-	switch q.State {
+	switch f.State {
 	case paykit.JobRunning:
 		sel = sel.Where("lease_until > ?", now)
 	case paykit.JobNeedsAttention:
@@ -159,20 +160,20 @@ func (t tx) pausedEndpointsQuery(now time.Time) *bun.SelectQuery {
 }
 
 // statusTables are the tables of the resources CountStatuses counts.
-var statusTables = map[paykit.ResourceKind]string{
-	paykit.KindPaymentIntent: "payment_intents",
-	paykit.KindPayoutIntent:  "payout_intents",
-	paykit.KindCheckout:      "checkouts",
-	paykit.KindRefund:        "paykit_refunds",
+var statusTables = map[string]string{
+	"payment_intent": "payment_intents",
+	"payout_intent":  "payout_intents",
+	"checkout":       "checkouts",
+	"refund":         "paykit_refunds",
 }
 
 // CountStatuses implements paykit.MonitorStore with one grouped count that
 // reads the (merchant_id, environment, created_at) range of the lists'
 // indexes.
-func (t tx) CountStatuses(ctx context.Context, kind paykit.ResourceKind, scope paykit.Scope, since time.Time) (map[string]int, error) {
-	table, ok := statusTables[kind]
+func (t tx) CountStatuses(ctx context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
+	table, ok := statusTables[object]
 	if !ok {
-		return nil, fmt.Errorf("sqlstore: count statuses of %q", kind)
+		return nil, fmt.Errorf("sqlstore: count statuses of %q", object)
 	}
 	var rows []struct {
 		Status string `bun:"status"`

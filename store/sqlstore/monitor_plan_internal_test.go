@@ -36,19 +36,19 @@ func TestOperatorListPlansUseIndex(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
 
 	var merchants []merchantRow
-	checkIndexScan(t, s, "merchants", s.tx.listMerchantsQuery(&merchants, paykit.MerchantQuery{After: deep, Limit: 26}).String(), "merchants_list_idx")
+	checkIndexScan(t, s, "merchants", s.tx.listMerchantsQuery(&merchants, deep, 26).String(), "merchants_list_idx")
 	for name, c := range map[string]struct {
-		q     paykit.JobQuery
+		q     paykit.ListQuery[paykit.JobListParams]
 		index string
 	}{
-		"all":            {paykit.JobQuery{Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
-		"retrying":       {paykit.JobQuery{State: paykit.JobRetrying, Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
-		"waiting":        {paykit.JobQuery{State: paykit.JobWaiting, Now: now, After: deep, Limit: 26}, "jobs_list_idx"},
-		"merchant":       {paykit.JobQuery{MerchantID: "mch_7", Now: now, After: deep, Limit: 26}, "jobs_merchant_list_idx"},
-		"kind and state": {paykit.JobQuery{Kind: "payout.inquire", State: paykit.JobDue, Now: now, After: deep, Limit: 26}, "jobs_"}, // by kind or by time, as the planner likes
+		"all":            {paykit.ListQuery[paykit.JobListParams]{After: deep, Limit: 26}, "jobs_list_idx"},
+		"retrying":       {paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{State: paykit.JobRetrying}, After: deep, Limit: 26}, "jobs_list_idx"},
+		"waiting":        {paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{State: paykit.JobWaiting}, After: deep, Limit: 26}, "jobs_list_idx"},
+		"merchant":       {paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{MerchantID: "mch_7"}, After: deep, Limit: 26}, "jobs_merchant_list_idx"},
+		"kind and state": {paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{Kind: "payout.inquire", State: paykit.JobDue}, After: deep, Limit: 26}, "jobs_"}, // by kind or by time, as the planner likes
 	} {
 		var rows []jobRow
-		checkIndexScan(t, s, name, s.tx.listJobsQuery(&rows, c.q).String(), c.index)
+		checkIndexScan(t, s, name, s.tx.listJobsQuery(&rows, c.q, now).String(), c.index)
 	}
 }
 

@@ -138,15 +138,16 @@ func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 }
 
 // listPaymentIntentsQuery selects one keyset page of q into rows.
-func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.PaymentIntentQuery) *bun.SelectQuery {
-	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PaymentStatus) *bun.SelectQuery {
-		sel = filterIntents(inScope(sel, q.Scope), statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) *bun.SelectQuery {
+	f := q.Filter
+	return pagePerValue(t, rows, f.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PaymentStatus) *bun.SelectQuery {
+		sel = filterIntents(inScope(sel, q.Scope), statuses, f.Currency, f.Country, f.MerchantReference, f.CreatedAfter, f.CreatedBefore)
 		return newestFirst(sel, q.After, q.Limit)
 	})
 }
 
 // ListPaymentIntents implements paykit.PaymentIntentStore.
-func (t tx) ListPaymentIntents(ctx context.Context, q paykit.PaymentIntentQuery) ([]paykit.PaymentIntent, error) {
+func (t tx) ListPaymentIntents(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	var rows []paymentIntentRow
 	if err := t.listPaymentIntentsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list payment intents", err)

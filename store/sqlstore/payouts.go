@@ -123,14 +123,15 @@ func (t tx) UpdatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) erro
 // approval queue reads the partial index payout_intents_approval_list_idx,
 // whose condition it repeats word for word (SQLite needs that).
 func (t tx) listPayoutIntentsQuery(rows *[]payoutIntentRow, q paykit.PayoutQuery) *bun.SelectQuery {
-	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PayoutStatus) *bun.SelectQuery {
+	f := q.Filter
+	return pagePerValue(t, rows, f.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.PayoutStatus) *bun.SelectQuery {
 		if !q.AllTenants {
 			sel = inScope(sel, q.Scope)
 		}
 		if q.ApprovalPending {
 			sel = sel.Where("approval_pending")
 		}
-		sel = filterIntents(sel, statuses, q.Currency, q.Country, q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		sel = filterIntents(sel, statuses, f.Currency, f.Country, f.MerchantReference, f.CreatedAfter, f.CreatedBefore)
 		return newestFirst(sel, q.After, q.Limit)
 	})
 }

@@ -83,9 +83,9 @@ func TestListPlanUsesIndex(t *testing.T) {
 	scope := paykit.Scope{MerchantID: "mch_plan", Environment: paykit.Live}
 	seedPaymentIntents(t, s, scope, 20_000)
 	deep := &paykit.Position{CreatedAt: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC), ID: "pi_mch_plan00002000"}
-	for name, q := range map[string]paykit.PaymentIntentQuery{
+	for name, q := range map[string]paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{
 		"deep page":     {Scope: scope, After: deep, Limit: 26},
-		"status filter": {Scope: scope, Statuses: []paykit.PaymentStatus{paykit.PaymentFailed}, After: deep, Limit: 26},
+		"status filter": {Scope: scope, Filter: paykit.ListParams[paykit.PaymentStatus]{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed}}, After: deep, Limit: 26},
 	} {
 		var rows []paymentIntentRow
 		checkIndexScan(t, s, name, s.tx.listPaymentIntentsQuery(&rows, q).String(), "payment_intents_")
@@ -119,10 +119,10 @@ func TestPayoutListPlanUsesIndex(t *testing.T) {
 		q     paykit.PayoutQuery
 		index string
 	}{
-		"tenant deep page":     {paykit.PayoutQuery{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, After: deep, Limit: 26}, "payout_intents_list_idx"},
-		"tenant status filter": {paykit.PayoutQuery{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, Statuses: []paykit.PayoutStatus{paykit.PayoutSucceeded}, After: deep, Limit: 26}, "payout_intents_"},
-		"approval queue":       {paykit.PayoutQuery{AllTenants: true, ApprovalPending: true, After: deep, Limit: 26}, "payout_intents_approval_list_idx"},
-		"all tenants":          {paykit.PayoutQuery{AllTenants: true, After: deep, Limit: 26}, "payout_intents_all_list_idx"},
+		"tenant deep page":     {paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, After: deep, Limit: 26}}, "payout_intents_list_idx"},
+		"tenant status filter": {paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}, Filter: paykit.ListParams[paykit.PayoutStatus]{Statuses: []paykit.PayoutStatus{paykit.PayoutSucceeded}}, After: deep, Limit: 26}}, "payout_intents_"},
+		"approval queue":       {paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{After: deep, Limit: 26}, AllTenants: true, ApprovalPending: true}, "payout_intents_approval_list_idx"},
+		"all tenants":          {paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{After: deep, Limit: 26}, AllTenants: true}, "payout_intents_all_list_idx"},
 	} {
 		var rows []payoutIntentRow
 		checkIndexScan(t, s, name, s.tx.listPayoutIntentsQuery(&rows, c.q).String(), c.index)
@@ -155,7 +155,7 @@ func BenchmarkListPaymentIntentsPostgres(b *testing.B) {
 			CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Millisecond),
 			ID:        fmt.Sprintf("pi_mch_bench%08d", i),
 		}
-		q := paykit.PaymentIntentQuery{Scope: scope, After: pos, Limit: 26}
+		q := paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scope, After: pos, Limit: 26}
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				page, err := s.ListPaymentIntents(context.Background(), q)

@@ -96,19 +96,20 @@ func (t tx) UpdateRefund(ctx context.Context, r *paykit.Refund) error {
 }
 
 // listRefundsQuery selects one keyset page of q into rows.
-func (t tx) listRefundsQuery(rows *[]refundRow, q paykit.RefundQuery) *bun.SelectQuery {
-	return pagePerValue(t, rows, q.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.RefundStatus) *bun.SelectQuery {
+func (t tx) listRefundsQuery(rows *[]refundRow, q paykit.ListQuery[paykit.RefundListParams]) *bun.SelectQuery {
+	f := q.Filter
+	return pagePerValue(t, rows, f.Statuses, q.Limit, func(sel *bun.SelectQuery, statuses []paykit.RefundStatus) *bun.SelectQuery {
 		sel = inScope(sel, q.Scope)
-		if q.PaymentIntentID != "" {
-			sel = sel.Where("payment_intent_id = ?", q.PaymentIntentID)
+		if f.PaymentIntent != "" {
+			sel = sel.Where("payment_intent_id = ?", f.PaymentIntent)
 		}
-		sel = filterIntents(sel, statuses, q.Currency, "", q.MerchantReference, q.CreatedAfter, q.CreatedBefore)
+		sel = filterIntents(sel, statuses, f.Currency, "", f.MerchantReference, f.CreatedAfter, f.CreatedBefore)
 		return newestFirst(sel, q.After, q.Limit)
 	})
 }
 
 // ListRefunds implements paykit.RefundStore.
-func (t tx) ListRefunds(ctx context.Context, q paykit.RefundQuery) ([]paykit.Refund, error) {
+func (t tx) ListRefunds(ctx context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
 	var rows []refundRow
 	if err := t.listRefundsQuery(&rows, q).Scan(ctx); err != nil {
 		return nil, mapError("list refunds", err)

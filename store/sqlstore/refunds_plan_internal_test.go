@@ -32,12 +32,12 @@ func TestRefundListPlanUsesIndex(t *testing.T) {
 	scope := paykit.Scope{MerchantID: "mch_3", Environment: paykit.Live}
 	deep := &paykit.Position{CreatedAt: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC), ID: "re_00002000"}
 	for name, c := range map[string]struct {
-		q     paykit.RefundQuery
+		q     paykit.ListQuery[paykit.RefundListParams]
 		index string
 	}{
-		"deep page":      {paykit.RefundQuery{Scope: scope, After: deep, Limit: 26}, "paykit_refunds_list_idx"},
-		"status filter":  {paykit.RefundQuery{Scope: scope, Statuses: []paykit.RefundStatus{paykit.RefundFailed}, After: deep, Limit: 26}, "paykit_refunds_"},
-		"payment intent": {paykit.RefundQuery{Scope: scope, PaymentIntentID: "pi_150_3", Limit: 26}, "paykit_refunds_payment_intent_idx"},
+		"deep page":      {paykit.ListQuery[paykit.RefundListParams]{Scope: scope, After: deep, Limit: 26}, "paykit_refunds_list_idx"},
+		"status filter":  {paykit.ListQuery[paykit.RefundListParams]{Scope: scope, Filter: paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{Statuses: []paykit.RefundStatus{paykit.RefundFailed}}}, After: deep, Limit: 26}, "paykit_refunds_"},
+		"payment intent": {paykit.ListQuery[paykit.RefundListParams]{Scope: scope, Filter: paykit.RefundListParams{PaymentIntent: "pi_150_3"}, Limit: 26}, "paykit_refunds_payment_intent_idx"},
 	} {
 		var rows []refundRow
 		checkIndexScan(t, s, name, s.tx.listRefundsQuery(&rows, c.q).String(), c.index)

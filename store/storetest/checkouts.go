@@ -80,7 +80,7 @@ func testCheckouts(t *testing.T, s paykit.Store) {
 			_, err := s.GetCheckout(ctx, scope, id)
 			return err
 		}, func(scope paykit.Scope) ([]string, error) {
-			list, err := s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, MerchantReference: "ref", Limit: 10})
+			list, err := s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{MerchantReference: "ref"}, Limit: 10})
 			return checkoutIDs(list), err
 		})
 		// An update naming another scope does not touch the row.
@@ -168,28 +168,28 @@ func testCheckouts(t *testing.T, s paykit.Store) {
 			all = append([]string{c.ID}, all...)
 		}
 		// Newest first by (created_at, id): equal times order by id descending.
-		list, err := s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope})
+		list, err := s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), all)
-		list, err = s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, Statuses: []paykit.CheckoutStatus{paykit.CheckoutCompleted}})
+		list, err = s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutCompleted}}})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), []string{"cl_6", "cl_3", "cl_0"})
-		list, err = s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen, paykit.CheckoutExpired}, Currency: "MYR", Country: "MY"})
+		list, err = s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{Statuses: []paykit.CheckoutStatus{paykit.CheckoutOpen, paykit.CheckoutExpired}, Currency: "MYR", Country: "MY"}})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), []string{"cl_5", "cl_2", "cl_1"})
-		list, err = s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, Currency: "THB"})
+		list, err = s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{Currency: "THB"}})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), []string{"cl_4"})
-		list, err = s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, MerchantReference: "list-2"})
+		list, err = s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{MerchantReference: "list-2"}})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), []string{"cl_2"})
 		after, before := at(time.Second), at(3*time.Second)
-		list, err = s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, CreatedAfter: &after, CreatedBefore: &before})
+		list, err = s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, Filter: paykit.ListParams[paykit.CheckoutStatus]{CreatedAfter: &after, CreatedBefore: &before}})
 		is.NoErr(err)
 		is.Equal(checkoutIDs(list), []string{"cl_5", "cl_4", "cl_3", "cl_2"}) // after inclusive, before exclusive
 		for _, limit := range []int{1, 2, 3, 7} {
 			got := walkPages(t, limit, func(pos *paykit.Position, limit int) ([]paykit.Checkout, error) {
-				return s.ListCheckouts(ctx, paykit.CheckoutQuery{Scope: scope, After: pos, Limit: limit})
+				return s.ListCheckouts(ctx, paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]{Scope: scope, After: pos, Limit: limit})
 			}, func(c paykit.Checkout) paykit.Position { return paykit.Position{CreatedAt: c.CreatedAt, ID: c.ID} })
 			is.Equal(got, all)
 		}

@@ -44,7 +44,7 @@ func checkRefs(t testing.TB, s paykit.LedgerStore, scope paykit.Scope, entries [
 		return sums{}
 	}
 	if ps, ok := s.(paykit.PayoutStore); ok {
-		payouts, err := ps.ListPayoutIntents(ctx, paykit.PayoutQuery{Scope: scope})
+		payouts, err := ps.ListPayoutIntents(ctx, paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: scope}})
 		if err != nil {
 			t.Errorf("ledger of %v: list payouts: %v", scope, err)
 		}
@@ -57,7 +57,7 @@ func checkRefs(t testing.TB, s paykit.LedgerStore, scope paykit.Scope, entries [
 		}
 	}
 	if ps, ok := s.(paykit.PaymentIntentStore); ok {
-		intents, err := ps.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scope})
+		intents, err := ps.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scope})
 		if err != nil {
 			t.Errorf("ledger of %v: list payment intents: %v", scope, err)
 		}

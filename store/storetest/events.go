@@ -34,7 +34,7 @@ func testEvents(t *testing.T, s paykit.Store) {
 	checkTenantIsolation(t, "evt",
 		func(scope paykit.Scope, id string) error { _, err := s.GetEvent(ctx, scope, id); return err },
 		func(scope paykit.Scope) ([]string, error) {
-			rows, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scope})
+			rows, err := s.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scope})
 			return eventIDs(rows), err
 		})
 
@@ -64,13 +64,13 @@ func testEvents(t *testing.T, s paykit.Store) {
 	is.Equal(*got, *e2)
 	is.Equal(got.CreatedAt.Location(), time.UTC)
 
-	all, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA})
+	all, err := s.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scopeA})
 	is.NoErr(err)
 	is.Equal(eventIDs(all), []string{"evt_3", "evt_2", "evt_1", "evt_a"})
-	typed, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA, Types: []string{paykit.EventPayoutSucceeded, paykit.EventPayoutProcessing}})
+	typed, err := s.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scopeA, Filter: paykit.EventListParams{Types: []string{paykit.EventPayoutSucceeded, paykit.EventPayoutProcessing}}})
 	is.NoErr(err)
 	is.Equal(eventIDs(typed), []string{"evt_2", "evt_1"})
-	ranged, err := s.ListEvents(ctx, paykit.EventQuery{Scope: scopeA, CreatedAfter: ptr(at(time.Second)), CreatedBefore: ptr(at(2 * time.Second))})
+	ranged, err := s.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scopeA, Filter: paykit.EventListParams{CreatedAfter: ptr(at(time.Second)), CreatedBefore: ptr(at(2 * time.Second))}})
 	is.NoErr(err)
 	is.Equal(eventIDs(ranged), []string{"evt_2"})
 
@@ -79,7 +79,7 @@ func testEvents(t *testing.T, s paykit.Store) {
 		is.NoErr(s.CreateEvent(ctx, event(scopeB, fmt.Sprintf("evt_p%d", i), paykit.EventPaymentFailed, at(time.Duration(i/3)*time.Millisecond))))
 	}
 	paged := walkPages(t, 3, func(after *paykit.Position, limit int) ([]paykit.Event, error) {
-		return s.ListEvents(ctx, paykit.EventQuery{Scope: scopeB, Types: []string{paykit.EventPaymentFailed}, After: after, Limit: limit})
+		return s.ListEvents(ctx, paykit.ListQuery[paykit.EventListParams]{Scope: scopeB, Filter: paykit.EventListParams{Types: []string{paykit.EventPaymentFailed}}, After: after, Limit: limit})
 	}, func(e paykit.Event) paykit.Position { return paykit.Position{CreatedAt: e.CreatedAt, ID: e.ID} })
 	is.Equal(paged, []string{"evt_p6", "evt_p5", "evt_p4", "evt_p3", "evt_p2", "evt_p1", "evt_p0"})
 }

@@ -20,7 +20,7 @@ import (
 // stateIDs lists the ids of the jobs in state at now, newest first.
 func stateIDs(t *testing.T, s paykit.Store, state paykit.JobState, now time.Time) []string {
 	t.Helper()
-	got, err := s.Queue().ListJobs(context.Background(), paykit.JobQuery{State: state, Now: now})
+	got, err := s.Queue().ListJobs(context.Background(), paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{State: state}}, now)
 	if err != nil {
 		t.Fatalf("list jobs %q: %v", state, err)
 	}

@@ -325,7 +325,7 @@ func testConcurrentPosts(t *testing.T, s paykit.Store) {
 	is.NoErr(err)
 	is.Equal(b.Available, int64(credits*100))
 	// The payouts whose reservation failed rolled back with it.
-	payouts, err := s.ListPayoutIntents(ctx, paykit.PayoutQuery{Scope: scopeA})
+	payouts, err := s.ListPayoutIntents(ctx, paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: scopeA}})
 	is.NoErr(err)
 	for _, p := range payouts {
 		is.Equal(p.ReservedAmount, int64(100))

@@ -25,7 +25,7 @@ func jobIDs(rows []paykit.Job) []string {
 func testListMerchants(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.ListMerchants(ctx, paykit.MerchantQuery{Limit: 10})
+	none, err := s.ListMerchants(ctx, nil, 10)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 
@@ -41,11 +41,11 @@ func testListMerchants(t *testing.T, s paykit.Store) {
 	want := []string{"mch_4", "mch_3", "mch_2", "mch_1", "mch_5"} // newest first
 	for _, limit := range []int{1, 2, 4, 5, 10} {
 		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Merchant, error) {
-			return s.ListMerchants(ctx, paykit.MerchantQuery{After: after, Limit: limit})
+			return s.ListMerchants(ctx, after, limit)
 		}, func(m paykit.Merchant) paykit.Position { return paykit.Position{CreatedAt: m.CreatedAt, ID: m.ID} })
 		is.Equal(got, want)
 	}
-	all, err := s.ListMerchants(ctx, paykit.MerchantQuery{})
+	all, err := s.ListMerchants(ctx, nil, 0)
 	is.NoErr(err)
 	is.Equal(merchantIDs(all), want) // Limit 0: all
 	is.Equal(all[0], paykit.Merchant{ID: "mch_4", Name: "ร้านสี่", CreatedAt: at(3 * time.Second)})
@@ -99,66 +99,70 @@ func seedMonitorJobs(t *testing.T, s paykit.Store) {
 func testListJobs(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow, Limit: 10})
+	none, err := s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{Limit: 10}, monitorNow)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 	seedMonitorJobs(t, s)
 
 	all := []string{"job_wdue", "job_sys", "job_due", "job_sched", "job_rexp", "job_rlater", "job_rdue", "job_run"}
-	for _, c := range []struct {
+	type jobCase struct {
 		name string
-		q    paykit.JobQuery
+		f    paykit.JobListParams
 		want []string
-	}{
-		{"all", paykit.JobQuery{}, all},
-		{"running", paykit.JobQuery{State: paykit.JobRunning}, []string{"job_run"}},
-		{"retrying", paykit.JobQuery{State: paykit.JobRetrying}, []string{"job_rexp", "job_rdue"}},
-		{"waiting", paykit.JobQuery{State: paykit.JobWaiting}, []string{"job_wdue", "job_rlater"}},
-		{"due", paykit.JobQuery{State: paykit.JobDue}, []string{"job_sys", "job_due"}},
-		{"scheduled", paykit.JobQuery{State: paykit.JobScheduled}, []string{"job_sched"}},
-		{"kind", paykit.JobQuery{Kind: "k1"}, []string{"job_due", "job_sched", "job_rlater", "job_rdue"}},
-		{"unknown kind", paykit.JobQuery{Kind: "k9"}, nil},
-		{"merchant, both environments", paykit.JobQuery{MerchantID: "mch_a"}, []string{"job_wdue", "job_due", "job_sched", "job_rexp", "job_rdue"}},
-		{"merchant b", paykit.JobQuery{MerchantID: "mch_b"}, []string{"job_rlater", "job_run"}},
-		{"kind and state", paykit.JobQuery{Kind: "k2", State: paykit.JobRetrying}, []string{"job_rexp"}},
-		{"kind and waiting", paykit.JobQuery{Kind: "k2", State: paykit.JobWaiting}, []string{"job_wdue"}},
-		{"merchant and state", paykit.JobQuery{MerchantID: "mch_a", State: paykit.JobDue}, []string{"job_due"}},
-		// Two hours later every lease has ended and everything has come due.
-		{"later: nothing runs", paykit.JobQuery{State: paykit.JobRunning, Now: at(2 * time.Hour)}, nil},
-		{"later: due", paykit.JobQuery{State: paykit.JobDue, Now: at(2 * time.Hour)}, []string{"job_sys", "job_due", "job_sched"}},
-		{"later: retrying", paykit.JobQuery{State: paykit.JobRetrying, Now: at(2 * time.Hour)}, []string{"job_rexp", "job_rdue", "job_run"}},
-		{"later: waiting", paykit.JobQuery{State: paykit.JobWaiting, Now: at(2 * time.Hour)}, []string{"job_wdue", "job_rlater"}},
-	} {
+	}
+	run := func(c jobCase, now time.Time) {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			q := c.q
-			if q.Now.IsZero() {
-				q.Now = monitorNow
-			}
-			got, err := s.Queue().ListJobs(ctx, q)
+			got, err := s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{Filter: c.f}, now)
 			is.NoErr(err)
 			is.Equal(jobIDs(got), c.want)
 			for _, j := range got {
-				if q.State != "" {
-					is.Equal(j.State(q.Now), q.State) // the Store's filter agrees with Job.State
+				if c.f.State != "" {
+					is.Equal(j.State(now), c.f.State) // the Store's filter agrees with Job.State
 				}
 			}
 		})
 	}
+	for _, c := range []jobCase{
+		{"all", paykit.JobListParams{}, all},
+		{"running", paykit.JobListParams{State: paykit.JobRunning}, []string{"job_run"}},
+		{"retrying", paykit.JobListParams{State: paykit.JobRetrying}, []string{"job_rexp", "job_rdue"}},
+		{"waiting", paykit.JobListParams{State: paykit.JobWaiting}, []string{"job_wdue", "job_rlater"}},
+		{"due", paykit.JobListParams{State: paykit.JobDue}, []string{"job_sys", "job_due"}},
+		{"scheduled", paykit.JobListParams{State: paykit.JobScheduled}, []string{"job_sched"}},
+		{"kind", paykit.JobListParams{Kind: "k1"}, []string{"job_due", "job_sched", "job_rlater", "job_rdue"}},
+		{"unknown kind", paykit.JobListParams{Kind: "k9"}, nil},
+		{"merchant, both environments", paykit.JobListParams{MerchantID: "mch_a"}, []string{"job_wdue", "job_due", "job_sched", "job_rexp", "job_rdue"}},
+		{"merchant b", paykit.JobListParams{MerchantID: "mch_b"}, []string{"job_rlater", "job_run"}},
+		{"kind and state", paykit.JobListParams{Kind: "k2", State: paykit.JobRetrying}, []string{"job_rexp"}},
+		{"kind and waiting", paykit.JobListParams{Kind: "k2", State: paykit.JobWaiting}, []string{"job_wdue"}},
+		{"merchant and state", paykit.JobListParams{MerchantID: "mch_a", State: paykit.JobDue}, []string{"job_due"}},
+	} {
+		run(c, monitorNow)
+	}
+	// Two hours later every lease has ended and everything has come due.
+	for _, c := range []jobCase{
+		{"later: nothing runs", paykit.JobListParams{State: paykit.JobRunning}, nil},
+		{"later: due", paykit.JobListParams{State: paykit.JobDue}, []string{"job_sys", "job_due", "job_sched"}},
+		{"later: retrying", paykit.JobListParams{State: paykit.JobRetrying}, []string{"job_rexp", "job_rdue", "job_run"}},
+		{"later: waiting", paykit.JobListParams{State: paykit.JobWaiting}, []string{"job_wdue", "job_rlater"}},
+	} {
+		run(c, at(2*time.Hour))
+	}
 
 	for _, limit := range []int{1, 2, 3, 7, 10} {
 		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
-			return s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow, After: after, Limit: limit})
+			return s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{After: after, Limit: limit}, monitorNow)
 		}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
 		is.Equal(got, all)
 	}
 	retrying := walkPages(t, 2, func(after *paykit.Position, limit int) ([]paykit.Job, error) {
-		return s.Queue().ListJobs(ctx, paykit.JobQuery{State: paykit.JobRetrying, Now: monitorNow, After: after, Limit: limit})
+		return s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{Filter: paykit.JobListParams{State: paykit.JobRetrying}, After: after, Limit: limit}, monitorNow)
 	}, func(j paykit.Job) paykit.Position { return paykit.Position{CreatedAt: j.CreatedAt, ID: j.ID} })
 	is.Equal(retrying, []string{"job_rexp", "job_rdue"})
 
 	// Listed jobs are the stored jobs, field for field.
-	listed, err := s.Queue().ListJobs(ctx, paykit.JobQuery{Now: monitorNow})
+	listed, err := s.Queue().ListJobs(ctx, paykit.ListQuery[paykit.JobListParams]{}, monitorNow)
 	is.NoErr(err)
 	for _, j := range listed {
 		stored, err := s.GetJob(ctx, j.ID)
@@ -268,7 +272,7 @@ func testCountStaleProcessing(t *testing.T, s paykit.Store) {
 func testCountStatuses(t *testing.T, s paykit.Store) {
 	is := is.New(t)
 	ctx := context.Background()
-	none, err := s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, base)
+	none, err := s.CountStatuses(ctx, "payment_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(len(none), 0)
 
@@ -283,30 +287,30 @@ func testCountStatuses(t *testing.T, s paykit.Store) {
 	paymentAt(scopeA, "pi_3", paykit.PaymentProcessing, at(time.Hour))
 	paymentAt(scopeB, "pi_b", paykit.PaymentSucceeded, at(time.Minute))        // another merchant
 	paymentAt(scopeALive, "pi_live", paykit.PaymentSucceeded, at(time.Minute)) // another environment
-	got, err := s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, base)
+	got, err := s.CountStatuses(ctx, "payment_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"succeeded": 2, "processing": 1})
-	got, err = s.CountStatuses(ctx, paykit.KindPaymentIntent, scopeA, at(time.Minute+time.Millisecond))
+	got, err = s.CountStatuses(ctx, "payment_intent", scopeA, at(time.Minute+time.Millisecond))
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"processing": 1})
 
 	po := payout(scopeA, "po_1", "ref-po_1", at(time.Minute))
 	po.Status = paykit.PayoutRequiresApproval
 	mustCreatePayout(t, s, po)
-	got, err = s.CountStatuses(ctx, paykit.KindPayoutIntent, scopeA, base)
+	got, err = s.CountStatuses(ctx, "payout_intent", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"requires_approval": 1})
 
 	is.NoErr(s.CreateCheckout(ctx, checkout(scopeA, "co_1", "ref-co_1", at(time.Minute))))
-	got, err = s.CountStatuses(ctx, paykit.KindCheckout, scopeA, base)
+	got, err = s.CountStatuses(ctx, "checkout", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"open": 1})
 
 	mustCreateRefund(t, s, refund(scopeA, "re_1", "ref-re_1", "pi_1", at(time.Minute)))
-	got, err = s.CountStatuses(ctx, paykit.KindRefund, scopeA, base)
+	got, err = s.CountStatuses(ctx, "refund", scopeA, base)
 	is.NoErr(err)
 	is.Equal(got, map[string]int{"pending": 1})
-	got, err = s.CountStatuses(ctx, paykit.KindRefund, scopeB, base)
+	got, err = s.CountStatuses(ctx, "refund", scopeB, base)
 	is.NoErr(err)
 	is.Equal(len(got), 0)
 }

@@ -104,7 +104,7 @@ func testPayoutScoping(t *testing.T, s paykit.Store) {
 		_, err := s.GetPayoutIntent(ctx, scope, id)
 		return err
 	}, func(scope paykit.Scope) ([]string, error) {
-		list, err := s.ListPayoutIntents(ctx, paykit.PayoutQuery{Scope: scope, Limit: 10})
+		list, err := s.ListPayoutIntents(ctx, paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: scope, Limit: 10}})
 		return payoutIDs(list), err
 	})
 	// Operators find a payout by id alone, whatever its scope.
@@ -225,6 +225,7 @@ func testPayoutListFilters(t *testing.T, s paykit.Store) {
 		}
 		mustCreatePayout(t, s, p)
 	}
+	type params = paykit.ListParams[paykit.PayoutStatus]
 	list := func(q paykit.PayoutQuery) []string {
 		t.Helper()
 		if !q.AllTenants {
@@ -236,21 +237,21 @@ func testPayoutListFilters(t *testing.T, s paykit.Store) {
 		return payoutIDs(rows)
 	}
 	is.Equal(list(paykit.PayoutQuery{}), []string{"po_5", "po_4", "po_3", "po_2", "po_1"})
-	is.Equal(list(paykit.PayoutQuery{Statuses: []paykit.PayoutStatus{paykit.PayoutSucceeded, paykit.PayoutFailed}}), []string{"po_2", "po_1"})
-	is.Equal(list(paykit.PayoutQuery{Currency: "THB"}), []string{"po_4", "po_3"})
-	is.Equal(list(paykit.PayoutQuery{Country: "MY", Statuses: []paykit.PayoutStatus{paykit.PayoutFailed}}), []string{"po_2"})
-	is.Equal(list(paykit.PayoutQuery{MerchantReference: "ref-po_3"}), []string{"po_3"})
-	is.Equal(list(paykit.PayoutQuery{MerchantReference: "ref-po_b1"}), []string(nil)) // other tenant
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{Statuses: []paykit.PayoutStatus{paykit.PayoutSucceeded, paykit.PayoutFailed}}}}), []string{"po_2", "po_1"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{Currency: "THB"}}}), []string{"po_4", "po_3"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{Country: "MY", Statuses: []paykit.PayoutStatus{paykit.PayoutFailed}}}}), []string{"po_2"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{MerchantReference: "ref-po_3"}}}), []string{"po_3"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{MerchantReference: "ref-po_b1"}}}), []string(nil)) // other tenant
 	// created_after is inclusive, created_before exclusive.
-	is.Equal(list(paykit.PayoutQuery{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}), []string{"po_3", "po_2"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}}}), []string{"po_3", "po_2"})
 	is.Equal(list(paykit.PayoutQuery{ApprovalPending: true}), []string{"po_5", "po_3"})
-	is.Equal(list(paykit.PayoutQuery{ApprovalPending: true, Currency: "THB"}), []string{"po_3"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{Currency: "THB"}}, ApprovalPending: true}), []string{"po_3"})
 
 	// Across tenants, for operators.
 	is.Equal(list(paykit.PayoutQuery{AllTenants: true}), []string{"po_l1", "po_b2", "po_5", "po_4", "po_b1", "po_3", "po_2", "po_1"})
 	is.Equal(list(paykit.PayoutQuery{AllTenants: true, ApprovalPending: true}), []string{"po_l1", "po_5", "po_b1", "po_3"})
-	is.Equal(list(paykit.PayoutQuery{AllTenants: true, Statuses: []paykit.PayoutStatus{paykit.PayoutProcessing}, Currency: "THB"}), []string{"po_b2", "po_4"})
-	is.Equal(list(paykit.PayoutQuery{AllTenants: true, CreatedBefore: ptr(at(2 * time.Minute))}), []string{"po_2", "po_1"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{Statuses: []paykit.PayoutStatus{paykit.PayoutProcessing}, Currency: "THB"}}, AllTenants: true}), []string{"po_b2", "po_4"})
+	is.Equal(list(paykit.PayoutQuery{ListQuery: paykit.ListQuery[params]{Filter: params{CreatedBefore: ptr(at(2 * time.Minute))}}, AllTenants: true}), []string{"po_2", "po_1"})
 
 	// A resolved hold leaves the approval queue.
 	p, err := s.FindPayoutIntent(ctx, "po_b1")
@@ -280,11 +281,11 @@ func testPayoutPagination(t *testing.T, s paykit.Store) {
 	mustCreatePayout(t, s, payout(scopeA, "po_not_held", "ref-not-held", at(time.Hour)))
 	for _, limit := range []int{1, 2, 3, 5, 7, 24, 50} {
 		queue := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.PayoutIntent, error) {
-			return s.ListPayoutIntents(ctx, paykit.PayoutQuery{AllTenants: true, ApprovalPending: true, After: after, Limit: limit})
+			return s.ListPayoutIntents(ctx, paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{After: after, Limit: limit}, AllTenants: true, ApprovalPending: true})
 		}, payoutPosition)
 		is.Equal(queue, all) // every held payout exactly once, newest first
 		mine := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.PayoutIntent, error) {
-			return s.ListPayoutIntents(ctx, paykit.PayoutQuery{Scope: scopeA, ApprovalPending: true, After: after, Limit: limit})
+			return s.ListPayoutIntents(ctx, paykit.PayoutQuery{ListQuery: paykit.ListQuery[paykit.ListParams[paykit.PayoutStatus]]{Scope: scopeA, After: after, Limit: limit}, ApprovalPending: true})
 		}, payoutPosition)
 		is.Equal(mine, ofA)
 	}

@@ -60,7 +60,7 @@ func testRefundRoundTrip(t *testing.T, s paykit.Store) {
 		func() (*paykit.Refund, error) { return s.GetRefund(ctx, scopeA, "re_full") },
 		func() (*paykit.Refund, error) { return s.FindRefund(ctx, "re_full") },
 		func() (*paykit.Refund, error) {
-			rows, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, PaymentIntentID: "pi_2"})
+			rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: paykit.RefundListParams{PaymentIntent: "pi_2"}})
 			if err != nil || len(rows) != 1 {
 				return nil, fmt.Errorf("list: %d rows, %v", len(rows), err)
 			}
@@ -99,7 +99,7 @@ func testRefundScoping(t *testing.T, s paykit.Store) {
 		_, err := s.GetRefund(ctx, scope, id)
 		return err
 	}, func(scope paykit.Scope) ([]string, error) {
-		list, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scope, Limit: 10})
+		list, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scope, Limit: 10})
 		return refundIDs(list), err
 	})
 	// Provider callbacks find a refund by id alone, whatever its scope.
@@ -109,7 +109,7 @@ func testRefundScoping(t *testing.T, s paykit.Store) {
 		is.Equal(r.Scope(), scope)
 	}
 	// A payment intent id of another tenant lists nothing.
-	rows, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, PaymentIntentID: "pi_b"})
+	rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: paykit.RefundListParams{PaymentIntent: "pi_b"}})
 	is.NoErr(err)
 	is.Equal(len(rows), 0)
 
@@ -226,37 +226,36 @@ func testRefundListFilters(t *testing.T, s paykit.Store) {
 		rf.Status, rf.Currency = r.status, r.currency
 		mustCreateRefund(t, s, rf)
 	}
-	list := func(q paykit.RefundQuery) []string {
+	type params = paykit.ListParams[paykit.RefundStatus]
+	list := func(f paykit.RefundListParams) []string {
 		t.Helper()
-		q.Scope = scopeA
-		q.Limit = 100
-		rows, err := s.ListRefunds(ctx, q)
+		rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: f, Limit: 100})
 		is.NoErr(err)
 		return refundIDs(rows)
 	}
-	is.Equal(list(paykit.RefundQuery{}), []string{"re_5", "re_4", "re_3", "re_2", "re_1"})
-	is.Equal(list(paykit.RefundQuery{Statuses: []paykit.RefundStatus{paykit.RefundSucceeded, paykit.RefundFailed}}), []string{"re_4", "re_2", "re_1"})
-	is.Equal(list(paykit.RefundQuery{Statuses: []paykit.RefundStatus{paykit.RefundPending}}), []string{"re_5", "re_3"})
-	is.Equal(list(paykit.RefundQuery{Currency: "THB"}), []string{"re_4", "re_3"})
-	is.Equal(list(paykit.RefundQuery{Currency: "SGD"}), []string(nil))
-	is.Equal(list(paykit.RefundQuery{MerchantReference: "ref-re_3"}), []string{"re_3"})
-	is.Equal(list(paykit.RefundQuery{MerchantReference: "ref-re_b1"}), []string(nil)) // other tenant
-	is.Equal(list(paykit.RefundQuery{PaymentIntentID: "pi_1"}), []string{"re_5", "re_2", "re_1"})
-	is.Equal(list(paykit.RefundQuery{PaymentIntentID: "pi_2"}), []string{"re_4", "re_3"})
-	is.Equal(list(paykit.RefundQuery{PaymentIntentID: "pi_b"}), []string(nil)) // other tenant
-	is.Equal(list(paykit.RefundQuery{PaymentIntentID: "pi_1", Statuses: []paykit.RefundStatus{paykit.RefundPending}}), []string{"re_5"})
+	is.Equal(list(paykit.RefundListParams{}), []string{"re_5", "re_4", "re_3", "re_2", "re_1"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Statuses: []paykit.RefundStatus{paykit.RefundSucceeded, paykit.RefundFailed}}}), []string{"re_4", "re_2", "re_1"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Statuses: []paykit.RefundStatus{paykit.RefundPending}}}), []string{"re_5", "re_3"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Currency: "THB"}}), []string{"re_4", "re_3"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Currency: "SGD"}}), []string(nil))
+	is.Equal(list(paykit.RefundListParams{ListParams: params{MerchantReference: "ref-re_3"}}), []string{"re_3"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{MerchantReference: "ref-re_b1"}}), []string(nil)) // other tenant
+	is.Equal(list(paykit.RefundListParams{PaymentIntent: "pi_1"}), []string{"re_5", "re_2", "re_1"})
+	is.Equal(list(paykit.RefundListParams{PaymentIntent: "pi_2"}), []string{"re_4", "re_3"})
+	is.Equal(list(paykit.RefundListParams{PaymentIntent: "pi_b"}), []string(nil)) // other tenant
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Statuses: []paykit.RefundStatus{paykit.RefundPending}}, PaymentIntent: "pi_1"}), []string{"re_5"})
 	// created_after is inclusive, created_before exclusive.
-	is.Equal(list(paykit.RefundQuery{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}), []string{"re_3", "re_2"})
-	is.Equal(list(paykit.RefundQuery{CreatedAfter: ptr(at(4 * time.Minute))}), []string{"re_5"})
-	is.Equal(list(paykit.RefundQuery{CreatedBefore: ptr(base)}), []string(nil))
-	is.Equal(list(paykit.RefundQuery{Currency: "MYR", PaymentIntentID: "pi_1", CreatedAfter: ptr(at(time.Minute)), Statuses: []paykit.RefundStatus{paykit.RefundFailed}}), []string{"re_2"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}}), []string{"re_3", "re_2"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{CreatedAfter: ptr(at(4 * time.Minute))}}), []string{"re_5"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{CreatedBefore: ptr(base)}}), []string(nil))
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Currency: "MYR", CreatedAfter: ptr(at(time.Minute)), Statuses: []paykit.RefundStatus{paykit.RefundFailed}}, PaymentIntent: "pi_1"}), []string{"re_2"})
 
 	// An update moves a refund between status filters.
 	r, err := s.GetRefund(ctx, scopeA, "re_3")
 	is.NoErr(err)
 	r.Status = paykit.RefundSucceeded
 	is.NoErr(s.UpdateRefund(ctx, r))
-	is.Equal(list(paykit.RefundQuery{Statuses: []paykit.RefundStatus{paykit.RefundPending}}), []string{"re_5"})
+	is.Equal(list(paykit.RefundListParams{ListParams: params{Statuses: []paykit.RefundStatus{paykit.RefundPending}}}), []string{"re_5"})
 }
 
 func testRefundPagination(t *testing.T, s paykit.Store) {
@@ -286,24 +285,24 @@ func testRefundPagination(t *testing.T, s paykit.Store) {
 	is.Equal(len(ofA), 10)
 	for _, limit := range []int{1, 2, 3, 4, 7, 10, 50} {
 		mine := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Refund, error) {
-			return s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, After: after, Limit: limit})
+			return s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, After: after, Limit: limit})
 		}, refundPosition)
 		is.Equal(mine, ofA) // every refund of the tenant exactly once, newest first
 		byIntent := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.Refund, error) {
-			return s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, PaymentIntentID: "pi_0", After: after, Limit: limit})
+			return s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: paykit.RefundListParams{PaymentIntent: "pi_0"}, After: after, Limit: limit})
 		}, refundPosition)
 		is.Equal(byIntent, ofAIntent)
 	}
 	// Strictly after the position: its own row is not repeated, and a
 	// position between rows works too.
-	rows, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, After: &paykit.Position{CreatedAt: at(7 * time.Second), ID: "re_0225"}, Limit: 2})
+	rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, After: &paykit.Position{CreatedAt: at(7 * time.Second), ID: "re_0225"}, Limit: 2})
 	is.NoErr(err)
 	is.Equal(refundIDs(rows), []string{"re_021", "re_0205"})
-	rows, err = s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, After: &paykit.Position{CreatedAt: at(7 * time.Second), ID: "re_0206"}, Limit: 2})
+	rows, err = s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, After: &paykit.Position{CreatedAt: at(7 * time.Second), ID: "re_0206"}, Limit: 2})
 	is.NoErr(err)
 	is.Equal(refundIDs(rows), []string{"re_0205", "re_018"})
 	// Limit 0 means no limit.
-	rows, err = s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA})
+	rows, err = s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA})
 	is.NoErr(err)
 	is.Equal(refundIDs(rows), ofA)
 }
@@ -334,7 +333,7 @@ func testRefundTx(t *testing.T, s paykit.Store) {
 		if _, err := tx.GetRefund(ctx, scopeA, "re_rb"); err != nil {
 			return err
 		}
-		rows, err := tx.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, PaymentIntentID: "pi_tx"})
+		rows, err := tx.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: paykit.RefundListParams{PaymentIntent: "pi_tx"}})
 		if err != nil {
 			return err
 		}
@@ -346,7 +345,7 @@ func testRefundTx(t *testing.T, s paykit.Store) {
 	is.True(errors.Is(err, paykit.ErrNotFound))
 	_, err = s.FindRefund(ctx, "re_rb")
 	is.True(errors.Is(err, paykit.ErrNotFound))
-	rows, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA})
+	rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA})
 	is.NoErr(err)
 	is.Equal(len(rows), 0)
 	p, err := s.GetPaymentIntent(ctx, scopeA, "pi_tx")
@@ -423,7 +422,7 @@ func testPaymentRefundAmounts(t *testing.T, s paykit.Store) {
 		func() (*paykit.PaymentIntent, error) { return s.GetPaymentIntent(ctx, scopeA, "pi_ref") },
 		func() (*paykit.PaymentIntent, error) { return s.FindPaymentIntent(ctx, "pi_ref") },
 		func() (*paykit.PaymentIntent, error) {
-			rows, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, MerchantReference: "ref-ref"})
+			rows, err := s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, Filter: paykit.ListParams[paykit.PaymentStatus]{MerchantReference: "ref-ref"}})
 			if err != nil || len(rows) != 1 {
 				return nil, fmt.Errorf("list: %d rows, %v", len(rows), err)
 			}
@@ -519,7 +518,7 @@ func testConcurrentRefundReservations(t *testing.T, s paykit.Store) {
 	is.NoErr(err)
 	is.Equal(got.RefundPendingAmount, int64(succeeded*x))
 	is.Equal(got.Version, int64(succeeded))
-	rows, err := s.ListRefunds(ctx, paykit.RefundQuery{Scope: scopeA, PaymentIntentID: "pi_race"})
+	rows, err := s.ListRefunds(ctx, paykit.ListQuery[paykit.RefundListParams]{Scope: scopeA, Filter: paykit.RefundListParams{PaymentIntent: "pi_race"}})
 	is.NoErr(err)
 	is.Equal(len(rows), succeeded) // a refund exactly for each reservation
 	sum := int64(0)

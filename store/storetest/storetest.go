@@ -227,7 +227,7 @@ func testAuditLog(t *testing.T, s paykit.Store) {
 	err := s.CreateAuditEvent(ctx, &paykit.AuditEvent{ID: "aud_00", Actor: "ops", Action: "x", CreatedAt: base})
 	is.True(errors.Is(err, paykit.ErrAlreadyExists))
 
-	all, err := s.ListAuditEvents(ctx, paykit.AuditQuery{Limit: 100})
+	all, err := s.ListAuditEvents(ctx, paykit.ListQuery[paykit.AuditListParams]{Limit: 100})
 	is.NoErr(err)
 	is.Equal(ids(all, func(e paykit.AuditEvent) string { return e.ID }),
 		[]string{"aud_06", "aud_05", "aud_04", "aud_03", "aud_02", "aud_01", "aud_00"})
@@ -236,14 +236,14 @@ func testAuditLog(t *testing.T, s paykit.Store) {
 
 	// Keyset pages concatenate to the full list.
 	paged := walkPages(t, 3, func(after *paykit.Position, limit int) ([]paykit.AuditEvent, error) {
-		return s.ListAuditEvents(ctx, paykit.AuditQuery{After: after, Limit: limit})
+		return s.ListAuditEvents(ctx, paykit.ListQuery[paykit.AuditListParams]{After: after, Limit: limit})
 	}, func(e paykit.AuditEvent) paykit.Position { return paykit.Position{CreatedAt: e.CreatedAt, ID: e.ID} })
 	is.Equal(paged, ids(all, func(e paykit.AuditEvent) string { return e.ID }))
 
-	byMerchant, err := s.ListAuditEvents(ctx, paykit.AuditQuery{MerchantID: "mch_b", Limit: 100})
+	byMerchant, err := s.ListAuditEvents(ctx, paykit.ListQuery[paykit.AuditListParams]{Filter: paykit.AuditListParams{MerchantID: "mch_b"}, Limit: 100})
 	is.NoErr(err)
 	is.Equal(ids(byMerchant, func(e paykit.AuditEvent) string { return e.ID }), []string{"aud_05", "aud_03", "aud_01"})
-	byAction, err := s.ListAuditEvents(ctx, paykit.AuditQuery{Action: "api_key.revoke", Limit: 100})
+	byAction, err := s.ListAuditEvents(ctx, paykit.ListQuery[paykit.AuditListParams]{Filter: paykit.AuditListParams{Action: "api_key.revoke"}, Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(byAction), 1)
 }
@@ -301,7 +301,7 @@ func testPaymentScoping(t *testing.T, s paykit.Store) {
 		_, err := s.GetPaymentIntent(ctx, scope, id)
 		return err
 	}, func(scope paykit.Scope) ([]string, error) {
-		list, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scope, Limit: 10})
+		list, err := s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scope, Limit: 10})
 		return ids(list, func(p paykit.PaymentIntent) string { return p.ID }), err
 	})
 	// Find reads across tenants: callbacks name only our id.
@@ -385,24 +385,24 @@ func testPaymentListFilters(t *testing.T, s paykit.Store) {
 		mustCreatePayment(t, s, p)
 	}
 	mustCreatePayment(t, s, payment(scopeB, "pi_other", "ref-other", at(time.Minute)))
-	list := func(q paykit.PaymentIntentQuery) []string {
+	type params = paykit.ListParams[paykit.PaymentStatus]
+	list := func(f params) []string {
 		t.Helper()
-		q.Scope, q.Limit = scopeA, 100
-		rows, err := s.ListPaymentIntents(ctx, q)
+		rows, err := s.ListPaymentIntents(ctx, paykit.ListQuery[params]{Scope: scopeA, Filter: f, Limit: 100})
 		is.NoErr(err)
 		return ids(rows, func(p paykit.PaymentIntent) string { return p.ID })
 	}
-	is.Equal(list(paykit.PaymentIntentQuery{}), []string{"pi_5", "pi_4", "pi_3", "pi_2", "pi_1"})
-	is.Equal(list(paykit.PaymentIntentQuery{Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}}), []string{"pi_4", "pi_1"})
-	is.Equal(list(paykit.PaymentIntentQuery{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed, paykit.PaymentProcessing}}), []string{"pi_3", "pi_2"})
-	is.Equal(list(paykit.PaymentIntentQuery{Currency: "THB"}), []string{"pi_4", "pi_3"})
-	is.Equal(list(paykit.PaymentIntentQuery{Country: "MY", Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}}), []string{"pi_1"})
-	is.Equal(list(paykit.PaymentIntentQuery{MerchantReference: "ref-pi_3"}), []string{"pi_3"})
-	is.Equal(list(paykit.PaymentIntentQuery{MerchantReference: "ref-other"}), []string(nil)) // other tenant
+	is.Equal(list(params{}), []string{"pi_5", "pi_4", "pi_3", "pi_2", "pi_1"})
+	is.Equal(list(params{Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}}), []string{"pi_4", "pi_1"})
+	is.Equal(list(params{Statuses: []paykit.PaymentStatus{paykit.PaymentFailed, paykit.PaymentProcessing}}), []string{"pi_3", "pi_2"})
+	is.Equal(list(params{Currency: "THB"}), []string{"pi_4", "pi_3"})
+	is.Equal(list(params{Country: "MY", Statuses: []paykit.PaymentStatus{paykit.PaymentSucceeded}}), []string{"pi_1"})
+	is.Equal(list(params{MerchantReference: "ref-pi_3"}), []string{"pi_3"})
+	is.Equal(list(params{MerchantReference: "ref-other"}), []string(nil)) // other tenant
 	// created_after is inclusive, created_before exclusive.
-	is.Equal(list(paykit.PaymentIntentQuery{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}), []string{"pi_3", "pi_2"})
-	is.Equal(list(paykit.PaymentIntentQuery{CreatedAfter: ptr(at(4 * time.Minute))}), []string{"pi_5"})
-	is.Equal(list(paykit.PaymentIntentQuery{CreatedBefore: ptr(at(time.Minute))}), []string{"pi_1"})
+	is.Equal(list(params{CreatedAfter: ptr(at(time.Minute)), CreatedBefore: ptr(at(3 * time.Minute))}), []string{"pi_3", "pi_2"})
+	is.Equal(list(params{CreatedAfter: ptr(at(4 * time.Minute))}), []string{"pi_5"})
+	is.Equal(list(params{CreatedBefore: ptr(at(time.Minute))}), []string{"pi_1"})
 }
 
 func testKeysetPagination(t *testing.T, s paykit.Store) {
@@ -419,16 +419,16 @@ func testKeysetPagination(t *testing.T, s paykit.Store) {
 	}
 	for _, limit := range []int{1, 2, 3, 5, 7, 23, 50} {
 		got := walkPages(t, limit, func(after *paykit.Position, limit int) ([]paykit.PaymentIntent, error) {
-			return s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, After: after, Limit: limit})
+			return s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, After: after, Limit: limit})
 		}, func(p paykit.PaymentIntent) paykit.Position { return paykit.Position{CreatedAt: p.CreatedAt, ID: p.ID} })
 		is.Equal(got, want) // every row exactly once, newest first
 	}
 	// A row inserted ahead of the cursor does not shift later pages.
-	first, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, Limit: 5})
+	first, err := s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, Limit: 5})
 	is.NoErr(err)
 	mustCreatePayment(t, s, payment(scopeA, "pi_new", "ref-new", at(time.Hour)))
 	last := first[len(first)-1]
-	next, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, After: &paykit.Position{CreatedAt: last.CreatedAt, ID: last.ID}, Limit: 5})
+	next, err := s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, After: &paykit.Position{CreatedAt: last.CreatedAt, ID: last.ID}, Limit: 5})
 	is.NoErr(err)
 	is.Equal(ids(next, func(p paykit.PaymentIntent) string { return p.ID }), want[5:10])
 }
@@ -510,7 +510,7 @@ func testConcurrentUniqueRace(t *testing.T, s paykit.Store) {
 			<-start
 			errs[i] = s.InTx(ctx, func(tx paykit.Tx) error {
 				// Each racer reads first, then inserts: the classic check-then-act race.
-				if _, err := tx.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, MerchantReference: "race", Limit: 1}); err != nil {
+				if _, err := tx.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, Filter: paykit.ListParams[paykit.PaymentStatus]{MerchantReference: "race"}, Limit: 1}); err != nil {
 					return err
 				}
 				if err := tx.CreatePaymentIntent(ctx, payment(scopeA, fmt.Sprintf("pi_race_%d", i), "race", base)); err != nil {
@@ -534,7 +534,7 @@ func testConcurrentUniqueRace(t *testing.T, s paykit.Store) {
 		}
 	}
 	is.Equal(wins, 1) // exactly one wins
-	rows, err := s.ListPaymentIntents(ctx, paykit.PaymentIntentQuery{Scope: scopeA, Limit: 100})
+	rows, err := s.ListPaymentIntents(ctx, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]{Scope: scopeA, Limit: 100})
 	is.NoErr(err)
 	is.Equal(len(rows), 1)
 	jobs, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w", Now: base, LeaseUntil: at(time.Minute), Limit: 100})
