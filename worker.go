@@ -308,7 +308,7 @@ type jobEnd struct {
 
 // execute runs one claimed job under a lease that is renewed while it
 // runs, within its kind's Timeout, and says how it ended. Every attempt is
-// counted (JobRuns), and a failure leaves its kind and scrubbed text in the
+// counted (monitor.JobRuns), and a failure leaves its kind and scrubbed text in the
 // job's LastError for the operator; a job that waits (errNotYet) is no
 // failure and leaves none. A job that ran its kind's MaxAttempts times,
 // failing or waiting, needs attention: it is flagged and tried again at

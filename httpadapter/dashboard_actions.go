@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
 )
 
 // overviewMerchants is how many of the newest merchants the overview shows
@@ -76,7 +77,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 		{strconv.Itoa(stats.Stale.PayoutIntents), "payouts processing past their stale time (all merchants)", link(r, "/payouts", append(sc.params(), "status", "processing")...)},
 		{strconv.Itoa(len(ft.Rows)), "webhook endpoints disabled", ""},
 	}})
-	if ps := d.svc.ProviderStates(); len(ps) > 0 {
+	if ps := monitor.ProviderStates(d.svc); len(ps) > 0 {
 		pt := &table{Head: []string{"Provider", "State"}}
 		for _, st := range ps {
 			state := statusCell("enabled")
