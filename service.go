@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paykit/paykit/internal/webhooks/send"
 )
 
 // Config configures a Service. Only Store is required.
@@ -113,9 +115,6 @@ type Config struct {
 	APIKeyCacheTTL time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
-	// WebhookSender delivers webhooks. Nil: NewHTTPWebhookSender's, so a
-	// host that uses only the Go API delivers them too.
-	WebhookSender WebhookSender
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -146,7 +145,7 @@ type Service struct {
 
 	checkoutTTL time.Duration
 
-	webhookSender  atomic.Pointer[WebhookSender]
+	webhookSender  atomic.Pointer[send.Sender]
 	webhookTimeout time.Duration
 	concurrency    int
 	partitionLimit int
@@ -289,10 +288,8 @@ func New(cfg Config) (*Service, error) {
 	if s.webhookTimeout <= 0 {
 		s.webhookTimeout = 15 * time.Second
 	}
-	if cfg.WebhookSender == nil {
-		cfg.WebhookSender = NewHTTPWebhookSender(s.webhookTimeout)
-	}
-	s.ProvideWebhookSender(cfg.WebhookSender)
+	sender := send.NewSender(s.webhookTimeout)
+	s.webhookSender.Store(&sender)
 	s.concurrency = cfg.WorkerConcurrency
 	if s.concurrency <= 0 {
 		s.concurrency = defaultWorkerConcurrency

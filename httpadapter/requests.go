@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/adapterhooks"
 )
 
 // The request bodies of the API: amounts are decimal strings of minor
@@ -128,7 +129,7 @@ func toRequest[Req any, B createBody[Req]](ctx context.Context, svc *paykit.Serv
 	if err == nil {
 		return body.request(amount), nil
 	}
-	if err := svc.IdempotencyKeyConflict(ctx, p, key); err != nil {
+	if err := adapterhooks.IdempotencyKeyConflict(svc, ctx, p.MerchantID, string(p.Environment), key); err != nil {
 		return zero, err
 	}
 	if err := paykit.Validate(body); err != nil {
