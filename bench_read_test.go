@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // benchPayments makes a Service on each Store with n payment intents of
@@ -79,7 +80,7 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc := svcs[name]
 		first, err := svc.ListPaymentIntents(ctx, p, paykit.PaymentIntentListParams{})
-		if err != nil || len(first.Data) != paykit.DefaultPageLimit || first.NextCursor == "" {
+		if err != nil || len(first.Data) != contract.DefaultPageLimit || first.NextCursor == "" {
 			b.Fatalf("first page: %v", err)
 		}
 		for _, page := range []struct {
@@ -92,7 +93,7 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 			b.Run(name+"/"+page.name, func(b *testing.B) {
 				for b.Loop() {
 					got, err := svc.ListPaymentIntents(ctx, p, page.params)
-					if err != nil || len(got.Data) != paykit.DefaultPageLimit {
+					if err != nil || len(got.Data) != contract.DefaultPageLimit {
 						b.Fatalf("list: %v", err)
 					}
 				}

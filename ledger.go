@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // ErrInsufficientFunds is returned by PostLedger when an account that may
@@ -156,9 +158,6 @@ type BalanceAdjustmentRequest struct {
 	Reason      string      `json:"reason" validate:"required,min=1,max=512"`
 }
 
-// AdjustmentAmountMessage explains the amount of a balance adjustment.
-const AdjustmentAmountMessage = "amount must be a non-zero integer of minor units, negative to debit."
-
 // BalanceAdjustment is the answer to an adjustment.
 type BalanceAdjustment struct {
 	ID          string
@@ -181,7 +180,7 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 	}
 	amount := req.Amount
 	if amount == 0 || !ValidMinorUnits(max(amount, -amount)) {
-		return nil, InvalidRequest("amount", AdjustmentAmountMessage)
+		return nil, InvalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	scope := Scope{MerchantID: merchantID, Environment: req.Environment}
 	adj := &BalanceAdjustment{ID: s.newID("adj"), MerchantID: merchantID, Environment: scope.Environment, Currency: req.Currency, Amount: amount, Reason: req.Reason, CreatedAt: s.Now()}

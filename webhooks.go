@@ -14,10 +14,6 @@ import (
 	"github.com/paykit/paykit/internal/webhooks/send"
 )
 
-// DefaultSecretOverlap is how long the previous secrets of an endpoint keep
-// signing after a rotation unless the operator says otherwise.
-const DefaultSecretOverlap = 24 * time.Hour
-
 // Webhook endpoint statuses.
 const (
 	WebhookEnabled  = "enabled"
@@ -211,7 +207,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (
 }
 
 // RotateWebhookSecret gives an endpoint a new secret. The previous ones
-// keep signing for overlap (DefaultSecretOverlap when the operator names none; at most 7 days), so the merchant
+// keep signing for overlap (24 hours when the operator names none; at most 7 days), so the merchant
 // can switch without losing a delivery; both signatures are sent meanwhile.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration) (*NewWebhookSecret, error) {
 	if overlap < 0 || overlap > 7*24*time.Hour {

@@ -356,9 +356,9 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	s.jobCounts.record(j.Kind, counted)
 	limit := s.maxAttempts(j.Kind)
 	flag := j.Attempts >= limit
-	runAt := s.Now().Add(Backoff(j.Attempts))
+	runAt := s.Now().Add(backoff(j.Attempts))
 	if flag {
-		runAt = s.Now().Add(Backoff(maxBackoffAttempts))
+		runAt = s.Now().Add(backoff(maxBackoffAttempts))
 	}
 	var p panicError
 	switch {
@@ -473,7 +473,7 @@ func (f *finisher) loop() {
 // finishTimeout bounds one write of job ends.
 const finishTimeout = 30 * time.Second
 
-// maxBackoffAttempts is an attempt count whose Backoff is the longest
+// maxBackoffAttempts is an attempt count whose backoff is the longest
 // interval.
 const maxBackoffAttempts = 64
 
@@ -498,9 +498,9 @@ func safeRun(ctx context.Context, h JobHandler, j *Job) (err error) {
 	return h(ctx, j)
 }
 
-// Backoff is the delay before retry number attempts (1-based): 1s doubling
+// backoff is the delay before retry number attempts (1-based): 1s doubling
 // up to 1h, with jitter drawn from the upper half of the interval.
-func Backoff(attempts int) time.Duration {
+func backoff(attempts int) time.Duration {
 	d := time.Second
 	for i := 1; i < attempts && d < time.Hour; i++ {
 		d *= 2

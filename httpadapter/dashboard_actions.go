@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/monitor"
 )
 
@@ -18,14 +19,14 @@ const overviewMerchants = 10
 
 // overview: what needs attention, the picked merchant's last 24 hours by
 // status, and balances. The attention counts are read with a bound of
-// MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
+// contract.MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	sc, merchants, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
-	bound := paykit.PageParams{Limit: paykit.MaxPageLimit}
+	bound := paykit.PageParams{Limit: contract.MaxPageLimit}
 	approvals, err := d.svc.ListPendingApprovals(ctx, bound)
 	if err != nil {
 		return err
@@ -281,7 +282,7 @@ func (d *dashboard) endpointAction(w http.ResponseWriter, r *http.Request, s *se
 		}
 	case "rotate":
 		var ns *paykit.NewWebhookSecret
-		if ns, err = d.svc.RotateWebhookSecret(ctx, s.actor(), id, paykit.DefaultSecretOverlap); err == nil {
+		if ns, err = d.svc.RotateWebhookSecret(ctx, s.actor(), id, contract.DefaultSecretOverlap); err == nil {
 			secret = &secretView{Label: "New signing secret", Value: ns.Secret}
 			done = "Secret rotated; the previous one signs for 24 hours more."
 		}

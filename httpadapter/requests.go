@@ -5,6 +5,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/adapterhooks"
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // The request bodies of the API: amounts are decimal strings of minor
@@ -166,7 +167,7 @@ func (b *balanceAdjustmentBody) request() (paykit.BalanceAdjustmentRequest, erro
 	}
 	amount, err := paykit.ParseAmount(raw)
 	if err != nil {
-		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", paykit.AdjustmentAmountMessage)
+		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	if negative {
 		amount = -amount
