@@ -12,12 +12,11 @@ type AttemptState string
 
 // Attempt states.
 const (
-	AttemptNone       AttemptState = ""           // no Provider attempt yet (a checkout waiting for the payer, an approval hold)
-	AttemptCreating   AttemptState = "creating"   // persisted; the create call may or may not have reached the Provider
-	AttemptOpen       AttemptState = "open"       // the Provider has it; waiting for the payer or the Provider
-	AttemptUnknown    AttemptState = "unknown"    // the create call's outcome is unknown; inquiry resolves it
-	AttemptCancelling AttemptState = "cancelling" // a cancel waits for the Provider's confirmation
-	AttemptClosed     AttemptState = "closed"     // the Provider reported a final result
+	AttemptNone     AttemptState = ""         // no Provider attempt yet (a checkout waiting for the payer, an approval hold)
+	AttemptCreating AttemptState = "creating" // persisted; the create call may or may not have reached the Provider
+	AttemptOpen     AttemptState = "open"     // the Provider has it; waiting for the payer or the Provider
+	AttemptUnknown  AttemptState = "unknown"  // the create call's outcome is unknown; inquiry resolves it
+	AttemptClosed   AttemptState = "closed"   // the Provider reported a final result
 )
 
 // ProviderAttempt is the Provider state of a resource: which Provider has

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/keyring"
 )
 
@@ -80,7 +81,7 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		svc := svcs[name]
 		first, err := svc.ListPaymentIntents(ctx, p, paykit.ListParams[paykit.PaymentStatus]{})
-		if err != nil || len(first.Data) != paykit.DefaultPageLimit || first.NextCursor == "" {
+		if err != nil || len(first.Data) != contract.DefaultPageLimit || first.NextCursor == "" {
 			b.Fatalf("first page: %v", err)
 		}
 		for _, page := range []struct {
@@ -93,7 +94,7 @@ func BenchmarkListPaymentIntents(b *testing.B) {
 			b.Run(name+"/"+page.name, func(b *testing.B) {
 				for b.Loop() {
 					got, err := svc.ListPaymentIntents(ctx, p, page.params)
-					if err != nil || len(got.Data) != paykit.DefaultPageLimit {
+					if err != nil || len(got.Data) != contract.DefaultPageLimit {
 						b.Fatalf("list: %v", err)
 					}
 				}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/httpadapter"
 	"github.com/paykit/paykit/keyring"
 )
 
@@ -137,7 +136,7 @@ func BenchmarkWorkerWebhooks(b *testing.B) {
 		clock := paykit.NewManualClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
 		svc, err := paykit.New(paykit.Config{Store: stores[name], Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
 			Routing: fakeRouting, PublicURL: "https://pay.example/", Providers: map[string]paykit.Provider{"fake": newFakeProvider()},
-			SigningKey: benchSigningKey, AccountKeys: keyring.Random(), WebhookSender: httpadapter.NewWebhookSender(5 * time.Second)})
+			SigningKey: benchSigningKey, AccountKeys: keyring.Random(), WebhookTimeout: 5 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}

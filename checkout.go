@@ -301,7 +301,7 @@ func providerStatus(pi *PaymentIntent) string {
 }
 
 // processingStaleAt is when recovery escalates pi, while it is processing
-// (see ProcessingStaleAfter).
+// (see staleAt).
 func processingStaleAt(pi *PaymentIntent) *time.Time {
 	return staleAt(pi.Status == PaymentProcessing, pi.UpdatedAt)
 }

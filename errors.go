@@ -72,13 +72,13 @@ func InvalidRequest(param, format string, args ...any) *Error {
 // failure of the request: that cause gives service_unavailable instead.
 func Internal(cause error) *Error {
 	if errors.Is(cause, ErrUnavailable) {
-		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.", RetryAfter: UnavailableRetryAfter, Err: cause}
+		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.", RetryAfter: unavailableRetryAfter, Err: cause}
 	}
 	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Err: cause}
 }
 
-// UnavailableRetryAfter is the Retry-After of service_unavailable.
-const UnavailableRetryAfter = time.Second
+// unavailableRetryAfter is the Retry-After of service_unavailable.
+const unavailableRetryAfter = time.Second
 
 // AsError returns err as an *Error: contract errors unchanged, anything else
 // as internal_error.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -102,58 +101,4 @@ func ExampleService_StatusCounts() {
 	// map[failed:1 requires_action:1 succeeded:2]
 	// map[]
 	// invalid_request
-}
-
-// ProviderCalls counts this process's create calls by Provider, call and
-// outcome: what a host exports as metrics.
-func ExampleService_ProviderCalls() {
-	e := newExample(memory.New(), paykit.Config{})
-	defer e.close()
-	ctx := context.Background()
-	for _, ref := range []string{"order-105", "order-106"} {
-		e.order(ref)
-	}
-	if _, _, err := e.svc.CreatePayoutIntent(ctx, e.p, "payout-inv-107", thPayoutTo("inv-107")); err != nil {
-		panic(err)
-	}
-
-	for _, c := range e.svc.ProviderCalls() {
-		fmt.Println(c.Provider, c.Call, c.Outcome, c.Count)
-	}
-	// Output:
-	// sandbox create_payment requires_action 2
-	// sandbox create_payout pending 1
-}
-
-// ProviderStates tells an operator which Providers take new attempts at
-// this instance: one that failed CircuitBreaker.Failures calls in a row
-// is skipped until its cool-down ends.
-func ExampleService_ProviderStates() {
-	e, clock := newTimedExample(paykit.Config{CircuitBreaker: paykit.CircuitBreaker{Failures: 2, Cooldown: time.Minute}})
-	defer e.close()
-	ctx := context.Background()
-	for _, st := range e.svc.ProviderStates() {
-		fmt.Println(st.Name, "disabled:", st.Disabled, "open:", st.CircuitOpen)
-	}
-
-	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: sandbox.FaultStatus500, Times: 2})
-	for _, ref := range []string{"order-108", "order-109"} { // no trustworthy answer: processing
-		e.order(ref)
-	}
-	for _, st := range e.svc.ProviderStates() {
-		fmt.Println(st.Name, "disabled:", st.Disabled, "open:", st.CircuitOpen, "for", st.OpenUntil.Sub(clock.Now()))
-	}
-
-	// With no other route, a new payment still goes to the Provider, and
-	// its trustworthy answer closes the circuit.
-	pi, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-110", tngPayment("order-110"))
-	if err != nil {
-		panic(err)
-	}
-	st := e.svc.ProviderStates()[0]
-	fmt.Println(pi.Status, st.Name, "open:", st.CircuitOpen)
-	// Output:
-	// sandbox disabled: false open: false
-	// sandbox disabled: false open: true for 1m0s
-	// requires_action sandbox open: false
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
+	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/store/memory"
 	"github.com/paykit/paykit/store/storetest"
 )
@@ -145,7 +147,7 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e := newTwoRouteEnv(t, func(c *paykit.Config) {
-		c.CircuitBreaker = paykit.CircuitBreaker{Failures: 3, Cooldown: time.Minute}
+		c.CircuitFailures, c.CircuitCooldown = 3, time.Minute
 	})
 	e.a.down = true
 	var stuck []*paykit.PaymentIntent
@@ -165,7 +167,7 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	is.Equal(len(methods.Data), 1)
 	is.Equal(methods.Data[0].Banks[0].ProviderCode, "b-maybank") // what b's route offers
 
-	is.Equal(e.svc.ProviderStates(), []paykit.ProviderState{
+	is.Equal(monitor.ProviderStates(e.svc), []monitor.ProviderState{
 		{Name: "a", CircuitOpen: true, OpenUntil: e.clock.Now().Add(time.Minute)}, {Name: "b"}})
 
 	// The payments a may hold stay with a.
@@ -179,7 +181,7 @@ func TestUnacknowledgedCreatesOpenTheCircuit(t *testing.T) {
 	pi = e.create(t, 15000, "again", "")
 	is.Equal(e.stored(t, pi.ID).Provider, "a")
 	is.Equal(pi.Status, paykit.PaymentRequiresAction)
-	is.Equal(e.svc.ProviderStates()[0], paykit.ProviderState{Name: "a"}) // closed again
+	is.Equal(monitor.ProviderStates(e.svc)[0], monitor.ProviderState{Name: "a"}) // closed again
 }
 
 // While a Provider's circuit is open, the jobs that would call it wait
@@ -189,7 +191,7 @@ func TestOpenCircuitDefersJobsAtItsProvider(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	e := newTwoRouteEnv(t, func(c *paykit.Config) {
-		c.CircuitBreaker = paykit.CircuitBreaker{Failures: 3, Cooldown: time.Minute}
+		c.CircuitFailures, c.CircuitCooldown = 3, time.Minute
 	})
 	var stuck []*paykit.PaymentIntent
 	for i := range 3 {
@@ -197,7 +199,7 @@ func TestOpenCircuitDefersJobsAtItsProvider(t *testing.T) {
 		is.Equal(pi.Status, paykit.PaymentProcessing)
 		stuck = append(stuck, pi)
 	}
-	is.True(e.svc.ProviderStates()[0].CircuitOpen)
+	is.True(monitor.ProviderStates(e.svc)[0].CircuitOpen)
 	opened := e.clock.Now()
 	inquiries := func() (n int) {
 		e.a.mu.Lock()
@@ -242,7 +244,7 @@ func TestDisabledProviderTakesNothingNew(t *testing.T) {
 	held := e.create(t, 15000, "before", "") // at a, before it is disabled
 
 	d := newTwoRouteEnv(t, func(c *paykit.Config) { c.DisabledProviders = []string{"a"} })
-	is.Equal(d.svc.ProviderStates(), []paykit.ProviderState{{Name: "a", Disabled: true}, {Name: "b"}})
+	is.Equal(monitor.ProviderStates(d.svc), []monitor.ProviderState{{Name: "a", Disabled: true}, {Name: "b"}})
 	pi := d.create(t, 15000, "order-1", "")
 	is.Equal(d.stored(t, pi.ID).Provider, "b")
 	is.Equal(d.a.createCalls(pi.ID), 0)
@@ -345,4 +347,26 @@ func TestLostCreateAnswerIsRecoveredByKey(t *testing.T) {
 	drainWorker(t, e.svc)
 	is.Equal(e.stored(t, pi.ID).Status, paykit.PaymentSucceeded)
 	is.Equal(e.a.createCalls(pi.ID), 2)
+}
+
+// A Provider's circuit opens after CircuitFailures calls in a row without
+// a trustworthy answer; with no other route a new payment still goes to
+// it, and its trustworthy answer closes the circuit.
+func TestCircuitWithoutOtherRouteClosesOnAnswer(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, clock := newTimedExample(paykit.Config{CircuitFailures: 2, CircuitCooldown: time.Minute})
+	defer e.close()
+	is.Equal(monitor.ProviderStates(e.svc), []monitor.ProviderState{{Name: "sandbox"}})
+
+	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreatePayment, Kind: sandbox.FaultStatus500, Times: 2})
+	for _, ref := range []string{"order-108", "order-109"} { // no trustworthy answer: processing
+		e.order(ref)
+	}
+	is.Equal(monitor.ProviderStates(e.svc), []monitor.ProviderState{{Name: "sandbox", CircuitOpen: true, OpenUntil: clock.Now().Add(time.Minute)}})
+
+	pi, _, err := e.svc.CreatePaymentIntent(context.Background(), e.p, "order-110", tngPayment("order-110"))
+	is.NoErr(err)
+	is.Equal(pi.Status, paykit.PaymentRequiresAction)
+	is.Equal(monitor.ProviderStates(e.svc), []monitor.ProviderState{{Name: "sandbox"}})
 }

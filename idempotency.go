@@ -193,12 +193,11 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 	return &claim{record: rec, resumed: true}, nil
 }
 
-// IdempotencyKeyConflict returns the idempotency_conflict error when key
-// was already used in p's scope, nil when it is free. It answers a request
-// that cannot equal any stored one (an adapter could not even parse it):
-// under a used key such a request conflicts, as any other that differs.
-func (s *Service) IdempotencyKeyConflict(ctx context.Context, p Principal, key string) error {
-	_, err := s.store.GetIdempotencyRecord(ctx, p.Scope, key)
+// idempotencyKeyConflict is adapterhooks.IdempotencyKeyConflict: the
+// idempotency_conflict error when key was already used in scope, nil when
+// it is free.
+func (s *Service) idempotencyKeyConflict(ctx context.Context, scope Scope, key string) error {
+	_, err := s.store.GetIdempotencyRecord(ctx, scope, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil

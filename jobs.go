@@ -173,25 +173,24 @@ const (
 // Job kinds: paykit's own and those a host registers. Each kind has a
 // handler and an attempt limit past which its jobs need attention.
 
-// DefaultMaxAttempts is the attempt limit of a job kind that sets none:
-// with Backoff, about half a day of failures.
-const DefaultMaxAttempts = 25
+// defaultMaxAttempts is the attempt limit of a job kind that sets none:
+// with backoff, about half a day of failures.
+const defaultMaxAttempts = 25
 
 // JobKindOptions configure a job kind.
 type JobKindOptions struct {
 	// MaxAttempts is how many attempts may fail before a job of this kind
-	// needs attention (JobNeedsAttention, counted in JobStats); default
-	// DefaultMaxAttempts. The job is not given up: it keeps being tried at
-	// the longest backoff interval until it completes.
+	// needs attention (JobNeedsAttention, counted in JobStats); default 25,
+	// about half a day of failures. The job is not given up: it keeps being
+	// tried at the longest backoff interval until it completes.
 	MaxAttempts int
 	// Timeout bounds one run of a job of this kind: its context is
-	// cancelled then, and the run counts as failed. Default
-	// DefaultJobTimeout.
+	// cancelled then, and the run counts as failed. Default 1 minute.
 	Timeout time.Duration
 }
 
-// DefaultJobTimeout bounds a run of a job kind that sets no Timeout.
-const DefaultJobTimeout = time.Minute
+// defaultJobTimeout bounds a run of a job kind that sets no Timeout.
+const defaultJobTimeout = time.Minute
 
 // jobKind is a registered job kind.
 type jobKind struct {
@@ -207,7 +206,7 @@ type jobKind struct {
 func (s *Service) handle(kind string, h JobHandler, timeout time.Duration, priority int) {
 	s.jobsMu.Lock()
 	defer s.jobsMu.Unlock()
-	s.jobs[kind] = jobKind{handler: h, maxAttempts: DefaultMaxAttempts, timeout: timeout, priority: priority}
+	s.jobs[kind] = jobKind{handler: h, maxAttempts: defaultMaxAttempts, timeout: timeout, priority: priority}
 }
 
 // kind returns the registration of a job kind.
@@ -224,7 +223,7 @@ func (s *Service) maxAttempts(kind string) int {
 	if k, ok := s.kind(kind); ok {
 		return k.maxAttempts
 	}
-	return DefaultMaxAttempts
+	return defaultMaxAttempts
 }
 
 // RegisterJobKind makes kind a job kind of the host: the worker (Run,
@@ -241,13 +240,13 @@ func (s *Service) RegisterJobKind(kind string, h JobHandler, opts JobKindOptions
 		return fmt.Errorf("paykit: job kind %q: MaxAttempts %d is negative", kind, opts.MaxAttempts)
 	}
 	if opts.MaxAttempts == 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
+		opts.MaxAttempts = defaultMaxAttempts
 	}
 	if opts.Timeout < 0 {
 		return fmt.Errorf("paykit: job kind %q: Timeout %s is negative", kind, opts.Timeout)
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = DefaultJobTimeout
+		opts.Timeout = defaultJobTimeout
 	}
 	s.jobsMu.Lock()
 	defer s.jobsMu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/wire"
 )
 
@@ -158,9 +159,6 @@ type BalanceAdjustmentRequest struct {
 	Reason      string      `json:"reason" validate:"required,min=1,max=512"`
 }
 
-// AdjustmentAmountMessage explains the amount of a balance adjustment.
-const AdjustmentAmountMessage = "amount must be a non-zero integer of minor units, negative to debit."
-
 // BalanceAdjustment is the answer to an adjustment.
 type BalanceAdjustment struct {
 	ID          string
@@ -183,7 +181,7 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 	}
 	amount := req.Amount
 	if amount == 0 || !wire.ValidMinorUnits(max(amount, -amount)) {
-		return nil, InvalidRequest("amount", AdjustmentAmountMessage)
+		return nil, InvalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	scope := Scope{MerchantID: merchantID, Environment: req.Environment}
 	adj := &BalanceAdjustment{ID: s.newID("adj"), MerchantID: merchantID, Environment: scope.Environment, Currency: req.Currency, Amount: amount, Reason: req.Reason, CreatedAt: s.Now()}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paykit/paykit/internal/monitor"
 	"github.com/paykit/paykit/internal/wire"
 )
 
@@ -21,23 +22,17 @@ import (
 // flagged as needing attention. This file holds what the operator API and
 // the metrics show of it: the state of each job (ListJobs), counts by kind
 // and the payments and payouts past their stale time (JobStats), and
-// this process's counters of job attempts and errors (JobRuns). The root
+// this process's counters of job attempts and errors (monitor.JobRuns). The root
 // package knows nothing of Prometheus; httpadapter adapts these values.
 
-// ProcessingStaleAfter is how long a payment or payout intent may stay
-// processing before it is stale: recovery then escalates it (an error-level
-// log line on every later inquiry), a checkout shows the moment as
-// processing_stale_at, and JobStats counts it. Time is measured from the
-// intent's last change (UpdatedAt).
-const ProcessingStaleAfter = 15 * time.Minute
-
-// staleAt is when an intent last changed at updatedAt becomes stale, while
-// processing is true; nil otherwise.
+// staleAt is when an intent last changed at updatedAt becomes stale
+// (monitor.ProcessingStaleAfter later), while processing is true; nil
+// otherwise.
 func staleAt(processing bool, updatedAt time.Time) *time.Time {
 	if !processing {
 		return nil
 	}
-	t := updatedAt.Add(ProcessingStaleAfter)
+	t := updatedAt.Add(monitor.ProcessingStaleAfter)
 	return &t
 }
 
@@ -103,8 +98,8 @@ type JobStats struct {
 	// Kinds has one entry for every job kind the Service handles (zero when
 	// none is pending) and for any other kind that has pending jobs, by kind.
 	Kinds []JobKindStats
-	// Stale counts the payments and payouts processing for longer than
-	// ProcessingStaleAfter.
+	// Stale counts the payments and payouts processing for longer than 15
+	// minutes since their last change.
 	Stale StaleCounts
 	// PausedWebhookEndpoints counts the webhook endpoints paused at At.
 	PausedWebhookEndpoints int
@@ -119,7 +114,7 @@ func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	stale, err := s.store.CountStaleProcessing(ctx, now.Add(-ProcessingStaleAfter))
+	stale, err := s.store.CountStaleProcessing(ctx, now.Add(-monitor.ProcessingStaleAfter))
 	if err != nil {
 		return nil, err
 	}
@@ -143,50 +138,15 @@ func (s *Service) JobStats(ctx context.Context) (*JobStats, error) {
 	return out, nil
 }
 
-// JobErrorKind classifies how a job attempt failed.
-type JobErrorKind string
-
-// Job error kinds.
-const (
-	// JobErrorHandler: the handler returned an error; the job is retried
-	// with backoff.
-	JobErrorHandler JobErrorKind = "handler_error"
-	// JobErrorPanic: the handler panicked; the job is retried with backoff.
-	JobErrorPanic JobErrorKind = "panic"
-	// JobErrorNoHandler: no handler is registered for the job's kind (a job
-	// of another version); it is retried with backoff.
-	JobErrorNoHandler JobErrorKind = "no_handler"
-	// JobErrorNotYet: the outcome is not final yet (a payer who has not
-	// paid, a Provider still working on an attempt); the job waits
-	// (JobWaiting) and asks again later. A wait is not counted as an
-	// error; it is the LastError of a waiting job that needs attention.
-	JobErrorNotYet JobErrorKind = "not_yet"
-	// JobErrorRescheduled: the attempt failed and the handler chose when
-	// to try again (a webhook delivery on its own schedule).
-	JobErrorRescheduled JobErrorKind = "rescheduled"
-)
-
-// JobRunCounts counts the attempts of one job kind this Service ran since
-// New, and how the failed ones failed (waits are attempts, not failures).
-type JobRunCounts struct {
-	Kind     string
-	Attempts uint64
-	Errors   map[JobErrorKind]uint64
-	// LostLeases counts runs that lost their job's lease before they
-	// ended (it lapsed unrenewed, or another run claimed the job); their
-	// ends were not written.
-	LostLeases uint64
-}
-
 // jobCounters are the Service's in-process job counters. The zero value
 // is ready to use.
 type jobCounters struct {
 	mu sync.Mutex
-	m  map[string]*JobRunCounts
+	m  map[string]*monitor.JobRunCounts
 }
 
 // record counts one attempt of kind, failed with errKind unless it is "".
-func (c *jobCounters) record(kind string, errKind JobErrorKind) {
+func (c *jobCounters) record(kind string, errKind monitor.JobErrorKind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.of(kind)
@@ -204,29 +164,33 @@ func (c *jobCounters) recordLost(kind string) {
 }
 
 // of returns the counters of kind; c.mu is held.
-func (c *jobCounters) of(kind string) *JobRunCounts {
+func (c *jobCounters) of(kind string) *monitor.JobRunCounts {
 	if c.m == nil {
-		c.m = map[string]*JobRunCounts{}
+		c.m = map[string]*monitor.JobRunCounts{}
 	}
 	r := c.m[kind]
 	if r == nil {
-		r = &JobRunCounts{Kind: kind, Errors: map[JobErrorKind]uint64{}}
+		r = &monitor.JobRunCounts{Kind: kind, Errors: map[monitor.JobErrorKind]uint64{}}
 		c.m[kind] = r
 	}
 	return r
 }
 
-// JobRuns returns this Service's job counters by kind: attempts run and
-// failures by error kind since New. They count this process only; every
-// instance reports its own.
-func (s *Service) JobRuns() []JobRunCounts {
+func init() {
+	monitor.JobRuns = func(svc any) []monitor.JobRunCounts { return svc.(*Service).jobRuns() }
+	monitor.ProviderCalls = func(svc any) []monitor.ProviderCallCount { return svc.(*Service).providerCalls() }
+	monitor.ProviderStates = func(svc any) []monitor.ProviderState { return svc.(*Service).providerStates() }
+}
+
+// jobRuns is monitor.JobRuns: copies of the counters, by kind.
+func (s *Service) jobRuns() []monitor.JobRunCounts {
 	s.jobCounts.mu.Lock()
 	defer s.jobCounts.mu.Unlock()
-	out := make([]JobRunCounts, 0, len(s.jobCounts.m))
+	out := make([]monitor.JobRunCounts, 0, len(s.jobCounts.m))
 	for _, r := range s.jobCounts.m {
-		out = append(out, JobRunCounts{Kind: r.Kind, Attempts: r.Attempts, Errors: maps.Clone(r.Errors), LostLeases: r.LostLeases})
+		out = append(out, monitor.JobRunCounts{Kind: r.Kind, Attempts: r.Attempts, Errors: maps.Clone(r.Errors), LostLeases: r.LostLeases})
 	}
-	slices.SortFunc(out, func(a, b JobRunCounts) int { return cmp.Compare(a.Kind, b.Kind) })
+	slices.SortFunc(out, func(a, b monitor.JobRunCounts) int { return cmp.Compare(a.Kind, b.Kind) })
 	return out
 }
 
@@ -239,20 +203,20 @@ func (p panicError) Error() string { return "job handler panicked" }
 var errNoHandler = errors.New("no handler for this job kind")
 
 // classifyJobError tells how a job attempt failed.
-func classifyJobError(err error) JobErrorKind {
+func classifyJobError(err error) monitor.JobErrorKind {
 	var at retryAt
 	var p panicError
 	switch {
 	case errors.As(err, &p):
-		return JobErrorPanic
+		return monitor.JobErrorPanic
 	case errors.Is(err, errNoHandler):
-		return JobErrorNoHandler
+		return monitor.JobErrorNoHandler
 	case errors.As(err, &at):
-		return JobErrorRescheduled
+		return monitor.JobErrorRescheduled
 	case errors.Is(err, errNotYet):
-		return JobErrorNotYet
+		return monitor.JobErrorNotYet
 	}
-	return JobErrorHandler
+	return monitor.JobErrorHandler
 }
 
 // maxJobError bounds the stored last error, in bytes.
@@ -260,7 +224,7 @@ const maxJobError = 1000
 
 // jobErrorText is what a failed attempt leaves in Job.LastError: its kind
 // and the error's text, scrubbed (a panic's value is left to the log).
-func jobErrorText(kind JobErrorKind, err error) string {
+func jobErrorText(kind monitor.JobErrorKind, err error) string {
 	return truncateUTF8(string(kind)+": "+scrubJobError(err.Error()), maxJobError)
 }
 
@@ -317,7 +281,7 @@ func truncateUTF8(s string, n int) string {
 }
 
 // payoutStaleAt is when recovery escalates po, while it is processing (see
-// ProcessingStaleAfter).
+// staleAt).
 func payoutStaleAt(po *PayoutIntent) *time.Time {
 	return staleAt(po.Status == PayoutProcessing, po.UpdatedAt)
 }

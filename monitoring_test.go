@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
 	"github.com/paykit/paykit/store/memory"
 )
 
@@ -56,7 +57,7 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 	paykit.HandleJob(svc, "t.waits", func(context.Context, *paykit.Job) error { return paykit.ErrNotYet })
 	paykit.HandleJob(svc, "t.later", func(context.Context, *paykit.Job) error { return paykit.RetryAt(start.Add(10 * time.Minute)) })
 	paykit.HandleJob(svc, "t.paused", func(context.Context, *paykit.Job) error { return paykit.WaitAt(clock.Now().Add(10 * time.Minute)) })
-	is.Equal(len(svc.JobRuns()), 0)
+	is.Equal(len(monitor.JobRuns(svc)), 0)
 
 	is.NoErr(store.InTx(ctx, func(tx paykit.Tx) error {
 		for _, kind := range []string{"t.ok", "t.fails", "t.panics", "t.waits", "t.later", "t.paused", "t.orphan"} {
@@ -74,14 +75,14 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(n, 6)
 
-	is.Equal(svc.JobRuns(), []paykit.JobRunCounts{
-		{Kind: "t.fails", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorHandler: 2}},
-		{Kind: "t.later", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorRescheduled: 2}},
-		{Kind: "t.ok", Attempts: 1, Errors: map[paykit.JobErrorKind]uint64{}},
-		{Kind: "t.orphan", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorNoHandler: 2}},
-		{Kind: "t.panics", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{paykit.JobErrorPanic: 2}},
-		{Kind: "t.paused", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{}}, // waits are not errors
-		{Kind: "t.waits", Attempts: 2, Errors: map[paykit.JobErrorKind]uint64{}},
+	is.Equal(monitor.JobRuns(svc), []monitor.JobRunCounts{
+		{Kind: "t.fails", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{monitor.JobErrorHandler: 2}},
+		{Kind: "t.later", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{monitor.JobErrorRescheduled: 2}},
+		{Kind: "t.ok", Attempts: 1, Errors: map[monitor.JobErrorKind]uint64{}},
+		{Kind: "t.orphan", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{monitor.JobErrorNoHandler: 2}},
+		{Kind: "t.panics", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{monitor.JobErrorPanic: 2}},
+		{Kind: "t.paused", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{}}, // waits are not errors
+		{Kind: "t.waits", Attempts: 2, Errors: map[monitor.JobErrorKind]uint64{}},
 	})
 
 	// What each failure left for the operator; a wait leaves nothing.
@@ -112,9 +113,9 @@ func TestJobRunsCountAttemptsAndErrors(t *testing.T) {
 	is.Equal(ok.Status, paykit.JobCompleted)
 
 	// The returned counts are copies.
-	runs := svc.JobRuns()
-	runs[0].Errors[paykit.JobErrorHandler] = 99
-	is.Equal(svc.JobRuns()[0].Errors[paykit.JobErrorHandler], uint64(2))
+	runs := monitor.JobRuns(svc)
+	runs[0].Errors[monitor.JobErrorHandler] = 99
+	is.Equal(monitor.JobRuns(svc)[0].Errors[monitor.JobErrorHandler], uint64(2))
 }
 
 func TestJobLastErrorIsScrubbed(t *testing.T) {
@@ -194,8 +195,8 @@ func TestJobStatsReportsHandledKindsAndStaleIntents(t *testing.T) {
 
 	// Processing since exactly the stale time, and one millisecond less.
 	for id, updated := range map[string]time.Time{
-		"pi_stale": now.Add(-paykit.ProcessingStaleAfter),
-		"pi_fresh": now.Add(-paykit.ProcessingStaleAfter + time.Millisecond),
+		"pi_stale": now.Add(-monitor.ProcessingStaleAfter),
+		"pi_fresh": now.Add(-monitor.ProcessingStaleAfter + time.Millisecond),
 	} {
 		is.NoErr(store.CreatePaymentIntent(ctx, &paykit.PaymentIntent{ID: id, MerchantID: scope.MerchantID, Environment: scope.Environment,
 			Status: paykit.PaymentProcessing, Amount: 1000, Currency: "MYR", Country: "MY", MerchantReference: id, PaymentMethod: "FPX",

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // This file holds what the operator dashboard (httpadapter) reads and does
@@ -112,7 +114,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 	from, to := created, updated.Add(timelineSlack)
 	incomplete, err := scanLog(func(after *Position) ([]Event, error) {
 		return s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: scope,
-			Filter: EventListParams{Types: types, CreatedAfter: &from, CreatedBefore: &to}, After: after, Limit: MaxPageLimit})
+			Filter: EventListParams{Types: types, CreatedAfter: &from, CreatedBefore: &to}, After: after, Limit: contract.MaxPageLimit})
 	}, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }, func(rows []Event) bool {
 		for i := range rows {
 			if rows[i].ObjectID == id {
@@ -130,7 +132,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 		tl.Entries = append(tl.Entries, TimelineEntry{At: tl.Events[i].CreatedAt, Event: &tl.Events[i]})
 	}
 	incomplete, err = scanLog(func(after *Position) ([]AuditEvent, error) {
-		return s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: AuditListParams{MerchantID: scope.MerchantID}, After: after, Limit: MaxPageLimit})
+		return s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: AuditListParams{MerchantID: scope.MerchantID}, After: after, Limit: contract.MaxPageLimit})
 	}, func(a *AuditEvent) Position { return Position{a.CreatedAt, a.ID} }, func(rows []AuditEvent) bool {
 		for i := range rows {
 			if rows[i].CreatedAt.Before(created) {
@@ -150,8 +152,8 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 	return tl, nil
 }
 
-// scanLog reads a log newest first, MaxPageLimit rows a page (list reads
-// the page after a position), and hands each page to visit, until visit
+// scanLog reads a log newest first, 100 rows a page (list reads the page
+// after a position), and hands each page to visit, until visit
 // reports it is done, a page comes short, or timelineScan rows are read:
 // then incomplete is true.
 func scanLog[T any](list func(after *Position) ([]T, error), pos func(*T) Position, visit func([]T) (done bool)) (incomplete bool, err error) {
@@ -162,7 +164,7 @@ func scanLog[T any](list func(after *Position) ([]T, error), pos func(*T) Positi
 			return false, err
 		}
 		read += len(rows)
-		if visit(rows) || len(rows) < MaxPageLimit {
+		if visit(rows) || len(rows) < contract.MaxPageLimit {
 			return false, nil
 		}
 		if read >= timelineScan {

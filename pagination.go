@@ -4,12 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Page limits of the contract.
-const (
-	DefaultPageLimit = 25
-	MaxPageLimit     = 100
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // Page is one page of a list: the contract's list envelope.
@@ -19,7 +15,8 @@ type Page[T any] struct {
 	NextCursor string // empty when there is no further page
 }
 
-// PageParams are the paging inputs of every list: Limit 0 means the default.
+// PageParams are the paging inputs of every list: Limit is 1 to 100, 0
+// meaning 25.
 type PageParams struct {
 	Limit  int
 	Cursor string
@@ -29,10 +26,10 @@ type PageParams struct {
 func (s *Service) pageQuery(kind string, p PageParams) (limit int, after *Position, err error) {
 	limit = p.Limit
 	if limit == 0 {
-		limit = DefaultPageLimit
+		limit = contract.DefaultPageLimit
 	}
-	if limit < 1 || limit > MaxPageLimit {
-		return 0, nil, InvalidRequest("limit", "limit must be between 1 and %d.", MaxPageLimit)
+	if limit < 1 || limit > contract.MaxPageLimit {
+		return 0, nil, InvalidRequest("limit", "limit must be between 1 and %d.", contract.MaxPageLimit)
 	}
 	if p.Cursor != "" {
 		pos, ok := s.decodeCursor(kind, p.Cursor)

@@ -7,16 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-)
 
-// ProviderCallCount is how many calls of one kind this process made to a
-// Provider that ended with one outcome.
-type ProviderCallCount struct {
-	Provider string
-	Call     string // create_payment, create_payout
-	Outcome  Outcome
-	Count    uint64
-}
+	"github.com/paykit/paykit/internal/monitor"
+)
 
 // callCounts counts a Provider's calls by call and outcome.
 type callCounts struct {
@@ -57,19 +50,18 @@ func (s *Service) providerCreated(ctx context.Context, name, call string, r Resu
 	s.log.LogAttrs(ctx, level, msg, attrs...)
 }
 
-// ProviderCalls reports this process's create calls to each Provider by
-// call and outcome (the unreachable ones have outcome unacknowledged or
-// unknown), sorted.
-func (s *Service) ProviderCalls() []ProviderCallCount {
-	var out []ProviderCallCount
+// providerCalls is monitor.ProviderCalls: this process's create calls to
+// each Provider by call and outcome, sorted.
+func (s *Service) providerCalls() []monitor.ProviderCallCount {
+	var out []monitor.ProviderCallCount
 	for name, a := range s.providers {
 		a.calls.mu.Lock()
 		for k, n := range a.calls.m {
-			out = append(out, ProviderCallCount{Provider: name, Call: k.call, Outcome: k.outcome, Count: n})
+			out = append(out, monitor.ProviderCallCount{Provider: name, Call: k.call, Outcome: string(k.outcome), Count: n})
 		}
 		a.calls.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b ProviderCallCount) int {
+	slices.SortFunc(out, func(a, b monitor.ProviderCallCount) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Call, b.Call), cmp.Compare(a.Outcome, b.Outcome))
 	})
 	return out

@@ -11,11 +11,12 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
 	"github.com/paykit/paykit/store/memory"
 )
 
 // A Provider that refuses every connection is logged at WARN on each
-// create, and counted by outcome in ProviderCalls (which
+// create, and counted by outcome in monitor.ProviderCalls (which
 // paykit_provider_calls_total exposes); a Provider that answers stays at
 // INFO.
 func TestUnreachableProviderWarnsAndCounts(t *testing.T) {
@@ -25,7 +26,7 @@ func TestUnreachableProviderWarnsAndCounts(t *testing.T) {
 	var logs bytes.Buffer
 	e := newFlowEnvOn(t, memory.New(), func(c *paykit.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		c.CircuitBreaker = paykit.CircuitBreaker{Failures: 100} // every create reaches the Provider
+		c.CircuitFailures = 100 // every create reaches the Provider
 	})
 	_, _, err := e.svc.CreatePaymentIntent(ctx, e.test, "k-ok", fpx(5000, "order-ok"))
 	is.NoErr(err)
@@ -40,8 +41,8 @@ func TestUnreachableProviderWarnsAndCounts(t *testing.T) {
 	}
 	is.Equal(strings.Count(logs.String(), `level=WARN msg="provider create payment: no answer"`), 3)
 	is.True(strings.Contains(logs.String(), `provider=fake outcome=unacknowledged detail="connection refused"`))
-	is.Equal(e.svc.ProviderCalls(), []paykit.ProviderCallCount{
-		{Provider: "fake", Call: "create_payment", Outcome: paykit.OutcomeRequiresAction, Count: 1},
-		{Provider: "fake", Call: "create_payment", Outcome: paykit.OutcomeUnacknowledged, Count: 3},
+	is.Equal(monitor.ProviderCalls(e.svc), []monitor.ProviderCallCount{
+		{Provider: "fake", Call: "create_payment", Outcome: string(paykit.OutcomeRequiresAction), Count: 1},
+		{Provider: "fake", Call: "create_payment", Outcome: string(paykit.OutcomeUnacknowledged), Count: 3},
 	})
 }

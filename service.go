@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/keyring"
 )
 
@@ -76,9 +77,18 @@ type Config struct {
 	// they serve), while attempts already there are still recovered,
 	// cancelled and refunded through them.
 	DisabledProviders []string
-	// CircuitBreaker says when a failing Provider is skipped for new
-	// attempts; see CircuitBreaker for the defaults.
-	CircuitBreaker CircuitBreaker
+	// CircuitFailures and CircuitCooldown say when paykit stops offering a
+	// Provider new attempts: after CircuitFailures calls in a row without a
+	// trustworthy answer (timeouts, refused or dropped connections, 5xx;
+	// default 5), its circuit opens for CircuitCooldown (default 30s).
+	// While open, new payments go to the next route that serves them (a
+	// Provider whose circuit is open has received nothing of theirs);
+	// attempts already at the Provider keep being recovered there. After
+	// the cool-down, the next answer decides: a trustworthy one closes the
+	// circuit, another failure opens it again. Each instance keeps its own
+	// circuits.
+	CircuitFailures int
+	CircuitCooldown time.Duration
 	// PublicURL is the base of payer-facing URLs (continuation links, QR
 	// images, checkout links), which live under {PublicURL}/pay/.
 	PublicURL string
@@ -107,9 +117,6 @@ type Config struct {
 	APIKeyCacheTTL time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
-	// WebhookSender delivers webhooks. Nil: NewHTTPWebhookSender's, so a
-	// host that uses only the Go API delivers them too.
-	WebhookSender WebhookSender
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -134,13 +141,13 @@ type Service struct {
 	routing    Routing
 	providers  map[string]*adapter // by name, with their declared method sets
 	disabled   map[string]bool     // Config.DisabledProviders
-	breaker    CircuitBreaker
+	breaker    circuitBreaker
 	publicURL  string
 	paymentTTL time.Duration
 
 	checkoutTTL time.Duration
 
-	webhookSender  atomic.Pointer[WebhookSender]
+	webhookSender  atomic.Pointer[send.Sender]
 	webhookTimeout time.Duration
 	concurrency    int
 	partitionLimit int
@@ -224,12 +231,12 @@ func New(cfg Config) (*Service, error) {
 		}
 		s.disabled[name] = true
 	}
-	s.breaker = cfg.CircuitBreaker
-	if s.breaker.Failures <= 0 {
-		s.breaker.Failures = 5
+	s.breaker = circuitBreaker{failures: cfg.CircuitFailures, cooldown: cfg.CircuitCooldown}
+	if s.breaker.failures <= 0 {
+		s.breaker.failures = 5
 	}
-	if s.breaker.Cooldown <= 0 {
-		s.breaker.Cooldown = 30 * time.Second
+	if s.breaker.cooldown <= 0 {
+		s.breaker.cooldown = 30 * time.Second
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -283,10 +290,8 @@ func New(cfg Config) (*Service, error) {
 	if s.webhookTimeout <= 0 {
 		s.webhookTimeout = 15 * time.Second
 	}
-	if cfg.WebhookSender == nil {
-		cfg.WebhookSender = NewHTTPWebhookSender(s.webhookTimeout)
-	}
-	s.ProvideWebhookSender(cfg.WebhookSender)
+	sender := send.NewSender(s.webhookTimeout)
+	s.webhookSender.Store(&sender)
 	s.concurrency = cfg.WorkerConcurrency
 	if s.concurrency <= 0 {
 		s.concurrency = defaultWorkerConcurrency

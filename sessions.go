@@ -13,9 +13,9 @@ import (
 // sessionLease names the lease that marks a session ended.
 func sessionLease(id string) string { return "operator_session.ended." + id }
 
-// EndOperatorSession records that the operator console session id, valid
+// endOperatorSession records that the operator console session id, valid
 // until until, is over (a sign-out), and audits it as actor's.
-func (s *Service) EndOperatorSession(ctx context.Context, actor, id string, until time.Time) error {
+func (s *Service) endOperatorSession(ctx context.Context, actor, id string, until time.Time) error {
 	if id == "" {
 		return InvalidRequest("session", "A session id is required.")
 	}
@@ -34,9 +34,9 @@ func (s *Service) EndOperatorSession(ctx context.Context, actor, id string, unti
 	return nil
 }
 
-// OperatorSessionEnded reports whether the session id was ended by
-// EndOperatorSession.
-func (s *Service) OperatorSessionEnded(ctx context.Context, id string) (bool, error) {
+// operatorSessionEnded reports whether the session id was ended by
+// endOperatorSession.
+func (s *Service) operatorSessionEnded(ctx context.Context, id string) (bool, error) {
 	ended, err := s.store.LeaseHeld(ctx, sessionLease(id), s.Now())
 	if err != nil {
 		return false, asServiceError(err)

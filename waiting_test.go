@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
 	"github.com/paykit/paykit/paykittest"
 )
 
@@ -74,7 +75,7 @@ func TestWaitingJobIsNoFailure(t *testing.T) {
 		j, err = store.GetJob(ctx, job.ID)
 		is.NoErr(err)
 		is.Equal(j.Status, paykit.JobWaiting)
-		is.Equal(svc.JobRuns(), []paykit.JobRunCounts{{Kind: "t.waits", Attempts: paykit.DefaultMaxAttempts - 1, Errors: map[paykit.JobErrorKind]uint64{}}})
+		is.Equal(monitor.JobRuns(svc), []monitor.JobRunCounts{{Kind: "t.waits", Attempts: paykit.DefaultMaxAttempts - 1, Errors: map[monitor.JobErrorKind]uint64{}}})
 		is.True(!strings.Contains(logs.String(), "level=WARN"))
 		is.True(!strings.Contains(logs.String(), "level=ERROR"))
 
@@ -86,7 +87,7 @@ func TestWaitingJobIsNoFailure(t *testing.T) {
 		is.Equal(list(paykit.JobNeedsAttention), 1)
 		is.Equal(list(paykit.JobWaiting), 0)
 		is.Equal(strings.Count(logs.String(), "needs operator attention"), 1)
-		is.Equal(svc.JobRuns()[0].Errors, map[paykit.JobErrorKind]uint64{})
+		is.Equal(monitor.JobRuns(svc)[0].Errors, map[monitor.JobErrorKind]uint64{})
 	})
 }
 
@@ -135,7 +136,7 @@ func TestPayerWaitNeverNeedsAttention(t *testing.T) {
 					runs := runCounts(e.svc, "payment.inquire")
 					is.True(runs.Attempts <= c.maxRuns)
 					is.True(runs.Attempts < paykit.DefaultMaxAttempts)
-					is.Equal(runs.Errors, map[paykit.JobErrorKind]uint64{})
+					is.Equal(runs.Errors, map[monitor.JobErrorKind]uint64{})
 				})
 			}
 		})
@@ -199,13 +200,13 @@ func completedJob(t *testing.T, svc *paykit.Service, kind, target string) paykit
 }
 
 // runCounts returns svc's counts of the runs of kind.
-func runCounts(svc *paykit.Service, kind string) paykit.JobRunCounts {
-	for _, r := range svc.JobRuns() {
+func runCounts(svc *paykit.Service, kind string) monitor.JobRunCounts {
+	for _, r := range monitor.JobRuns(svc) {
 		if r.Kind == kind {
 			return r
 		}
 	}
-	return paykit.JobRunCounts{Kind: kind}
+	return monitor.JobRunCounts{Kind: kind}
 }
 
 // runsOf is how many runs of kind svc's worker made.

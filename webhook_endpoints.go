@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/webhooks"
 )
 
@@ -232,10 +233,10 @@ func (s *Service) DeleteMerchantWebhookEndpoint(ctx context.Context, p Principal
 }
 
 // RotateMerchantWebhookSecret gives an endpoint of p's scope a new secret;
-// for DefaultSecretOverlap the previous one keeps signing, so every
+// for 24 hours the previous one keeps signing, so every
 // delivery meanwhile carries both signatures.
 func (s *Service) RotateMerchantWebhookSecret(ctx context.Context, p Principal, id string) (*NewWebhookSecret, error) {
-	return s.rotateWebhookSecret(ctx, merchantActor(p), id, DefaultSecretOverlap, &p.Scope)
+	return s.rotateWebhookSecret(ctx, merchantActor(p), id, contract.DefaultSecretOverlap, &p.Scope)
 }
 
 // updateMerchantEndpoint is updateWebhookEndpoint for an endpoint of p's

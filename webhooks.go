@@ -9,13 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paykit/paykit/internal/fanout"
 	"github.com/paykit/paykit/internal/webhooks"
+	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/internal/wire"
 )
-
-// DefaultSecretOverlap is how long the previous secrets of an endpoint keep
-// signing after a rotation unless the operator says otherwise.
-const DefaultSecretOverlap = 24 * time.Hour
 
 // Webhook endpoint statuses.
 const (
@@ -210,7 +208,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (
 }
 
 // RotateWebhookSecret gives an endpoint a new secret. The previous ones
-// keep signing for overlap (DefaultSecretOverlap when the operator names none; at most 7 days), so the merchant
+// keep signing for overlap (24 hours when the operator names none; at most 7 days), so the merchant
 // can switch without losing a delivery; both signatures are sent meanwhile.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration) (*NewWebhookSecret, error) {
 	if overlap < 0 || overlap > 7*24*time.Hour {
@@ -339,30 +337,16 @@ type webhookJob struct {
 	EndpointID string `json:"endpoint_id"`
 }
 
-// DeliveryScheduler is implemented by a Tx that can schedule an event's
-// webhook deliveries in one write, without reading the endpoints first
-// (sqlstore does). It is optional: the Service reads the endpoints and
-// enqueues each delivery through a Tx without it.
-type DeliveryScheduler interface {
-	// ScheduleDeliveries enqueues, in the transaction, for every enabled
-	// webhook endpoint of e's scope that enables e.Type, the job of kind that delivers e to it:
-	// Scope e's, TargetID e.ID, Payload {"endpoint_id":"<id>"}, DedupKey
-	// kind:<endpoint id>:<event id>, RunAt e.CreatedAt, CreatedAt now,
-	// status available. Its ids are baseID, a fresh id, followed by "."
-	// and 1, 2, ... in the order of the endpoints' ids. A job whose dedup
-	// key is pending already is not enqueued again.
-	ScheduleDeliveries(ctx context.Context, e *Event, kind, baseID string, now time.Time) error
-}
-
 // fanOut schedules the delivery of e to every enabled endpoint of its
-// scope, in tx.
+// scope, in tx: in one write when tx is a fanout.Scheduler.
 func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
 	inner := tx
 	if et, ok := tx.(*eventTx); ok {
 		inner = et.Tx
 	}
-	if d, ok := inner.(DeliveryScheduler); ok {
-		return d.ScheduleDeliveries(ctx, e, jobWebhookDeliver, s.newID("job"), s.Now())
+	if d, ok := inner.(fanout.Scheduler); ok {
+		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt}
+		return d.ScheduleDeliveries(ctx, fe, jobWebhookDeliver, s.newID("job"), s.Now())
 	}
 	eps, err := tx.ListWebhookEndpoints(ctx, e.MerchantID)
 	if err != nil {
@@ -425,18 +409,23 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	}
 	sender := s.webhookSender.Load()
 	if sender == nil {
-		return errors.New("no WebhookSender: the Service was not made by New")
+		return errors.New("no webhook sender: the Service was not made by New")
 	}
 	if err := CheckJobLease(ctx); err != nil {
 		return err
 	}
-	res := (*sender).SendWebhook(ctx, WebhookDelivery{Endpoint: w, Event: e, Secrets: secrets, SentAt: now})
+	var res send.Attempt
+	if body, err := EventBody(e); err != nil {
+		res.Err = "render event: " + err.Error()
+	} else {
+		res = (*sender).Send(ctx, send.Delivery{URL: w.URL, Live: w.Environment == Live, ID: e.ID, Body: body, Secrets: secrets, SentAt: now})
+	}
 	if ctx.Err() != nil {
 		return ctx.Err() // the worker is stopping: the attempt does not count
 	}
 	a := &WebhookAttempt{ID: s.newID("wha"), EndpointID: w.ID, EventID: e.ID, MerchantID: w.MerchantID,
 		Environment: w.Environment, Number: j.Attempts, StatusCode: res.StatusCode,
-		Latency: res.Latency.Truncate(time.Millisecond), Response: res.Response, Error: res.Error,
+		Latency: res.Latency.Truncate(time.Millisecond), Response: res.Response, Error: res.Err,
 		Succeeded: res.Succeeded(), CreatedAt: s.Now()}
 	if err := s.store.CreateWebhookAttempt(ctx, a); err != nil {
 		return err
@@ -455,10 +444,10 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	}
 	delay, ok := webhooks.NextDelay(j.Attempts, res.RetryAfter, rand.Float64)
 	if !ok {
-		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Error)...)
+		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Err)...)
 		return s.disableWebhookEndpoint(ctx, w.ID, DisabledFailing)
 	}
-	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Error, "retry_in", delay.String())...)
+	s.log.InfoContext(ctx, "webhook delivery failed; will retry", append(logArgs, "error", res.Err, "retry_in", delay.String())...)
 	if err := s.endpointFailed(ctx, w.ID, res); err != nil {
 		return err
 	}
@@ -476,7 +465,7 @@ const (
 
 // endpointFailed counts a failed delivery to the endpoint id, and pauses
 // the endpoint once it failed pauseAfter times in a row.
-func (s *Service) endpointFailed(ctx context.Context, id string, res WebhookResult) error {
+func (s *Service) endpointFailed(ctx context.Context, id string, res send.Attempt) error {
 	return s.inTx(ctx, func(tx Tx) error {
 		w, err := tx.GetWebhookEndpoint(ctx, id)
 		if err != nil {
@@ -504,11 +493,11 @@ func (s *Service) endpointFailed(ctx context.Context, id string, res WebhookResu
 }
 
 // failureText says how a delivery failed, for an operator.
-func failureText(res WebhookResult) string {
+func failureText(res send.Attempt) string {
 	if res.StatusCode != 0 {
 		return fmt.Sprintf("answered %d", res.StatusCode)
 	}
-	return truncateUTF8(res.Error, 200)
+	return truncateUTF8(res.Err, 200)
 }
 
 // endpointAnswered ends the endpoint's run of failures, and its pause.
@@ -540,46 +529,3 @@ func (s *Service) disableWebhookEndpoint(ctx context.Context, id, reason string)
 		return tx.UpdateWebhookEndpoint(ctx, w)
 	})
 }
-
-// WebhookSender delivers one event to one webhook endpoint: it renders the
-// event, signs it with every secret given and sends it, within Timeout.
-// NewHTTPWebhookSender's, the default, POSTs it as the contract says. The Service records
-// each attempt and retries on its schedule.
-type WebhookSender interface {
-	SendWebhook(ctx context.Context, d WebhookDelivery) WebhookResult
-}
-
-// WebhookDelivery is one delivery attempt to make.
-type WebhookDelivery struct {
-	Endpoint *WebhookEndpoint
-	Event    *Event
-	Secrets  []string  // the plain secrets that sign now, newest first
-	SentAt   time.Time // the signature's timestamp
-}
-
-// WebhookResult is the outcome of one delivery attempt.
-type WebhookResult struct {
-	StatusCode int           // 0 when no answer came
-	Latency    time.Duration // from sending to having read the answer
-	Response   string        // the start of the answer's body, valid UTF-8
-	Error      string        // why no answer came
-	RetryAfter time.Duration // the delay the receiver asked for, if any
-}
-
-// Succeeded reports whether the endpoint answered 2xx.
-func (r WebhookResult) Succeeded() bool { return r.StatusCode >= 200 && r.StatusCode <= 299 }
-
-// Gone reports whether the endpoint answered 410 Gone: it is disabled.
-func (r WebhookResult) Gone() bool { return r.StatusCode == 410 }
-
-// ProvideWebhookSender installs ws as the Service's webhook sender unless
-// it has one, and reports whether it did. New always installs one
-// (Options.WebhookSender or NewHTTPWebhookSender's), so this changes
-// nothing on a Service New made; httpadapter's APIs still call it.
-func (s *Service) ProvideWebhookSender(ws WebhookSender) bool {
-	return s.webhookSender.CompareAndSwap(nil, &ws)
-}
-
-// WebhookTimeout is the bound of one webhook delivery attempt
-// (Options.WebhookTimeout).
-func (s *Service) WebhookTimeout() time.Duration { return s.webhookTimeout }

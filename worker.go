@@ -309,7 +309,7 @@ type jobEnd struct {
 
 // execute runs one claimed job under a lease that is renewed while it
 // runs, within its kind's Timeout, and says how it ended. Every attempt is
-// counted (JobRuns), and a failure leaves its kind and scrubbed text in the
+// counted (monitor.JobRuns), and a failure leaves its kind and scrubbed text in the
 // job's LastError for the operator; a job that waits (errNotYet) is no
 // failure and leaves none. A job that ran its kind's MaxAttempts times,
 // failing or waiting, needs attention: it is flagged and tried again at
@@ -357,9 +357,9 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	s.jobCounts.record(j.Kind, counted)
 	limit := s.maxAttempts(j.Kind)
 	flag := j.Attempts >= limit
-	runAt := s.Now().Add(Backoff(j.Attempts))
+	runAt := s.Now().Add(backoff(j.Attempts))
 	if flag {
-		runAt = s.Now().Add(Backoff(maxBackoffAttempts))
+		runAt = s.Now().Add(backoff(maxBackoffAttempts))
 	}
 	var p panicError
 	switch {
@@ -474,7 +474,7 @@ func (f *finisher) loop() {
 // finishTimeout bounds one write of job ends.
 const finishTimeout = 30 * time.Second
 
-// maxBackoffAttempts is an attempt count whose Backoff is the longest
+// maxBackoffAttempts is an attempt count whose backoff is the longest
 // interval.
 const maxBackoffAttempts = 64
 
@@ -499,9 +499,9 @@ func safeRun(ctx context.Context, h JobHandler, j *Job) (err error) {
 	return h(ctx, j)
 }
 
-// Backoff is the delay before retry number attempts (1-based): 1s doubling
+// backoff is the delay before retry number attempts (1-based): 1s doubling
 // up to 1h, with jitter drawn from the upper half of the interval.
-func Backoff(attempts int) time.Duration {
+func backoff(attempts int) time.Duration {
 	d := time.Second
 	for i := 1; i < attempts && d < time.Hour; i++ {
 		d *= 2

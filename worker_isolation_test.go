@@ -10,6 +10,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/adapterhooks"
+	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/paykittest"
 )
 
@@ -24,19 +26,19 @@ type hangingSender struct {
 	got       chan string
 }
 
-func (h *hangingSender) SendWebhook(ctx context.Context, d paykit.WebhookDelivery) paykit.WebhookResult {
-	if d.Endpoint.URL == h.hang {
+func (h *hangingSender) Send(ctx context.Context, d send.Delivery) send.Attempt {
+	if d.URL == h.hang {
 		select {
 		case <-h.release:
 		case <-ctx.Done():
 		}
-		return paykit.WebhookResult{Error: "timeout"}
+		return send.Attempt{Err: "timeout"}
 	}
 	h.mu.Lock()
-	h.delivered[d.Endpoint.URL]++
+	h.delivered[d.URL]++
 	h.mu.Unlock()
-	h.got <- d.Endpoint.URL
-	return paykit.WebhookResult{StatusCode: 200}
+	h.got <- d.URL
+	return send.Attempt{StatusCode: 200}
 }
 
 // A webhook endpoint that hangs holds at most PartitionConcurrency of the
@@ -51,10 +53,10 @@ func TestHangingEndpointDoesNotDelayOtherMerchants(t *testing.T) {
 			got: make(chan string, 100)}
 		defer close(sender.release)
 		e := newFlowEnvOn(t, store, func(c *paykit.Config) {
-			c.WebhookSender = sender
 			c.WorkerConcurrency, c.PartitionConcurrency = 4, 2
 			c.WorkerInterval = time.Hour // wake-ups only
 		})
+		adapterhooks.SetWebhookSender(e.svc, sender)
 		a, err := e.svc.CreateMerchant(ctx, "test", "Noisy")
 		is.NoErr(err)
 		b, err := e.svc.CreateMerchant(ctx, "test", "Quiet")

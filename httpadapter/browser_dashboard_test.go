@@ -17,6 +17,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/browsertest"
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // The operator dashboard in a real browser (SQLite Store, a running
@@ -266,7 +267,7 @@ func TestBrowserDashboardFilterAndPage(t *testing.T) {
 	b.SetValue("#f-status", "requires_approval")
 	b.ClickAndLoad("#apply-filters")
 	b.WaitFor("#next-page", pageWait)
-	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), paykit.DefaultPageLimit)
+	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), contract.DefaultPageLimit)
 	b.ClickAndLoad("#next-page")
 	b.WaitFor("#list tbody tr", pageWait)
 	is.Equal(browsertest.Eval[int](b, `document.querySelectorAll("#list tbody tr").length`), 2)

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/adapterhooks"
 	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/wire"
 )
@@ -36,8 +37,8 @@ import (
 // name and the expiry, signed with HMAC-SHA256 under a key derived from
 // DashboardOptions.SessionKey, so every instance sharing that key (as
 // instances on one PostgreSQL database share the signing key) accepts it.
-// Sign-out ends the session in the Store (Service.EndOperatorSession), so
-// every instance, and this one after a restart, refuses the cookie from
+// Sign-out ends the session in the Store (adapterhooks.EndOperatorSession),
+// so every instance, and this one after a restart, refuses the cookie from
 // then on. Removing an operator's token ends its sessions everywhere.
 //
 // Every form carries a CSRF token (HMAC of the session id; at sign-in, of a
@@ -234,7 +235,7 @@ func (d *dashboard) session(r *http.Request) *session {
 	}
 	// Ended by a sign-out on any instance (or the Store cannot tell: no
 	// session, to be safe).
-	if ended, err := d.svc.OperatorSessionEnded(r.Context(), s.ID); err != nil || ended {
+	if ended, err := adapterhooks.OperatorSessionEnded(d.svc, r.Context(), s.ID); err != nil || ended {
 		return nil
 	}
 	return s
@@ -353,7 +354,7 @@ func (d *dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 // signOut revokes the session and clears its cookie.
 func (d *dashboard) signOut(w http.ResponseWriter, r *http.Request, s *session) error {
 	now := d.svc.Now()
-	if err := d.svc.EndOperatorSession(r.Context(), s.actor(), s.ID, s.Expires); err != nil {
+	if err := adapterhooks.EndOperatorSession(d.svc, r.Context(), s.actor(), s.ID, s.Expires); err != nil {
 		return err
 	}
 	d.setCookie(w, r, sessionCookie, "", now)

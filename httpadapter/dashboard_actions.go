@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/enums"
+	"github.com/paykit/paykit/internal/monitor"
 )
 
 // overviewMerchants is how many of the newest merchants the overview shows
@@ -18,14 +20,14 @@ const overviewMerchants = 10
 
 // overview: what needs attention, the picked merchant's last 24 hours by
 // status, and balances. The attention counts are read with a bound of
-// MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
+// contract.MaxPageLimit (shown as "100+"); the 24-hour counts are exact.
 func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	sc, merchants, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
-	bound := paykit.PageParams{Limit: paykit.MaxPageLimit}
+	bound := paykit.PageParams{Limit: contract.MaxPageLimit}
 	approvals, err := d.svc.ListPendingApprovals(ctx, bound)
 	if err != nil {
 		return err
@@ -77,7 +79,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 		{strconv.Itoa(stats.Stale.PayoutIntents), "payouts processing past their stale time (all merchants)", link(r, "/payouts", append(sc.params(), "status", "processing")...)},
 		{strconv.Itoa(len(ft.Rows)), "webhook endpoints disabled", ""},
 	}})
-	if ps := d.svc.ProviderStates(); len(ps) > 0 {
+	if ps := monitor.ProviderStates(d.svc); len(ps) > 0 {
 		pt := &table{Head: []string{"Provider", "State"}}
 		for _, st := range ps {
 			state := statusCell("enabled")
@@ -281,7 +283,7 @@ func (d *dashboard) endpointAction(w http.ResponseWriter, r *http.Request, s *se
 		}
 	case "rotate":
 		var ns *paykit.NewWebhookSecret
-		if ns, err = d.svc.RotateWebhookSecret(ctx, s.actor(), id, paykit.DefaultSecretOverlap); err == nil {
+		if ns, err = d.svc.RotateWebhookSecret(ctx, s.actor(), id, contract.DefaultSecretOverlap); err == nil {
 			secret = &secretView{Label: "New signing secret", Value: ns.Secret}
 			done = "Secret rotated; the previous one signs for 24 hours more."
 		}

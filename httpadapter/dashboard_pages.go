@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/enums"
 )
 
@@ -130,7 +131,7 @@ func (d *dashboard) activeScope(ctx context.Context, ms []paykit.Merchant) (payk
 // merchant id is accepted). It returns the merchants offered, newest
 // first.
 func (d *dashboard) pickScope(r *http.Request) (scoped, []paykit.Merchant, error) {
-	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: paykit.MaxPageLimit})
+	ms, err := d.svc.ListMerchants(r.Context(), paykit.PageParams{Limit: contract.MaxPageLimit})
 	if err != nil {
 		return scoped{}, nil, err
 	}
@@ -395,7 +396,7 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 		{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
 	}}
 	refunds, err := d.svc.ListRefunds(r.Context(), sc.principal(), paykit.RefundListParams{PaymentIntent: pi.ID,
-		ListParams: paykit.ListParams[paykit.RefundStatus]{PageParams: paykit.PageParams{Limit: paykit.MaxPageLimit}}})
+		ListParams: paykit.ListParams[paykit.RefundStatus]{PageParams: paykit.PageParams{Limit: contract.MaxPageLimit}}})
 	if err != nil {
 		return err
 	}

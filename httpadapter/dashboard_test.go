@@ -17,6 +17,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/newid"
 )
 
@@ -310,7 +311,7 @@ func TestDashboardOverviewCountsExactly(t *testing.T) {
 	m, err := e.svc.CreateMerchant(e.ctx, "test", "Kedai Kira")
 	is.NoErr(err)
 	p := paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: paykit.Test}}
-	const n = paykit.MaxPageLimit + 5
+	const n = contract.MaxPageLimit + 5
 	for i := range n {
 		ref := "order-" + strconv.Itoa(i)
 		_, _, err := e.svc.CreatePaymentIntent(e.ctx, p, ref, paykit.CreatePaymentIntentRequest{

@@ -19,8 +19,10 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/adapterhooks"
 	"github.com/paykit/paykit/internal/newid"
 	"github.com/paykit/paykit/internal/oapitest"
+	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/paykittest"
 	"github.com/paykit/paykit/provider/sandbox"
 )
@@ -153,8 +155,8 @@ type envConfig struct {
 	approvalThreshold int64
 	// webhookTimeout bounds a webhook delivery attempt (0: the default).
 	webhookTimeout time.Duration
-	// webhookSender, when set, delivers webhooks instead of httpadapter's.
-	webhookSender paykit.WebhookSender
+	// webhookSender, when set, delivers webhooks instead of the Service's.
+	webhookSender send.Sender
 	// providerTimeout bounds the sandbox adapter's calls (0: the tests'
 	// short paykittest.ProviderTimeout). Tests that race many requests,
 	// and are not about timeouts, give the PSP longer on a loaded machine.
@@ -202,12 +204,15 @@ func newPaykitEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envCon
 		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) { c.APIKey = sandboxAPIKey }),
 		paykittest.WithConfig(func(c *paykit.Config) {
 			c.Logger, c.PublicURL, c.SigningKey = logger, base, testSigningKey
-			c.ApprovalThreshold, c.WebhookTimeout, c.WebhookSender = cfg.approvalThreshold, cfg.webhookTimeout, cfg.webhookSender
+			c.ApprovalThreshold, c.WebhookTimeout = cfg.approvalThreshold, cfg.webhookTimeout
 			if !withSandbox {
 				c.Now, c.Routing, c.Providers = cfg.now, cfg.routing, cfg.providers
 			}
 		}),
 	)
+	if cfg.webhookSender != nil {
+		adapterhooks.SetWebhookSender(pe.Service, cfg.webhookSender)
+	}
 	reg := prometheus.NewRegistry()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", httpadapter.NewMerchantAPI(pe.Service, httpadapter.Options{

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // Merchant event routes: the event log of the key's merchant and
@@ -94,7 +95,7 @@ func (o *operatorAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request
 	if err := decodeOptionalBody(w, r, &req); err != nil {
 		return err
 	}
-	overlap := paykit.DefaultSecretOverlap
+	overlap := contract.DefaultSecretOverlap
 	if req.ExpirePreviousAfter != nil {
 		overlap = time.Duration(*req.ExpirePreviousAfter) * time.Second
 	}

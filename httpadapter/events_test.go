@@ -214,7 +214,7 @@ func TestCallbackRacesRecovery(t *testing.T) {
 			is.Equal(pi["status"], "processing")
 			ids = append(ids, pi["id"].(string))
 		}
-		e.clock.Advance(sandboxDelay + paykit.Backoff(1)*2)
+		e.clock.Advance(sandboxDelay + 2*time.Second) // past the first retry's backoff (at most 1 s)
 		var wg sync.WaitGroup
 		wg.Go(func() { _, _ = e.psp.SendCallbacks(ctx) })
 		wg.Go(func() { _, _ = e.svc.ProcessDue(ctx) })

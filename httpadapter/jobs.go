@@ -8,12 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/monitor"
 )
 
 // Background work, made visible: the operator's job list and the
 // Prometheus metrics of jobs and stale intents. paykit exposes plain Go
-// values (Service.ListJobs, JobStats, JobRuns); this file says them over
-// HTTP and in Prometheus' terms.
+// values (Service.ListJobs, JobStats, monitor.JobRuns); this file says them
+// over HTTP and in Prometheus' terms.
 
 // routeJobs adds GET /jobs and registers the background-work collector on
 // reg (when not nil).
@@ -61,7 +62,7 @@ const jobStatsTimeout = 5 * time.Second
 
 // jobCollector reports background work at scrape time: gauges read from the
 // Store through Service.JobStats (shared by every instance on one Store) and
-// the counters of this process's worker (Service.JobRuns).
+// the counters of this process's worker (monitor.JobRuns).
 type jobCollector struct {
 	svc *paykit.Service
 
@@ -78,7 +79,7 @@ type jobCollector struct {
 
 func newJobCollector(svc *paykit.Service) *jobCollector {
 	kind := []string{"kind"}
-	stale := paykit.ProcessingStaleAfter.String()
+	stale := monitor.ProcessingStaleAfter.String()
 	return &jobCollector{
 		svc: svc,
 		due: prometheus.NewDesc("paykit_jobs_due",
@@ -126,17 +127,17 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, p := range c.svc.ProviderStates() {
+	for _, p := range monitor.ProviderStates(c.svc) {
 		usable := 1.0
 		if p.Disabled || p.CircuitOpen {
 			usable = 0
 		}
 		ch <- prometheus.MustNewConstMetric(c.providerUsable, prometheus.GaugeValue, usable, p.Name)
 	}
-	for _, p := range c.svc.ProviderCalls() {
-		ch <- prometheus.MustNewConstMetric(c.providerCalls, prometheus.CounterValue, float64(p.Count), p.Provider, p.Call, string(p.Outcome))
+	for _, p := range monitor.ProviderCalls(c.svc) {
+		ch <- prometheus.MustNewConstMetric(c.providerCalls, prometheus.CounterValue, float64(p.Count), p.Provider, p.Call, p.Outcome)
 	}
-	for _, r := range c.svc.JobRuns() {
+	for _, r := range monitor.JobRuns(c.svc) {
 		ch <- prometheus.MustNewConstMetric(c.attempts, prometheus.CounterValue, float64(r.Attempts), r.Kind)
 		ch <- prometheus.MustNewConstMetric(c.leasesLost, prometheus.CounterValue, float64(r.LostLeases), r.Kind)
 		for kind, n := range r.Errors {

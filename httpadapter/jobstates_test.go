@@ -17,6 +17,10 @@ import (
 	"github.com/paykit/paykit/provider/sandbox"
 )
 
+// defaultMaxAttempts is the attempt limit of paykit's own job kinds
+// (JobKindOptions.MaxAttempts' default).
+const defaultMaxAttempts = 25
+
 // The job states an operator lists besides due, running, retrying and
 // scheduled: available (due or scheduled), needs_attention and completed.
 func TestOperatorListJobStates(t *testing.T) {
@@ -112,7 +116,7 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		r = e.do("POST", "/v1/payout_intents", thPayout("250000", "stuck-2", plainAccount), basic(k), idem("stuck-2"))
 		assertError(t, r, http.StatusServiceUnavailable, paykit.CodeDispatchUnavailable, "")
 
-		for range paykit.DefaultMaxAttempts - 1 {
+		for range defaultMaxAttempts - 1 {
 			clock.Advance(2 * time.Hour)
 			n, err := e.svc.ProcessDue(e.ctx)
 			is.NoErr(err)
@@ -135,7 +139,7 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		job := jobs[0].(map[string]any)
 		is.Equal(job["kind"], "payout.dispatch")
 		is.Equal(job["state"], "needs_attention")
-		is.Equal(job["attempts"], float64(paykit.DefaultMaxAttempts))
+		is.Equal(job["attempts"], float64(defaultMaxAttempts))
 		is.True(strings.HasPrefix(job["last_error"].(string), "handler_error: dispatch_unavailable: "))
 		is.Equal(len(listAll(t, e, "/operator/jobs?state=retrying")), 0)
 		runAt, err := time.Parse(time.RFC3339, job["run_at"].(string))
@@ -162,7 +166,7 @@ func TestStuckPayoutNeedsAttention(t *testing.T) {
 		is.Equal(calls.Load(), before+1)
 		jobs = listAll(t, e, "/operator/jobs?state=needs_attention")
 		is.Equal(len(jobs), 1)
-		is.Equal(jobs[0].(map[string]any)["attempts"], float64(paykit.DefaultMaxAttempts+1))
+		is.Equal(jobs[0].(map[string]any)["attempts"], float64(defaultMaxAttempts+1))
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/validated"
 	"github.com/paykit/paykit/internal/wire"
 )
@@ -368,8 +369,8 @@ func pageParams(q url.Values) (paykit.PageParams, error) {
 	}
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > paykit.MaxPageLimit {
-			return p, paykit.InvalidRequest("limit", "limit must be an integer between 1 and %d.", paykit.MaxPageLimit)
+		if err != nil || n < 1 || n > contract.MaxPageLimit {
+			return p, paykit.InvalidRequest("limit", "limit must be an integer between 1 and %d.", contract.MaxPageLimit)
 		}
 		p.Limit = n
 	}

@@ -49,7 +49,8 @@ type operatorToken struct {
 // paykit_jobs_oldest_due_age_seconds by job kind (from the Store, so shared
 // by every instance), paykit_job_attempts_total and paykit_job_errors_total
 // (this process's worker), paykit_payment_intents_stale and
-// paykit_payout_intents_stale (processing past paykit.ProcessingStaleAfter),
+// paykit_payout_intents_stale (processing for more than 15 minutes since
+// their last change),
 // and paykit_webhook_endpoints_paused (the webhook endpoints paused now,
 // from the Store).
 // A Registerer serves one Service: a second operator API registered on it

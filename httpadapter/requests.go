@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/adapterhooks"
+	"github.com/paykit/paykit/internal/contract"
 	"github.com/paykit/paykit/internal/validated"
 	"github.com/paykit/paykit/internal/wire"
 )
@@ -130,7 +132,7 @@ func toRequest[Req any, B createBody[Req]](ctx context.Context, svc *paykit.Serv
 	if err == nil {
 		return body.request(amount), nil
 	}
-	if err := svc.IdempotencyKeyConflict(ctx, p, key); err != nil {
+	if err := adapterhooks.IdempotencyKeyConflict(svc, ctx, p.MerchantID, string(p.Environment), key); err != nil {
 		return zero, err
 	}
 	if err := validated.Check(body); err != nil {
@@ -167,7 +169,7 @@ func (b *balanceAdjustmentBody) request() (paykit.BalanceAdjustmentRequest, erro
 	}
 	amount, err := wire.ParseAmount(raw)
 	if err != nil {
-		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", paykit.AdjustmentAmountMessage)
+		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	if negative {
 		amount = -amount

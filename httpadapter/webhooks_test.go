@@ -16,7 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paykit/paykit"
-	"github.com/paykit/paykit/httpadapter"
+	"github.com/paykit/paykit/internal/webhooks/send"
 )
 
 // Webhook delivery to real receivers on loopback (test environment), on
@@ -195,29 +195,29 @@ func TestWebhookDelivery(t *testing.T) {
 	})
 }
 
-// cutOffSender is httpadapter's sender whose attempt ends, as a timeout
+// cutOffSender is the Service's sender whose attempt ends, as a timeout
 // would end it, when the receiver says it holds the request (cut): a
 // receiver that never answers costs no waiting. Each attempt is cut by its
 // own message id, so deliveries of other events running at the same time
 // are left alone.
 type cutOffSender struct {
-	*httpadapter.WebhookSender
+	send.Sender
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by event id (webhook-id)
 }
 
-func (s *cutOffSender) SendWebhook(ctx context.Context, d paykit.WebhookDelivery) paykit.WebhookResult {
+func (s *cutOffSender) Send(ctx context.Context, d send.Delivery) send.Attempt {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.mu.Lock()
-	s.inflight[d.Event.ID] = cancel
+	s.inflight[d.ID] = cancel
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.inflight, d.Event.ID)
+		delete(s.inflight, d.ID)
 		s.mu.Unlock()
 	}()
-	return s.WebhookSender.SendWebhook(ctx, d)
+	return s.Sender.Send(ctx, d)
 }
 
 // cut ends the attempt in flight for message id.
@@ -238,7 +238,7 @@ func TestWebhookEndpointThatNeverAnswers(t *testing.T) {
 		// expire before a loaded machine hands the request to the
 		// receiver); the sender cuts the later ones off as soon as the
 		// receiver holds them.
-		sender := &cutOffSender{WebhookSender: httpadapter.NewWebhookSender(2 * time.Second), inflight: map[string]context.CancelFunc{}}
+		sender := &cutOffSender{Sender: send.NewSender(2 * time.Second), inflight: map[string]context.CancelFunc{}}
 		e := newSandboxEnvConfig(t, open, envConfig{webhookSender: sender})
 		k := e.merchant(paykit.Test)
 		rc := newReceiver(t, e, func(n int, w http.ResponseWriter, r *http.Request) {

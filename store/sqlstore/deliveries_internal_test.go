@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/fanout"
 )
 
 // TestScheduleDeliveries: one statement enqueues the delivery job of an
@@ -36,10 +37,10 @@ func TestScheduleDeliveries(t *testing.T) {
 				w.URL, w.CreatedAt, w.UpdatedAt = "https://shop.example/hook", now, now
 				is.NoErr(s.CreateWebhookEndpoint(ctx, &w))
 			}
-			e := &paykit.Event{ID: "evt_1", MerchantID: "mch_1", Environment: paykit.Test, CreatedAt: now}
+			e := fanout.Event{ID: "evt_1", MerchantID: "mch_1", Environment: string(paykit.Test), CreatedAt: now}
 			schedule := func(baseID string) {
 				is.NoErr(s.InTx(ctx, func(tx paykit.Tx) error {
-					return tx.(paykit.DeliveryScheduler).ScheduleDeliveries(ctx, e, "webhook.deliver", baseID, now.Add(time.Millisecond))
+					return tx.(fanout.Scheduler).ScheduleDeliveries(ctx, e, "webhook.deliver", baseID, now.Add(time.Millisecond))
 				}))
 			}
 			schedule("job_x")

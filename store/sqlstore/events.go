@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/fanout"
 	"github.com/paykit/paykit/internal/snapshot"
 )
 
@@ -47,11 +48,11 @@ func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 	return t.insert(ctx, "events", row, uniqueKey{"id", "id = ?", []any{e.ID}})
 }
 
-// ScheduleDeliveries implements paykit.DeliveryScheduler: one INSERT ...
-// SELECT from the scope's enabled endpoints (on PostgreSQL, a call of the
+// ScheduleDeliveries implements fanout.Scheduler: one INSERT ... SELECT
+// from the scope's enabled endpoints (on PostgreSQL, a call of the
 // function that runs it), held back like any write in a batched
 // transaction.
-func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseID string, now time.Time) error {
+func (t tx) ScheduleDeliveries(ctx context.Context, e fanout.Event, kind, baseID string, now time.Time) error {
 	t.jobDue() // when the scope has endpoints: a claim finds out
 	var q *bun.RawQuery
 	if t.pg {
@@ -59,10 +60,10 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e *paykit.Event, kind, baseI
 		// whose plan PostgreSQL keeps.
 		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, string(e.Environment), paykit.WebhookEnabled, e.Type)
+			e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type)
 	} else {
 		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, string(e.Environment), paykit.WebhookEnabled, e.Type}
+			e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type}
 		if t.sqlTx != nil {
 			if st, a, ok := t.prep.rawArgs(fanOutSQLite, args...); ok {
 				_, err := t.execPrepared(ctx, st, a)

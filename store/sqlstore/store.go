@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/fanout"
 	"github.com/paykit/paykit/internal/wakeup"
 )
 
@@ -74,9 +75,9 @@ func (t tx) jobDue() {
 }
 
 var (
-	_ paykit.Store             = (*Store)(nil)
-	_ paykit.Tx                = tx{}
-	_ paykit.DeliveryScheduler = tx{}
+	_ paykit.Store     = (*Store)(nil)
+	_ paykit.Tx        = tx{}
+	_ fanout.Scheduler = tx{}
 )
 
 // Options bound the Store's use of the database. The zero value gives the

@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/fanout"
 )
 
 // event makes an event whose resource is a payout as it was then.
@@ -148,7 +149,7 @@ func testWebhookEndpointMerchantFields(t *testing.T, s paykit.Store) {
 }
 
 // testDeliveryFanOut: a Store that schedules deliveries itself
-// (paykit.DeliveryScheduler) schedules one only to the enabled endpoints
+// (fanout.Scheduler) schedules one only to the enabled endpoints
 // of the event's scope that enable its type.
 func testDeliveryFanOut(t *testing.T, s paykit.Store) {
 	is := is.New(t)
@@ -172,15 +173,16 @@ func testDeliveryFanOut(t *testing.T, s paykit.Store) {
 		if err := tx.CreateEvent(ctx, e); err != nil {
 			return err
 		}
-		d, ok := tx.(paykit.DeliveryScheduler)
+		d, ok := tx.(fanout.Scheduler)
 		if !ok {
 			return nil
 		}
 		scheduled = true
-		return d.ScheduleDeliveries(ctx, e, "webhook.deliver", "job_fan", at(time.Minute))
+		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt}
+		return d.ScheduleDeliveries(ctx, fe, "webhook.deliver", "job_fan", at(time.Minute))
 	}))
 	if !scheduled {
-		t.Skip("the Store has no DeliveryScheduler: the Service filters")
+		t.Skip("the Store has no fanout.Scheduler: the Service filters")
 	}
 	var got []string
 	for _, id := range []string{"job_fan.1", "job_fan.2", "job_fan.3"} {

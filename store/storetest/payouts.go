@@ -62,7 +62,7 @@ func testPayoutRoundTrip(t *testing.T, s paykit.Store) {
 	full.Amount = 9_000_000_000_000_000 // int64, far above float64's exact range
 	full.ReservedAmount, full.CompletedAmount, full.ReturnedAmount = 7, 8, 9
 	full.FailureCode, full.FailureMessage, full.CancelReason = "funds_returned", "The funds came back.", "changed their mind"
-	full.ProviderRef, full.Attempt = "tr_1", paykit.AttemptCancelling
+	full.ProviderRef, full.Attempt = "tr_1", paykit.AttemptUnknown
 	full.CancelRequestedAt = ptr(at(1500 * time.Millisecond))
 	full.ApprovalExpiresAt = ptr(at(72 * time.Hour))
 	is.NoErr(s.CreatePayoutIntent(ctx, full))

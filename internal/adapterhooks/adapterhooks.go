@@ -1,0 +1,30 @@
+// Package adapterhooks is what httpadapter, and the tests, do with a
+// Service beyond its exported methods. Package paykit sets the hooks in
+// its init; svc is always a *paykit.Service.
+package adapterhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/paykit/paykit/internal/webhooks/send"
+)
+
+// Hooks, set by package paykit.
+var (
+	// IdempotencyKeyConflict returns the idempotency_conflict error when
+	// key was already used in the scope (merchantID, environment), nil
+	// when it is free. It answers a request that cannot equal any stored
+	// one (an adapter could not even parse it): under a used key such a
+	// request conflicts, as any other that differs.
+	IdempotencyKeyConflict func(svc any, ctx context.Context, merchantID, environment, key string) error
+	// EndOperatorSession records that the operator console session id,
+	// valid until until, is over (a sign-out), and audits it as actor's.
+	EndOperatorSession func(svc any, ctx context.Context, actor, id string, until time.Time) error
+	// OperatorSessionEnded reports whether the session id was ended by
+	// EndOperatorSession, on any instance on the Store.
+	OperatorSessionEnded func(svc any, ctx context.Context, id string) (bool, error)
+	// SetWebhookSender makes svc deliver webhooks through ws from now on
+	// (tests).
+	SetWebhookSender func(svc any, ws send.Sender)
+)
