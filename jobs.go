@@ -123,7 +123,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 		for i, st := range JobStates {
 			names[i] = string(st)
 		}
-		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
+		return nil, invalidRequest("state", "state must be one of %s.", strings.Join(names, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {
@@ -132,7 +132,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 	now := s.Now()
 	rows, err := s.store.Queue().ListJobs(ctx, JobQuery{Kind: p.Kind, MerchantID: p.MerchantID, State: p.State, Now: now, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	views := make([]JobView, len(rows))
 	for i := range rows {

@@ -90,7 +90,7 @@ func (s *Service) StatusCounts(ctx context.Context, p Principal, kind ResourceKi
 	switch kind {
 	case KindPaymentIntent, KindPayoutIntent, KindCheckout, KindRefund:
 	default:
-		return nil, InvalidRequest("kind", "kind %q is not a resource with statuses.", kind)
+		return nil, invalidRequest("kind", "kind %q is not a resource with statuses.", kind)
 	}
 	counts, err := s.store.CountStatuses(ctx, kind, p.Scope, since.UTC())
 	if err != nil {

@@ -50,16 +50,16 @@ func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(
 // validateListFilters checks the shared list filters; empty means unset.
 func validateListFilters(currency, country, merchantReference string) error {
 	if !ValidText(merchantReference) {
-		return InvalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
+		return invalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
 	}
 	if currency != "" && !ValidCurrency(currency) {
-		return InvalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
+		return invalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
 	}
 	if country != "" && !ValidCountry(country) {
-		return InvalidRequest("country", "country must match ^[A-Z]{2}$.")
+		return invalidRequest("country", "country must match ^[A-Z]{2}$.")
 	}
 	if n := utf8.RuneCountInString(merchantReference); n > 256 {
-		return InvalidRequest("merchant_reference", "merchant_reference must be 1 to 256 characters.")
+		return invalidRequest("merchant_reference", "merchant_reference must be 1 to 256 characters.")
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func Validate(v any) error {
 	var errs validator.ValidationErrors
 	if !errors.As(err, &errs) {
 		if err != nil {
-			return Internal(err)
+			return internalError(err)
 		}
 		return nil
 	}
@@ -139,7 +139,7 @@ func Validate(v any) error {
 	default:
 		msg = "is invalid (" + fe.Tag() + ")"
 	}
-	return InvalidRequest(param, "%s %s.", param, msg)
+	return invalidRequest(param, "%s %s.", param, msg)
 }
 
 // jsonPath turns a validator namespace ("Request.customer[email]") into the
@@ -162,7 +162,7 @@ func checkText(v reflect.Value, path string) error {
 		}
 	case reflect.String:
 		if !ValidText(v.String()) {
-			return InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
+			return invalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
 		}
 	case reflect.Struct:
 		t := v.Type()
@@ -185,7 +185,7 @@ func checkText(v reflect.Value, path string) error {
 			if fv.Kind() == reflect.String { // most fields: no path unless it fails
 				if !ValidText(fv.String()) {
 					p := joinPath(path, name)
-					return InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
+					return invalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
 				}
 				continue
 			}
@@ -205,7 +205,7 @@ func checkText(v reflect.Value, path string) error {
 			p := path
 			if k.Kind() == reflect.String {
 				if !ValidText(k.String()) {
-					return InvalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
+					return invalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
 				}
 				p = joinPath(path, k.String())
 			}
