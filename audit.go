@@ -40,7 +40,7 @@ func (s *Service) ListAuditEvents(ctx context.Context, p AuditListParams) (*Page
 	}
 	rows, err := s.store.ListAuditEvents(ctx, ListQuery[AuditListParams]{Filter: p, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "audit_event", rows, limit, func(e *AuditEvent) Position { return Position{e.CreatedAt, e.ID} }), nil
 }

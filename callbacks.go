@@ -24,7 +24,7 @@ func (s *Service) HandleProviderCallback(ctx context.Context, provider string, r
 	events, err := prov.ParseCallback(ctx, r)
 	if err != nil {
 		s.log.WarnContext(ctx, "provider callback refused", "provider", provider, "err", err)
-		return Errorf(CodeInvalidRequest, "", "The callback could not be verified.")
+		return errorf(CodeInvalidRequest, "", "The callback could not be verified.")
 	}
 	for _, e := range events {
 		if err := s.applyCallback(ctx, provider, e); err != nil {
@@ -46,7 +46,7 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 		s.log.WarnContext(ctx, "provider callback about an unknown attempt", "provider", provider, "callback_id", e.ID, "kind", e.Kind)
 		return nil
 	case err != nil:
-		return Internal(err)
+		return internalError(err)
 	case !ours:
 		return nil // not this Provider's attempt
 	case o.Attempt == AttemptCreating:
@@ -70,7 +70,7 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 	case errors.Is(err, errNotYet):
 		return nil // a non-final state: nothing to apply yet
 	case err != nil:
-		return Internal(err)
+		return internalError(err)
 	}
 	return nil
 }

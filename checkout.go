@@ -116,15 +116,15 @@ func (s *Service) validateCheckout(env Environment, req *CreateCheckoutRequest) 
 	amount := req.Amount
 	if req.PaymentMethod == "" {
 		if len(req.PaymentMethodOptions) > 0 {
-			return 0, InvalidRequest("payment_method_options", "payment_method_options is allowed only together with payment_method.")
+			return 0, invalidRequest("payment_method_options", "payment_method_options is allowed only together with payment_method.")
 		}
 		if email := req.Customer["email"]; email != "" {
 			if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-				return 0, InvalidRequest("customer.email", "customer.email must be an email address.")
+				return 0, invalidRequest("customer.email", "customer.email must be an email address.")
 			}
 		}
 		if len(s.eligibleMethods(env, req.Country, req.Currency, amount)) == 0 {
-			return 0, Errorf(CodePaymentMethodUnavailable, "", "No payment method is available for %s %s at this amount in %s.", req.Country, req.Currency, env)
+			return 0, errorf(CodePaymentMethodUnavailable, "", "No payment method is available for %s %s at this amount in %s.", req.Country, req.Currency, env)
 		}
 		return amount, nil
 	}
@@ -175,7 +175,7 @@ func (s *Service) CreateCheckout(ctx context.Context, p Principal, idempotencyKe
 // be unusable (it is on PostgreSQL).
 func (s *Service) CreateCheckoutTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreateCheckoutRequest) (*Checkout, Answer, error) {
 	if tx == nil {
-		return nil, Answer{}, Internal(errNilTx)
+		return nil, Answer{}, internalError(errNilTx)
 	}
 	return s.createCheckout(ctx, tx, p, idempotencyKey, req)
 }
@@ -196,7 +196,7 @@ func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idem
 		}
 		validated = true
 	} else if err != nil {
-		return nil, Answer{}, Internal(err)
+		return nil, Answer{}, internalError(err)
 	}
 	now := s.Now()
 	var (
@@ -259,7 +259,7 @@ func (s *Service) createCheckout(ctx context.Context, host Tx, p Principal, idem
 		return err
 	})
 	if errors.Is(err, ErrAlreadyExists) {
-		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another checkout or payment intent.", req.MerchantReference)
+		return nil, Answer{}, errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another checkout or payment intent.", req.MerchantReference)
 	}
 	if err != nil {
 		return nil, Answer{}, serviceError(host, err)
@@ -327,7 +327,7 @@ func (s *Service) GetCheckout(ctx context.Context, p Principal, id string) (*Che
 		return nil, notFound("checkout")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return s.project(c, pi), nil
 }
@@ -343,7 +343,7 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params ListPar
 	}
 	rows, err := s.store.ListCheckouts(ctx, ListQuery[ListParams[CheckoutStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	for i := range rows {
 		if i == limit {
@@ -351,7 +351,7 @@ func (s *Service) ListCheckouts(ctx context.Context, p Principal, params ListPar
 		}
 		pi, err := s.store.GetPaymentIntent(ctx, p.Scope, rows[i].PaymentIntentID)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, internalError(err)
 		}
 		s.project(&rows[i], pi)
 	}
@@ -378,7 +378,7 @@ func (s *Service) CancelCheckout(ctx context.Context, p Principal, idempotencyKe
 			return "", nil, err
 		}
 		if co.Status != CheckoutOpen {
-			return "", nil, Errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
+			return "", nil, errorf(CodeInvalidState, "", "This checkout is already %s.", co.Status)
 		}
 		if err := s.cancelLinkedIntent(ctx, tx, pi, now); err != nil {
 			return "", nil, err
@@ -514,11 +514,11 @@ func (s *Service) OpenCheckout(ctx context.Context, token string) (*PayerCheckou
 		return nil, ErrLinkInvalid
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	m, err := s.store.GetMerchant(ctx, scope.MerchantID)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	pc := &PayerCheckout{Checkout: s.project(co, pi), Intent: pi, MerchantName: m.Name}
 	if co.PaymentMethod != "" {
@@ -555,7 +555,7 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 	}
 	co, scope := pc.Checkout, pc.Checkout.Scope()
 	if co.PaymentMethod != "" && req.PaymentMethod != co.PaymentMethod {
-		return nil, InvalidRequest("payment_method", "This checkout takes only %s.", co.PaymentMethod)
+		return nil, invalidRequest("payment_method", "This checkout takes only %s.", co.PaymentMethod)
 	}
 	customer := maps.Clone(co.Customer)
 	if customer == nil {
@@ -610,10 +610,10 @@ func (s *Service) PayCheckout(ctx context.Context, token string, req PayCheckout
 			return nil
 		}
 		if cur.Status != CheckoutOpen || !now.Before(cur.ExpiresAt) {
-			return Errorf(CodeInvalidState, "", "This checkout is %s.", cur.Status)
+			return errorf(CodeInvalidState, "", "This checkout is %s.", cur.Status)
 		}
 		if pi.Status != PaymentRequiresPaymentMethod || pi.Attempt != AttemptNone {
-			return Errorf(CodeInvalidState, "", "The payment of this checkout has already started.")
+			return errorf(CodeInvalidState, "", "The payment of this checkout has already started.")
 		}
 		pi.PaymentMethod, pi.Customer, pi.PaymentMethodOptions = creq.PaymentMethod, creq.Customer, creq.PaymentMethodOptions
 		pi.Provider, pi.Attempt, pi.Status = route.Provider, AttemptCreating, PaymentProcessing

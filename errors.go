@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/paykit/paykit/internal/contract"
 )
 
 // Error codes of the contract. Every error a Service method returns to a
@@ -57,31 +59,32 @@ func (e *Error) Error() string {
 // Unwrap returns the internal cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf builds an *Error of code.
-func Errorf(code, param, format string, args ...any) *Error {
+// errorf builds an *Error of code.
+func errorf(code, param, format string, args ...any) *Error {
 	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// InvalidRequest is shorthand for an invalid_request error naming param.
-func InvalidRequest(param, format string, args ...any) *Error {
-	return Errorf(CodeInvalidRequest, param, format, args...)
+// invalidRequest is shorthand for an invalid_request error naming param.
+func invalidRequest(param, format string, args ...any) *Error {
+	return errorf(CodeInvalidRequest, param, format, args...)
 }
 
-// Internal wraps an unexpected failure as internal_error, whose message reveals
-// nothing. A Store that cannot take more work (ErrUnavailable) is not a
-// failure of the request: that cause gives service_unavailable instead.
-func Internal(cause error) *Error {
+// internalError wraps an unexpected failure as internal_error, whose
+// message reveals nothing. A Store that cannot take more work
+// (ErrUnavailable) is not a failure of the request: that cause gives
+// service_unavailable instead.
+func internalError(cause error) *Error {
 	if errors.Is(cause, ErrUnavailable) {
 		return &Error{Code: CodeServiceUnavailable, Message: "The service is busy; retry the request later.", RetryAfter: unavailableRetryAfter, Err: cause}
 	}
-	return &Error{Code: CodeInternal, Message: "An internal error occurred.", Err: cause}
+	return &Error{Code: CodeInternal, Message: contract.InternalMessage, Err: cause}
 }
 
 // unavailableRetryAfter is the Retry-After of service_unavailable.
 const unavailableRetryAfter = time.Second
 
 // AsError returns err as an *Error: contract errors unchanged, anything else
-// as internal_error.
+// as internal_error (service_unavailable when it is ErrUnavailable).
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
@@ -90,7 +93,7 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return Internal(err)
+	return internalError(err)
 }
 
 // ErrorCode returns the contract code of err ("" for nil).
@@ -101,11 +104,11 @@ func ErrorCode(err error) string {
 	return AsError(err).Code
 }
 
-var errUnauthorized = &Error{Code: CodeUnauthorized, Message: "Invalid or missing API credentials."}
-
-// ErrUnauthorized is the single answer to every authentication failure.
-func ErrUnauthorized() *Error { e := *errUnauthorized; return &e }
+// unauthorized is the single answer to every authentication failure.
+func unauthorized() *Error {
+	return &Error{Code: CodeUnauthorized, Message: contract.UnauthorizedMessage}
+}
 
 func notFound(what string) *Error {
-	return Errorf(CodeNotFound, "", "No such %s.", what)
+	return errorf(CodeNotFound, "", "No such %s.", what)
 }

@@ -79,7 +79,7 @@ func (s *Service) GetEvent(ctx context.Context, p Principal, id string) (*Event,
 		return nil, notFound("event")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return e, nil
 }
@@ -88,7 +88,7 @@ func (s *Service) GetEvent(ctx context.Context, p Principal, id string) (*Event,
 func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListParams) (*Page[Event], error) {
 	for _, t := range params.Types {
 		if !slices.Contains(eventTypes, t) {
-			return nil, InvalidRequest("type", "type must be one or more of %s.", strings.Join(eventTypes, ", "))
+			return nil, invalidRequest("type", "type must be one or more of %s.", strings.Join(eventTypes, ", "))
 		}
 	}
 	limit, after, err := s.pageQuery("event", params.PageParams)
@@ -97,7 +97,7 @@ func (s *Service) ListEvents(ctx context.Context, p Principal, params EventListP
 	}
 	rows, err := s.store.ListEvents(ctx, ListQuery[EventListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "event", rows, limit, func(e *Event) Position { return Position{e.CreatedAt, e.ID} }), nil
 }

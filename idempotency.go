@@ -115,7 +115,7 @@ type operation struct {
 // fingerprints.
 func newOperation(scope Scope, key, name, target string, params any) (operation, error) {
 	if !validIdempotencyKey(key) {
-		return operation{}, InvalidRequest("Idempotency-Key", "Idempotency-Key header must be 1 to 255 printable ASCII characters.")
+		return operation{}, invalidRequest("Idempotency-Key", "Idempotency-Key header must be 1 to 255 printable ASCII characters.")
 	}
 	fp, err := fingerprint(name+" "+target, params)
 	if err != nil {
@@ -129,7 +129,7 @@ func newOperation(scope Scope, key, name, target string, params any) (operation,
 func fingerprint(name string, params any) (string, error) {
 	body, err := json.Marshal(params)
 	if err != nil {
-		return "", Internal(err)
+		return "", internalError(err)
 	}
 	return hexSum(sha256.Sum256(append(append([]byte(name), '\n'), body...))), nil
 }
@@ -182,7 +182,7 @@ func (s *Service) begin(ctx context.Context, tx Tx, op operation, now time.Time)
 		return &claim{record: rec, replay: rec.Answer}, nil
 	}
 	if rec.LockedUntil != nil && rec.LockedUntil.After(now) {
-		e := Errorf(CodeIdempotencyInProgress, "Idempotency-Key", "A request with this Idempotency-Key is still being processed; retry later.")
+		e := errorf(CodeIdempotencyInProgress, "Idempotency-Key", "A request with this Idempotency-Key is still being processed; retry later.")
 		e.RetryAfter = max(time.Second, rec.LockedUntil.Sub(now).Round(time.Second))
 		return nil, e
 	}
@@ -202,13 +202,13 @@ func (s *Service) idempotencyKeyConflict(ctx context.Context, scope Scope, key s
 	case errors.Is(err, ErrNotFound):
 		return nil
 	case err != nil:
-		return Internal(err)
+		return internalError(err)
 	}
 	return errKeyReused()
 }
 
 func errKeyReused() *Error {
-	return Errorf(CodeIdempotencyConflict, "Idempotency-Key", "This Idempotency-Key was already used with a different request.")
+	return errorf(CodeIdempotencyConflict, "Idempotency-Key", "This Idempotency-Key was already used with a different request.")
 }
 
 // Recovery points of an idempotent operation.
@@ -262,7 +262,7 @@ func finishOwned(ctx context.Context, tx Tx, scope Scope, key string, known **Id
 func answered[T any](a *StoredAnswer, replayed bool) (*T, Answer, error) {
 	out, ok := any(a.Resource).(*T)
 	if !ok {
-		return nil, Answer{}, Internal(fmt.Errorf("stored answer holds %T, want %T", a.Resource, out))
+		return nil, Answer{}, internalError(fmt.Errorf("stored answer holds %T, want %T", a.Resource, out))
 	}
 	return out, Answer{Kind: a.Kind, Replayed: replayed}, nil
 }

@@ -111,7 +111,7 @@ type JobView struct {
 // listed with State JobCompleted, until purged.
 func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView], error) {
 	if p.State != "" && !p.State.Valid() {
-		return nil, InvalidRequest("state", "state must be one of %s.", strings.Join(enums.JobStates, ", "))
+		return nil, invalidRequest("state", "state must be one of %s.", strings.Join(enums.JobStates, ", "))
 	}
 	limit, after, err := s.pageQuery("job", p.PageParams)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Service) ListJobs(ctx context.Context, p JobListParams) (*Page[JobView]
 	now := s.Now()
 	rows, err := s.store.Queue().ListJobs(ctx, ListQuery[JobListParams]{Filter: p, After: after, Limit: limit + 1}, now)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	views := make([]JobView, len(rows))
 	for i := range rows {

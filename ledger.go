@@ -181,7 +181,7 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 	}
 	amount := req.Amount
 	if amount == 0 || !wire.ValidMinorUnits(max(amount, -amount)) {
-		return nil, InvalidRequest("amount", contract.AdjustmentAmountMessage)
+		return nil, invalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	scope := Scope{MerchantID: merchantID, Environment: req.Environment}
 	adj := &BalanceAdjustment{ID: s.newID("adj"), MerchantID: merchantID, Environment: scope.Environment, Currency: req.Currency, Amount: amount, Reason: req.Reason, CreatedAt: s.Now()}
@@ -206,7 +206,7 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 	case errors.Is(err, ErrNotFound):
 		return nil, notFound("merchant")
 	case errors.Is(err, ErrInsufficientFunds):
-		return nil, Errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this debit.")
+		return nil, errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this debit.")
 	case err != nil:
 		return nil, asServiceError(err)
 	}
@@ -217,7 +217,7 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 func (s *Service) ListBalances(ctx context.Context, p Principal) (*Page[Balance], error) {
 	rows, err := s.store.ListBalances(ctx, p.Scope)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	if rows == nil {
 		rows = []Balance{}

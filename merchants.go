@@ -60,7 +60,7 @@ func (s *Service) CreateMerchant(ctx context.Context, actor, name string) (*Merc
 	}
 	m := &Merchant{ID: s.newID("mch"), Name: name, CreatedAt: s.Now()}
 	if err := s.inTx(ctx, func(tx Tx) error { return s.createMerchant(ctx, tx, actor, m) }); err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return m, nil
 }
@@ -72,7 +72,7 @@ func (s *Service) CreateMerchant(ctx context.Context, actor, name string) (*Merc
 // An id is 1 to 64 letters, digits, '_' or '-'.
 func (s *Service) EnsureMerchant(ctx context.Context, actor, id, name string) (m *Merchant, created bool, err error) {
 	if !validMerchantID(id) {
-		return nil, false, InvalidRequest("id", "id must be 1 to 64 letters, digits, '_' or '-'.")
+		return nil, false, invalidRequest("id", "id must be 1 to 64 letters, digits, '_' or '-'.")
 	}
 	if name, err = merchantName(name); err != nil {
 		return nil, false, err
@@ -92,12 +92,12 @@ func (s *Service) EnsureMerchant(ctx context.Context, actor, id, name string) (m
 	if errors.Is(err, ErrAlreadyExists) { // another instance created it meanwhile
 		cur, gerr := s.store.GetMerchant(ctx, id)
 		if gerr != nil {
-			return nil, false, Internal(gerr)
+			return nil, false, internalError(gerr)
 		}
 		return cur, false, nil
 	}
 	if err != nil {
-		return nil, false, Internal(err)
+		return nil, false, internalError(err)
 	}
 	return m, created, nil
 }
@@ -114,10 +114,10 @@ func (s *Service) createMerchant(ctx context.Context, tx Tx, actor string, m *Me
 func merchantName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 256 {
-		return "", InvalidRequest("name", "name must be 1 to 256 characters.")
+		return "", invalidRequest("name", "name must be 1 to 256 characters.")
 	}
 	if !wire.ValidText(name) {
-		return "", InvalidRequest("name", "name must be UTF-8 text without NUL characters.")
+		return "", invalidRequest("name", "name must be UTF-8 text without NUL characters.")
 	}
 	return name, nil
 }
@@ -142,7 +142,7 @@ func (s *Service) GetMerchant(ctx context.Context, id string) (*Merchant, error)
 		return nil, notFound("merchant")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return m, nil
 }
@@ -156,7 +156,7 @@ func (s *Service) ListMerchants(ctx context.Context, p PageParams) (*Page[Mercha
 	}
 	rows, err := s.store.ListMerchants(ctx, after, limit+1)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "merchant", rows, limit, func(m *Merchant) Position { return Position{m.CreatedAt, m.ID} }), nil
 }
@@ -165,15 +165,15 @@ func (s *Service) ListMerchants(ctx context.Context, p PageParams) (*Page[Mercha
 // is returned once and only its hash is stored.
 func (s *Service) CreateAPIKey(ctx context.Context, actor, merchantID string, env Environment) (*NewAPIKey, error) {
 	if !env.Valid() {
-		return nil, InvalidRequest("environment", "environment must be test or live.")
+		return nil, invalidRequest("environment", "environment must be test or live.")
 	}
 	pub, err := s.randomToken()
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	secret, err := s.randomToken()
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	pkPrefix, skPrefix := publicKeyPrefixTest, secretKeyPrefixTest
 	if env == Live {
@@ -198,7 +198,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, merchantID string, en
 		return nil, notFound("merchant")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return out, nil
 }
@@ -229,7 +229,7 @@ func (s *Service) RevokeAPIKey(ctx context.Context, actor, keyID string) (*APIKe
 		return nil, notFound("api key")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return key, nil
 }
@@ -241,7 +241,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey,
 	}
 	keys, err := s.store.ListAPIKeys(ctx, merchantID)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return keys, nil
 }
@@ -252,7 +252,7 @@ func (s *Service) ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey,
 func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string) (Principal, error) {
 	env, ok := keyEnvironment(publicKey, secretKey)
 	if !ok {
-		return Principal{}, ErrUnauthorized()
+		return Principal{}, unauthorized()
 	}
 	given := hashSecret(secretKey)
 	now := s.Now()
@@ -268,15 +268,15 @@ func (s *Service) Authenticate(ctx context.Context, publicKey, secretKey string)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
 			s.log.ErrorContext(ctx, "api key lookup failed", "err", err)
-			return Principal{}, Internal(err)
+			return Principal{}, internalError(err)
 		}
 		// Compare anyway so that unknown keys cost the same time.
 		subtle.ConstantTimeCompare([]byte(given), []byte(given))
-		return Principal{}, ErrUnauthorized()
+		return Principal{}, unauthorized()
 	}
 	match := subtle.ConstantTimeCompare([]byte(given), []byte(k.SecretHash)) == 1
 	if !match || k.RevokedAt != nil || k.Environment != env {
-		return Principal{}, ErrUnauthorized()
+		return Principal{}, unauthorized()
 	}
 	return Principal{Scope: Scope{MerchantID: k.MerchantID, Environment: k.Environment}, KeyID: k.ID}, nil
 }

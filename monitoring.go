@@ -81,7 +81,7 @@ func (s *Service) StatusCounts(ctx context.Context, p Principal, object string, 
 	switch object {
 	case "payment_intent", "payout_intent", "checkout", "refund":
 	default:
-		return nil, InvalidRequest("kind", "kind %q is not a resource with statuses.", object)
+		return nil, invalidRequest("kind", "kind %q is not a resource with statuses.", object)
 	}
 	counts, err := s.store.CountStatuses(ctx, object, p.Scope, since.UTC())
 	if err != nil {

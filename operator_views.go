@@ -23,7 +23,7 @@ func (s *Service) GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEn
 		return nil, notFound("webhook_endpoint")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return w, nil
 }
@@ -44,7 +44,7 @@ func (s *Service) ResendEvent(ctx context.Context, actor, endpointID, eventID st
 			return err
 		}
 		if w.Status != WebhookEnabled {
-			return Errorf(CodeInvalidState, "", "This webhook endpoint is disabled; enable it before resending.")
+			return errorf(CodeInvalidState, "", "This webhook endpoint is disabled; enable it before resending.")
 		}
 		e, err := tx.GetEvent(ctx, w.Scope(), eventID)
 		if errors.Is(err, ErrNotFound) {
@@ -108,7 +108,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 		}
 	}
 	if len(types) == 0 {
-		return nil, InvalidRequest("kind", "kind must be payment_intent, checkout, payout_intent or refund.")
+		return nil, invalidRequest("kind", "kind must be payment_intent, checkout, payout_intent or refund.")
 	}
 	tl := &Timeline{}
 	from, to := created, updated.Add(timelineSlack)
@@ -124,7 +124,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 		return false
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	tl.Incomplete = incomplete
 	slices.Reverse(tl.Events)
@@ -145,7 +145,7 @@ func (s *Service) ResourceTimeline(ctx context.Context, r Resource) (*Timeline, 
 		return false
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	tl.Incomplete = tl.Incomplete || incomplete
 	slices.SortStableFunc(tl.Entries, func(a, b TimelineEntry) int { return a.At.Compare(b.At) })

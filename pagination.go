@@ -29,12 +29,12 @@ func (s *Service) pageQuery(kind string, p PageParams) (limit int, after *Positi
 		limit = contract.DefaultPageLimit
 	}
 	if limit < 1 || limit > contract.MaxPageLimit {
-		return 0, nil, InvalidRequest("limit", "limit must be between 1 and %d.", contract.MaxPageLimit)
+		return 0, nil, invalidRequest("limit", "limit must be between 1 and %d.", contract.MaxPageLimit)
 	}
 	if p.Cursor != "" {
 		pos, ok := s.decodeCursor(kind, p.Cursor)
 		if !ok {
-			return 0, nil, InvalidRequest("cursor", "cursor is not a valid cursor for this list.")
+			return 0, nil, invalidRequest("cursor", "cursor is not a valid cursor for this list.")
 		}
 		after = &pos
 	}

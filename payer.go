@@ -25,7 +25,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	}
 	prov, err := s.provider(ctx, pi.Provider, CapPayments|CapPayerSimulation)
 	if err != nil {
-		return nil, Errorf(CodeInvalidState, "", "The Provider of this payment intent cannot simulate a payer.")
+		return nil, errorf(CodeInvalidState, "", "The Provider of this payment intent cannot simulate a payer.")
 	}
 	act := prov.payer.Decline
 	if approve {
@@ -36,7 +36,7 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 	// answer decides the intent.
 	r := prov.InquirePayment(ctx, pi.attemptRef())
 	if err := s.applyInquiry(ctx, p.Scope, pi.ID, r); err != nil && !errors.Is(err, errNotYet) {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	cur, err := s.GetPaymentIntent(ctx, p, id)
 	if err != nil || actErr == nil {
@@ -47,11 +47,11 @@ func (s *Service) SimulatePayer(ctx context.Context, p Principal, id string, app
 		// ran out of time, or it settled): nothing left to act on.
 		return nil, errNotAwaitingPayer(cur.Status)
 	}
-	return nil, Internal(fmt.Errorf("simulate payer: %w", actErr))
+	return nil, internalError(fmt.Errorf("simulate payer: %w", actErr))
 }
 
 func errNotAwaitingPayer(status PaymentStatus) error {
-	return Errorf(CodeInvalidState, "", "This payment intent is %s; only one awaiting its payer (requires_action) can be approved or declined.", status)
+	return errorf(CodeInvalidState, "", "This payment intent is %s; only one awaiting its payer (requires_action) can be approved or declined.", status)
 }
 
 // ErrLinkInvalid is returned for a payer link that is forged, altered,
@@ -91,7 +91,7 @@ func (s *Service) PaymentReturn(ctx context.Context, token string) (*PaymentInte
 			return s.enqueueSoon(ctx, tx, &Job{Kind: jobPaymentInquire, Scope: scope, TargetID: pi.ID, DedupKey: jobPaymentInquire + ":" + pi.ID})
 		})
 		if err != nil {
-			return nil, "", Internal(err)
+			return nil, "", internalError(err)
 		}
 	}
 	if pi.CheckoutID != "" {

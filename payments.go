@@ -141,7 +141,7 @@ func (p *PaymentIntent) CapturedAmount() int64 {
 func (l ListParams[S]) check(kind string, valid func(S) bool) error {
 	for _, st := range l.Statuses {
 		if !valid(st) {
-			return InvalidRequest("status", "status %q is not a %s status.", st, kind)
+			return invalidRequest("status", "status %q is not a %s status.", st, kind)
 		}
 	}
 	return validateListFilters(l.Currency, l.Country, l.MerchantReference)
@@ -155,7 +155,7 @@ func (s *Service) GetPaymentIntent(ctx context.Context, p Principal, id string) 
 		return nil, notFound("payment_intent")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return pi, nil
 }
@@ -171,7 +171,7 @@ func (s *Service) ListPaymentIntents(ctx context.Context, p Principal, params Li
 	}
 	rows, err := s.store.ListPaymentIntents(ctx, ListQuery[ListParams[PaymentStatus]]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "payment_intent", rows, limit, func(pi *PaymentIntent) Position { return Position{pi.CreatedAt, pi.ID} }), nil
 }
@@ -246,20 +246,20 @@ func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentReq
 	amount := req.Amount
 	route, ok := s.paymentRoute(env, req.PaymentMethod, req.Country, req.Currency, amount)
 	if !ok {
-		return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method",
+		return 0, nil, errorf(CodePaymentMethodUnavailable, "payment_method",
 			"%s is not available for %s %s at this amount in %s.", req.PaymentMethod, req.Country, req.Currency, env)
 	}
 	for key, v := range req.PaymentMethodOptions {
 		if !slices.Contains(route.Options, key) {
-			return 0, nil, InvalidRequest("payment_method_options."+key, "payment_method_options.%s is not an option of %s.", key, req.PaymentMethod)
+			return 0, nil, invalidRequest("payment_method_options."+key, "payment_method_options.%s is not an option of %s.", key, req.PaymentMethod)
 		}
 		if key == "bank" {
 			bank, ok := route.Bank(v)
 			if !ok {
-				return 0, nil, InvalidRequest("payment_method_options.bank", "payment_method_options.bank %q is not a bank of %s; see GET /payment_methods.", v, req.PaymentMethod)
+				return 0, nil, invalidRequest("payment_method_options.bank", "payment_method_options.bank %q is not a bank of %s; see GET /payment_methods.", v, req.PaymentMethod)
 			}
 			if !bank.Available {
-				return 0, nil, Errorf(CodePaymentMethodUnavailable, "payment_method_options.bank", "Bank %s is unavailable right now.", v)
+				return 0, nil, errorf(CodePaymentMethodUnavailable, "payment_method_options.bank", "Bank %s is unavailable right now.", v)
 			}
 		}
 	}
@@ -275,12 +275,12 @@ func (s *Service) checkPaymentRoute(env Environment, req *CreatePaymentIntentReq
 func checkCustomer(route *PaymentRoute, method string, customer map[string]string, requireAll bool) error {
 	for _, f := range route.CustomerFields {
 		if requireAll && customer[f] == "" {
-			return Errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, method)
+			return errorf(CodeMissingRequiredField, "customer."+f, "customer.%s is required for %s.", f, method)
 		}
 	}
 	if email, ok := customer["email"]; ok && email != "" {
 		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-			return InvalidRequest("customer.email", "customer.email must be an email address.")
+			return invalidRequest("customer.email", "customer.email must be an email address.")
 		}
 	}
 	return nil
@@ -306,7 +306,7 @@ func (s *Service) CreatePaymentIntent(ctx context.Context, p Principal, idempote
 // It does not retry: see CreateCheckoutTx for its errors.
 func (s *Service) CreatePaymentIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePaymentIntentRequest) (*PaymentIntent, Answer, error) {
 	if tx == nil {
-		return nil, Answer{}, Internal(errNilTx)
+		return nil, Answer{}, internalError(errNilTx)
 	}
 	return s.createPaymentIntent(ctx, tx, p, idempotencyKey, req)
 }
@@ -327,7 +327,7 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid
 		} else if err != nil {
-			return nil, Answer{}, Internal(err)
+			return nil, Answer{}, internalError(err)
 		}
 	}
 	now := s.Now()
@@ -360,7 +360,7 @@ func (s *Service) createPaymentIntent(ctx context.Context, host Tx, p Principal,
 		return s.startAttempt(ctx, tx, pi, c.record, now, op.deferred)
 	})
 	if errors.Is(err, ErrAlreadyExists) {
-		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
+		return nil, Answer{}, errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payment intent.", req.MerchantReference)
 	}
 	if err != nil {
 		return nil, Answer{}, serviceError(host, err)
@@ -471,7 +471,7 @@ var paymentAttempts = &attemptKind[PaymentIntent, *PaymentIntent]{
 func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, error) {
 	prov, err := s.provider(ctx, pi.Provider, CapPayments)
 	if err != nil {
-		return Result{}, Internal(fmt.Errorf("payment %s: %w", pi.ID, err))
+		return Result{}, internalError(fmt.Errorf("payment %s: %w", pi.ID, err))
 	}
 	// The route chosen at create, never today's configuration.
 	opts := pi.ProviderOptions
@@ -480,7 +480,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		// route, which must still exist.
 		route, ok := s.paymentRouteOf(pi)
 		if !ok {
-			return Result{}, Internal(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
+			return Result{}, internalError(fmt.Errorf("payment %s: no route of %s to %s any more, and its Provider options were not recorded at create", pi.ID, pi.PaymentMethod, pi.Provider))
 		}
 		opts = route.providerOptions(pi.PaymentMethodOptions)
 	}
@@ -887,7 +887,7 @@ func (s *Service) CancelPaymentIntent(ctx context.Context, p Principal, idempote
 			return "", nil, err
 		}
 		if pi.Status.Terminal() {
-			return "", nil, Errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
+			return "", nil, errorf(CodeInvalidState, "", "This payment intent is already %s.", pi.Status)
 		}
 		if pi.CancelRequestedAt == nil {
 			pi.CancelRequestedAt = &now
@@ -1004,5 +1004,5 @@ func asServiceError(err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return notFound("resource")
 	}
-	return Internal(err)
+	return internalError(err)
 }

@@ -147,14 +147,14 @@ func (s *Service) validatePayout(env Environment, req *CreatePayoutIntentRequest
 	amount := req.Amount
 	code := req.Recipient.BankCode
 	if !s.routing.RecognisedBankCode(req.Country, code) {
-		return 0, nil, PayoutBank{}, InvalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
+		return 0, nil, PayoutBank{}, invalidRequest("recipient.bank_code", "recipient.bank_code %q is not a bank code of %s.", code, req.Country)
 	}
 	route, bank, ok := s.payoutRoute(env, req.Country, req.Currency, code, amount)
 	if !ok {
-		return 0, nil, PayoutBank{}, Errorf(CodePayoutRouteUnavailable, "recipient.bank_code", "Payouts to %s in %s %s are not available for this amount in %s.", code, req.Country, req.Currency, env)
+		return 0, nil, PayoutBank{}, errorf(CodePayoutRouteUnavailable, "recipient.bank_code", "Payouts to %s in %s %s are not available for this amount in %s.", code, req.Country, req.Currency, env)
 	}
 	if bank.RequiresHolderNameTH && req.Recipient.HolderNameTH == "" {
-		return 0, nil, PayoutBank{}, Errorf(CodeMissingRequiredField, "recipient.holder_name_th", "recipient.holder_name_th is required for payouts to %s.", code)
+		return 0, nil, PayoutBank{}, errorf(CodeMissingRequiredField, "recipient.holder_name_th", "recipient.holder_name_th is required for payouts to %s.", code)
 	}
 	return amount, route, bank, nil
 }
@@ -209,7 +209,7 @@ func (s *Service) CreatePayoutIntent(ctx context.Context, p Principal, idempoten
 // AnswerAccepted. It does not retry: see CreateCheckoutTx for its errors.
 func (s *Service) CreatePayoutIntentTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreatePayoutIntentRequest) (*PayoutIntent, Answer, error) {
 	if tx == nil {
-		return nil, Answer{}, Internal(errNilTx)
+		return nil, Answer{}, internalError(errNilTx)
 	}
 	return s.createPayoutIntent(ctx, tx, p, idempotencyKey, req)
 }
@@ -229,7 +229,7 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid
 		} else if err != nil {
-			return nil, Answer{}, Internal(err)
+			return nil, Answer{}, internalError(err)
 		}
 	}
 	now := s.Now()
@@ -294,9 +294,9 @@ func (s *Service) createPayoutIntent(ctx context.Context, host Tx, p Principal, 
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
-		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
+		return nil, Answer{}, errorf(CodeInsufficientBalance, "amount", "The available %s balance does not cover this payout.", req.Currency)
 	case errors.Is(err, ErrAlreadyExists):
-		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
+		return nil, Answer{}, errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another payout intent.", req.MerchantReference)
 	case err != nil:
 		return nil, Answer{}, serviceError(host, err)
 	}
@@ -410,7 +410,7 @@ func (s *Service) dispatch(ctx context.Context, scope Scope, id, idemKey string,
 			if err != nil {
 				return nil, Answer{}, asServiceError(err)
 			}
-			return nil, Answer{}, Errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
+			return nil, Answer{}, errorf(CodeDispatchUnavailable, "", "The payout was stored but its dispatch was not acknowledged. Retry with the same Idempotency-Key and body; no second payout will be created.")
 		}
 		result = &r
 	}
@@ -455,7 +455,7 @@ var payoutAttempts = &attemptKind[PayoutIntent, *PayoutIntent]{
 func (s *Service) payoutProvider(ctx context.Context, po *PayoutIntent) (PayoutProvider, error) {
 	a, err := s.provider(ctx, po.Provider, CapPayouts)
 	if err != nil {
-		return nil, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
+		return nil, internalError(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
 	return a.payouts, nil
 }
@@ -509,14 +509,14 @@ func (s *Service) callCreatePayout(ctx context.Context, po *PayoutIntent) (Resul
 	}
 	account, err := s.accountKeys.Open(po.AccountKeyID, po.AccountCiphertext, po.ID)
 	if err != nil {
-		return Result{}, Internal(fmt.Errorf("payout %s: %w", po.ID, err))
+		return Result{}, internalError(fmt.Errorf("payout %s: %w", po.ID, err))
 	}
 	code := po.ProviderBankCode
 	if code == "" { // stored before codes were frozen at create
 		routes := s.routing.PayoutRoutes(po.Environment, po.Country, po.Currency, po.BankCode, po.Amount)
 		i := slices.IndexFunc(routes, func(r *PayoutRoute) bool { return r.Provider == po.Provider })
 		if i < 0 {
-			return Result{}, Internal(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
+			return Result{}, internalError(fmt.Errorf("payout %s: no route to %s any more, and no Provider bank code was recorded at create", po.ID, po.BankCode))
 		}
 		bank, _ := routes[i].Bank(po.BankCode)
 		code = bank.ProviderCode
@@ -711,7 +711,7 @@ func (s *Service) CancelPayoutIntent(ctx context.Context, p Principal, idempoten
 			return "", nil, err
 		}
 		if po.Status.Terminal() {
-			return "", nil, Errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
+			return "", nil, errorf(CodeInvalidState, "", "This payout intent is already %s.", po.Status)
 		}
 		if po.CancelRequestedAt != nil {
 			return AnswerAccepted, po, nil // a cancel is already under way
@@ -827,7 +827,7 @@ func (s *Service) ApprovePayout(ctx context.Context, actor, id, note string) (*P
 // releases the reservation (operator action).
 func (s *Service) RejectPayout(ctx context.Context, actor, id, reason string) (*PayoutIntent, error) {
 	if reason == "" || len(reason) > 512 {
-		return nil, InvalidRequest("reason", "reason must be 1 to 512 characters.")
+		return nil, invalidRequest("reason", "reason must be 1 to 512 characters.")
 	}
 	var out *PayoutIntent
 	err := s.inTx(ctx, func(tx Tx) error {
@@ -864,7 +864,7 @@ func (s *Service) pendingApproval(ctx context.Context, tx Tx, id string) (*Payou
 		return nil, err
 	}
 	if !po.ApprovalPending {
-		return nil, Errorf(CodeInvalidState, "", "This payout intent is %s and has no pending approval.", po.Status)
+		return nil, errorf(CodeInvalidState, "", "This payout intent is %s and has no pending approval.", po.Status)
 	}
 	return po, nil
 }
@@ -885,7 +885,7 @@ func (s *Service) getPayout(ctx context.Context, scope Scope, id string) (*Payou
 		return nil, notFound("payout_intent")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return po, nil
 }
@@ -909,7 +909,7 @@ func (s *Service) ListPayoutIntents(ctx context.Context, p Principal, params Lis
 		Scope: p.Scope, Filter: params, After: after, Limit: limit + 1,
 	}})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "payout_intent", rows, limit, func(po *PayoutIntent) Position { return Position{po.CreatedAt, po.ID} }), nil
 }
@@ -926,7 +926,7 @@ func (s *Service) ListPendingApprovals(ctx context.Context, params PageParams) (
 		AllTenants: true, ApprovalPending: true,
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "payout_approval", rows, limit, func(po *PayoutIntent) Position { return Position{po.CreatedAt, po.ID} }), nil
 }
@@ -943,11 +943,11 @@ func (s *Service) SimulateReturn(ctx context.Context, p Principal, id string) (*
 		return nil, err
 	}
 	if po.Status != PayoutSucceeded {
-		return nil, Errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
+		return nil, errorf(CodeInvalidState, "", "Only a succeeded payout can be returned; this one is %s.", po.Status)
 	}
 	if a, err := s.provider(ctx, po.Provider, CapReturns); err == nil {
 		if err := a.returns.ReturnPayout(ctx, po.ID); err != nil {
-			return nil, Internal(err)
+			return nil, internalError(err)
 		}
 	}
 	err = s.inTx(ctx, func(tx Tx) error {

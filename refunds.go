@@ -124,7 +124,7 @@ func (s *Service) CreateRefund(ctx context.Context, p Principal, idempotencyKey 
 // AnswerAccepted, the refund pending).
 func (s *Service) CreateRefundTx(ctx context.Context, tx Tx, p Principal, idempotencyKey string, req CreateRefundRequest) (*Refund, Answer, error) {
 	if tx == nil {
-		return nil, Answer{}, Internal(errNilTx)
+		return nil, Answer{}, internalError(errNilTx)
 	}
 	return s.createRefund(ctx, tx, p, idempotencyKey, req)
 }
@@ -142,7 +142,7 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 		if _, err := s.reader(host).GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid
 		} else if err != nil {
-			return nil, Answer{}, Internal(err)
+			return nil, Answer{}, internalError(err)
 		}
 	}
 	now := s.Now()
@@ -177,9 +177,9 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 	})
 	switch {
 	case errors.Is(err, ErrInsufficientFunds):
-		return nil, Answer{}, Errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this refund.")
+		return nil, Answer{}, errorf(CodeInsufficientBalance, "amount", "The available balance does not cover this refund.")
 	case errors.Is(err, ErrAlreadyExists):
-		return nil, Answer{}, Errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another refund.", req.MerchantReference)
+		return nil, Answer{}, errorf(CodeDuplicateMerchantReference, "merchant_reference", "merchant_reference %q is already used by another refund.", req.MerchantReference)
 	case err != nil:
 		return nil, Answer{}, serviceError(host, err)
 	}
@@ -202,16 +202,16 @@ func (s *Service) createRefund(ctx context.Context, host Tx, p Principal, idempo
 func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, req CreateRefundRequest, now time.Time) (*Refund, *PaymentIntent, error) {
 	pi, err := tx.GetPaymentIntent(ctx, p.Scope, req.PaymentIntent)
 	if errors.Is(err, ErrNotFound) {
-		return nil, nil, Errorf(CodeNotFound, "payment_intent", "No such payment_intent: %q.", req.PaymentIntent)
+		return nil, nil, errorf(CodeNotFound, "payment_intent", "No such payment_intent: %q.", req.PaymentIntent)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if pi.Status != PaymentSucceeded {
-		return nil, nil, Errorf(CodeInvalidState, "payment_intent", "Only a succeeded payment intent can be refunded; this one is %s.", pi.Status)
+		return nil, nil, errorf(CodeInvalidState, "payment_intent", "Only a succeeded payment intent can be refunded; this one is %s.", pi.Status)
 	}
 	if !s.refundable(pi) {
-		return nil, nil, Errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
+		return nil, nil, errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
 	}
 	left := pi.Amount - pi.RefundedAmount - pi.RefundPendingAmount
 	amount := req.Amount
@@ -219,7 +219,7 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, 
 		amount = left
 	}
 	if amount <= 0 || amount > left {
-		return nil, nil, Errorf(CodeAmountExceedsRefundable, "amount", "The refundable amount of this payment intent is %d.", max(left, 0))
+		return nil, nil, errorf(CodeAmountExceedsRefundable, "amount", "The refundable amount of this payment intent is %d.", max(left, 0))
 	}
 	re := &Refund{
 		ID: id, MerchantID: p.MerchantID, Environment: p.Environment, PaymentIntentID: pi.ID,
@@ -310,7 +310,7 @@ var refundAttempts = &attemptKind[Refund, *Refund]{
 	inquire: func(s *Service, ctx context.Context, re *Refund) (Result, error) {
 		a, err := s.provider(ctx, re.Provider, CapRefunds)
 		if err != nil {
-			return Result{}, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+			return Result{}, internalError(fmt.Errorf("refund %s: %w", re.ID, err))
 		}
 		return a.refunds.InquireRefund(ctx, re.attemptRef()), nil
 	},
@@ -364,11 +364,11 @@ func refundRequest(re *Refund, pi *PaymentIntent) RefundRequest {
 func (s *Service) refundProvider(ctx context.Context, re *Refund, pi *PaymentIntent) (RefundProvider, *PaymentIntent, error) {
 	a, err := s.provider(ctx, re.Provider, CapRefunds)
 	if err != nil {
-		return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+		return nil, nil, internalError(fmt.Errorf("refund %s: %w", re.ID, err))
 	}
 	if pi == nil {
 		if pi, err = s.store.GetPaymentIntent(ctx, re.Scope(), re.PaymentIntentID); err != nil {
-			return nil, nil, Internal(fmt.Errorf("refund %s: %w", re.ID, err))
+			return nil, nil, internalError(fmt.Errorf("refund %s: %w", re.ID, err))
 		}
 	}
 	return a.refunds, pi, nil
@@ -485,7 +485,7 @@ func (s *Service) GetRefund(ctx context.Context, p Principal, id string) (*Refun
 		return nil, notFound("refund")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return re, nil
 }
@@ -500,11 +500,11 @@ func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundLis
 		return nil, err
 	}
 	if !wire.ValidText(params.PaymentIntent) {
-		return nil, InvalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
+		return nil, invalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
 	}
 	rows, err := s.store.ListRefunds(ctx, ListQuery[RefundListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	if params.Country != "" {
 		rows = rows[:0] // refunds have no country: nothing matches one

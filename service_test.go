@@ -223,7 +223,7 @@ func TestErrorMapping(t *testing.T) {
 	is := is.New(t)
 	is.Equal(paykit.AsError(errors.New("db exploded")).Code, paykit.CodeInternal)
 	is.Equal(paykit.AsError(errors.New("db exploded")).Message, "An internal error occurred.")
-	wrapped := errors.Join(paykit.Errorf(paykit.CodeInvalidState, "", "no"))
+	wrapped := errors.Join(&paykit.Error{Code: paykit.CodeInvalidState, Message: "no"})
 	is.Equal(paykit.ErrorCode(wrapped), paykit.CodeInvalidState)
 	is.Equal(paykit.ErrorCode(nil), "")
 }

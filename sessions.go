@@ -17,7 +17,7 @@ func sessionLease(id string) string { return "operator_session.ended." + id }
 // until until, is over (a sign-out), and audits it as actor's.
 func (s *Service) endOperatorSession(ctx context.Context, actor, id string, until time.Time) error {
 	if id == "" {
-		return InvalidRequest("session", "A session id is required.")
+		return invalidRequest("session", "A session id is required.")
 	}
 	now := s.Now()
 	if until.After(now) {

@@ -34,16 +34,16 @@ func upperASCII(s string) bool {
 // validateListFilters checks the shared list filters; empty means unset.
 func validateListFilters(currency, country, merchantReference string) error {
 	if !wire.ValidText(merchantReference) {
-		return InvalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
+		return invalidRequest("merchant_reference", "merchant_reference must be UTF-8 text without NUL characters.")
 	}
 	if currency != "" && !validCurrency(currency) {
-		return InvalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
+		return invalidRequest("currency", "currency must match ^[A-Z]{3,6}$.")
 	}
 	if country != "" && !validCountry(country) {
-		return InvalidRequest("country", "country must match ^[A-Z]{2}$.")
+		return invalidRequest("country", "country must match ^[A-Z]{2}$.")
 	}
 	if n := utf8.RuneCountInString(merchantReference); n > 256 {
-		return InvalidRequest("merchant_reference", "merchant_reference must be 1 to 256 characters.")
+		return invalidRequest("merchant_reference", "merchant_reference must be 1 to 256 characters.")
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func validateRequest(v any) error {
 	var errs validator.ValidationErrors
 	if !errors.As(err, &errs) {
 		if err != nil {
-			return Internal(err)
+			return internalError(err)
 		}
 		return nil
 	}
@@ -140,7 +140,7 @@ func validateRequest(v any) error {
 	default:
 		msg = "is invalid (" + tag + ")"
 	}
-	return InvalidRequest(param, "%s %s.", param, msg)
+	return invalidRequest(param, "%s %s.", param, msg)
 }
 
 // textMapFailure checks the rule textmap=K:V on a string map: every key 1
@@ -198,7 +198,7 @@ func checkText(v reflect.Value, path string) error {
 		}
 	case reflect.String:
 		if !wire.ValidText(v.String()) {
-			return InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
+			return invalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
 		}
 	case reflect.Struct:
 		t := v.Type()
@@ -221,7 +221,7 @@ func checkText(v reflect.Value, path string) error {
 			if fv.Kind() == reflect.String { // most fields: no path unless it fails
 				if !wire.ValidText(fv.String()) {
 					p := joinPath(path, name)
-					return InvalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
+					return invalidRequest(p, "%s must be UTF-8 text without NUL characters.", p)
 				}
 				continue
 			}
@@ -241,7 +241,7 @@ func checkText(v reflect.Value, path string) error {
 			p := path
 			if k.Kind() == reflect.String {
 				if !wire.ValidText(k.String()) {
-					return InvalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
+					return invalidRequest(path, "Member names must be UTF-8 text without NUL characters.")
 				}
 				p = joinPath(path, k.String())
 			}

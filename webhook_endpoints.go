@@ -42,12 +42,12 @@ func checkEnabledEvents(types []string) ([]string, error) {
 		return []string{AllEvents}, nil
 	}
 	if len(types) == 0 {
-		return nil, InvalidRequest("enabled_events", "enabled_events must name at least one event type, or \"*\".")
+		return nil, invalidRequest("enabled_events", "enabled_events must name at least one event type, or \"*\".")
 	}
 	out := make([]string, 0, len(types))
 	for _, t := range types {
 		if t != AllEvents && !slices.Contains(eventTypes, t) {
-			return nil, InvalidRequest("enabled_events", "enabled_events: %q is not an event type.", t)
+			return nil, invalidRequest("enabled_events", "enabled_events: %q is not an event type.", t)
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -64,7 +64,7 @@ func checkEnabledEvents(types []string) ([]string, error) {
 // loopback.
 func checkEndpointURL(ctx context.Context, url string, env Environment) error {
 	if err := webhooks.ValidateURLContext(ctx, url, env == Live, nil); err != nil {
-		return InvalidRequest("url", "url %s.", err.Error())
+		return invalidRequest("url", "url %s.", err.Error())
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 		if _, err := s.store.GetIdempotencyRecord(ctx, p.Scope, idempotencyKey); errors.Is(err, ErrNotFound) {
 			return nil, Answer{}, invalid
 		} else if err != nil {
-			return nil, Answer{}, Internal(err)
+			return nil, Answer{}, internalError(err)
 		}
 	}
 	w, ans, err := idempotent(ctx, s, op, func(tx Tx, now time.Time) (AnswerKind, *WebhookEndpoint, error) {
@@ -109,7 +109,7 @@ func (s *Service) CreateMerchantWebhookEndpoint(ctx context.Context, p Principal
 	// the newest one of the endpoint as it was created.
 	secret, err := s.accountKeys.Open(w.Secrets[0].KeyID, w.Secrets[0].Sealed, webhookPurpose+"\n"+w.ID)
 	if err != nil {
-		return nil, Answer{}, Internal(err)
+		return nil, Answer{}, internalError(err)
 	}
 	return &NewWebhookSecret{Endpoint: w, Secret: secret}, ans, nil
 }
@@ -141,7 +141,7 @@ func (s *Service) GetMerchantWebhookEndpoint(ctx context.Context, p Principal, i
 		return nil, notFound("webhook_endpoint")
 	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return w, nil
 }
@@ -155,7 +155,7 @@ func (s *Service) ListMerchantWebhookEndpoints(ctx context.Context, p Principal,
 	}
 	all, err := s.store.ListWebhookEndpoints(ctx, p.MerchantID)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	var rows []WebhookEndpoint
 	for _, w := range all { // newest first

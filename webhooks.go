@@ -134,14 +134,14 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, actor, merchantID s
 	}
 	env := Environment(req.Environment)
 	if err := webhooks.ValidateURLContext(ctx, req.URL, env == Live, nil); err != nil {
-		return nil, InvalidRequest("url", "url %s.", err.Error())
+		return nil, invalidRequest("url", "url %s.", err.Error())
 	}
 	now := s.Now()
 	w := &WebhookEndpoint{ID: s.newID("we"), MerchantID: merchantID, Environment: env, URL: req.URL,
 		Status: WebhookEnabled, EnabledEvents: []string{AllEvents}, CreatedAt: now, UpdatedAt: now}
 	secret, err := s.addWebhookSecret(w, now)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	err = s.inTx(ctx, func(tx Tx) error {
 		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
@@ -198,11 +198,11 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (
 	if _, err := s.store.GetMerchant(ctx, merchantID); errors.Is(err, ErrNotFound) {
 		return nil, notFound("merchant")
 	} else if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	rows, err := s.store.ListWebhookEndpoints(ctx, merchantID)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return &Page[WebhookEndpoint]{Data: rows}, nil
 }
@@ -212,7 +212,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, merchantID string) (
 // can switch without losing a delivery; both signatures are sent meanwhile.
 func (s *Service) RotateWebhookSecret(ctx context.Context, actor, id string, overlap time.Duration) (*NewWebhookSecret, error) {
 	if overlap < 0 || overlap > 7*24*time.Hour {
-		return nil, InvalidRequest("expire_previous_after", "expire_previous_after must be between 0 and 604800 seconds.")
+		return nil, invalidRequest("expire_previous_after", "expire_previous_after must be between 0 and 604800 seconds.")
 	}
 	return s.rotateWebhookSecret(ctx, actor, id, overlap, nil)
 }
@@ -318,7 +318,7 @@ func (s *Service) ListWebhookAttempts(ctx context.Context, endpointID string, pa
 	if _, err := s.store.GetWebhookEndpoint(ctx, endpointID); errors.Is(err, ErrNotFound) {
 		return nil, notFound("webhook_endpoint")
 	} else if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	limit, after, err := s.pageQuery("webhook_attempt", params)
 	if err != nil {
@@ -326,7 +326,7 @@ func (s *Service) ListWebhookAttempts(ctx context.Context, endpointID string, pa
 	}
 	rows, err := s.store.ListWebhookAttempts(ctx, WebhookAttemptQuery{EndpointID: endpointID, After: after, Limit: limit + 1})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, internalError(err)
 	}
 	return makePage(s, "webhook_attempt", rows, limit, func(a *WebhookAttempt) Position { return Position{a.CreatedAt, a.ID} }), nil
 }

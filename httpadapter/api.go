@@ -55,7 +55,7 @@ func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *me
 		if allow := a.allowedMethods(r); len(allow) > 0 {
 			list := strings.Join(allow, ", ")
 			w.Header().Set("Allow", list)
-			a.writeError(w, r, paykit.Errorf(paykit.CodeMethodNotAllowed, "",
+			a.writeError(w, r, errorf(paykit.CodeMethodNotAllowed, "",
 				"The method %s is not allowed for %s; allowed: %s.", r.Method, r.URL.Path, list))
 			return
 		}
@@ -86,7 +86,7 @@ func (a *api) allowedMethods(r *http.Request) []string {
 
 // errUnknownRoute is the 404 of a request no route takes.
 func errUnknownRoute(r *http.Request) error {
-	return paykit.Errorf(paykit.CodeNotFound, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path)
+	return errorf(paykit.CodeNotFound, "", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path)
 }
 
 // handlerFunc is a route handler; a returned error is rendered as the
@@ -138,7 +138,7 @@ func patternWildcards(pattern string) []string {
 func checkText(r *http.Request, wildcards []string) error {
 	for _, name := range wildcards {
 		if !wire.ValidText(r.PathValue(name)) {
-			return paykit.InvalidRequest(name, "The path parameter %s must be UTF-8 text without NUL characters.", name)
+			return invalidRequest(name, "The path parameter %s must be UTF-8 text without NUL characters.", name)
 		}
 	}
 	return checkValues(r.URL.Query(), "query parameter")
@@ -149,11 +149,11 @@ func checkText(r *http.Request, wildcards []string) error {
 func checkValues(values url.Values, what string) error {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if !wire.ValidText(name) {
-			return paykit.InvalidRequest("", "A %s name must be UTF-8 text without NUL characters.", what)
+			return invalidRequest("", "A %s name must be UTF-8 text without NUL characters.", what)
 		}
 		for _, v := range values[name] {
 			if !wire.ValidText(v) {
-				return paykit.InvalidRequest(name, "The %s %s must be UTF-8 text without NUL characters.", what, name)
+				return invalidRequest(name, "The %s %s must be UTF-8 text without NUL characters.", what, name)
 			}
 		}
 	}
@@ -209,7 +209,7 @@ func (a *api) recoverPanic(w *statusWriter, r *http.Request) {
 	a.log.ErrorContext(r.Context(), "panic serving request", "api", a.name,
 		"request_id", requestInfoFrom(r.Context()).id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	if !w.wrote {
-		a.writeError(w, r, paykit.Internal(fmt.Errorf("panic: %v", v)))
+		a.writeError(w, r, internalError(fmt.Errorf("panic: %v", v)))
 	}
 }
 
@@ -287,7 +287,7 @@ func (a *api) writeJSON(w http.ResponseWriter, r *http.Request, status int, v an
 	defer putBodyBuffer(buf)
 	// json.Marshal of the projection, and the newline writeBody ends with.
 	if err := json.NewEncoder(buf).Encode(project(v, a.svc.Now)); err != nil {
-		a.writeError(w, r, paykit.Internal(fmt.Errorf("encode response: %w", err)))
+		a.writeError(w, r, internalError(fmt.Errorf("encode response: %w", err)))
 		return
 	}
 	writeBody(w, status, buf.Bytes())
@@ -321,7 +321,7 @@ func (a *api) writeAnswer(w http.ResponseWriter, r *http.Request, v any, ans pay
 	}
 	status, ok := answerStatus[ans.Kind]
 	if !ok {
-		a.writeError(w, r, paykit.Internal(fmt.Errorf("answer of unknown kind %q", ans.Kind)))
+		a.writeError(w, r, internalError(fmt.Errorf("answer of unknown kind %q", ans.Kind)))
 		return
 	}
 	a.writeJSON(w, r, status, v)
@@ -373,7 +373,7 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	detail := errorDetail{Code: e.Code, Message: e.Message, Param: e.Param, RequestID: info.id}
 	if status == http.StatusInternalServerError {
-		generic := paykit.Internal(nil)
+		generic := internalError(nil)
 		detail = errorDetail{Code: generic.Code, Message: generic.Message, RequestID: info.id}
 	}
 	h := w.Header()

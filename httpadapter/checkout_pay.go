@@ -83,7 +83,7 @@ func (p *payHandler) checkoutSubmit(w http.ResponseWriter, r *http.Request) erro
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		return paykit.Errorf(paykit.CodeInvalidRequest, "", "The form could not be read.")
+		return errorf(paykit.CodeInvalidRequest, "", "The form could not be read.")
 	}
 	if err := checkValues(r.PostForm, "form field"); err != nil {
 		return err // the error page: browsers never send such a form

@@ -6,7 +6,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/enums"
 )
 
@@ -29,18 +28,18 @@ func TestPayerTime(t *testing.T) {
 
 func TestFormErrorOf(t *testing.T) {
 	is := is.New(t)
-	is.Equal(formErrorOf(paykit.InvalidRequest("customer.email", "customer.email is required."), "FPX"),
+	is.Equal(formErrorOf(invalidRequest("customer.email", "customer.email is required."), "FPX"),
 		formError{Field: "customer-email", Text: "Enter your email."})
-	is.Equal(formErrorOf(paykit.InvalidRequest("customer.email", "customer.email must be an email address."), "FPX"),
+	is.Equal(formErrorOf(invalidRequest("customer.email", "customer.email must be an email address."), "FPX"),
 		formError{Field: "customer-email", Text: "Enter a valid email."})
-	is.Equal(formErrorOf(paykit.InvalidRequest("customer.national_id", "customer.national_id is required."), "FPX"),
+	is.Equal(formErrorOf(invalidRequest("customer.national_id", "customer.national_id is required."), "FPX"),
 		formError{Field: "customer-national_id", Text: "Enter your national id."})
-	is.Equal(formErrorOf(paykit.InvalidRequest("payment_method_options.bank", "unknown bank"), "FPX"),
+	is.Equal(formErrorOf(invalidRequest("payment_method_options.bank", "unknown bank"), "FPX"),
 		formError{Field: "bank-fpx", Text: "Choose a bank that is available."})
-	is.Equal(formErrorOf(paykit.InvalidRequest("payment_method", "not available"), "FPX"),
+	is.Equal(formErrorOf(invalidRequest("payment_method", "not available"), "FPX"),
 		formError{Field: "payment_method", Text: "Choose another payment method."})
 	// Anything else: a general line, no API wording.
-	e := formErrorOf(paykit.InvalidRequest("amount", "amount must be a positive integer string."), "FPX")
+	e := formErrorOf(invalidRequest("amount", "amount must be a positive integer string."), "FPX")
 	is.Equal(e.Field, "")
 	is.True(e.Text != "")
 }

@@ -251,14 +251,14 @@ func checkCSRF(r *http.Request, want string) bool {
 }
 
 // errCSRF is the answer to a form without the session's CSRF token.
-var errCSRF = paykit.Errorf("forbidden", "", "This form has expired or did not come from the dashboard. Go back, reload the page and try again.")
+var errCSRF = errorf("forbidden", "", "This form has expired or did not come from the dashboard. Go back, reload the page and try again.")
 
 // parseForm reads a POST form of at most maxDashFormBytes whose names and
 // values are text.
 func parseForm(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxDashFormBytes)
 	if err := r.ParseForm(); err != nil {
-		return paykit.InvalidRequest("", "The form could not be read.")
+		return invalidRequest("", "The form could not be read.")
 	}
 	return checkValues(r.PostForm, "form field")
 }

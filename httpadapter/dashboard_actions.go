@@ -42,7 +42,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	stats, err := d.svc.JobStats(ctx)
 	if err != nil {
-		return paykit.Internal(err)
+		return internalError(err)
 	}
 	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Reserved"}, Empty: "No balances yet."}
 	ft := &table{Head: []string{"Endpoint", "Merchant", "URL", "Status"}, Empty: "No webhook endpoint is disabled."}
@@ -156,7 +156,7 @@ func (d *dashboard) payoutAction(w http.ResponseWriter, r *http.Request, s *sess
 	// The scope is the URL's, never a default that may have changed
 	// since the page was shown.
 	if q.Get("merchant") == "" || q.Get("env") == "" {
-		return paykit.InvalidRequest("", "This form does not name the merchant and environment it was shown for. Nothing was done. Open the payout again from the approval queue.")
+		return invalidRequest("", "This form does not name the merchant and environment it was shown for. Nothing was done. Open the payout again from the approval queue.")
 	}
 	sc := scopeOf(r, paykit.Scope{})
 	// A payout never changes merchant or environment: checked here, the
@@ -190,11 +190,11 @@ func (d *dashboard) payoutAction(w http.ResponseWriter, r *http.Request, s *sess
 // outOfScope refuses an action on a resource that is not of the page's
 // scope.
 func outOfScope(what, id string, sc scoped) error {
-	return paykit.Errorf(paykit.CodeNotFound, "", "The %s %s is not one of merchant %s in %s, the merchant and environment this page is for. Nothing was done. Open it again from the approval queue or its merchant's list.",
+	return errorf(paykit.CodeNotFound, "", "The %s %s is not one of merchant %s in %s, the merchant and environment this page is for. Nothing was done. Open it again from the approval queue or its merchant's list.",
 		what, id, sc.MerchantID, sc.Environment)
 }
 
-func unknownAction() error { return paykit.InvalidRequest("action", "Unknown action.") }
+func unknownAction() error { return invalidRequest("action", "Unknown action.") }
 
 // merchantsAction creates a merchant and shows its page.
 func (d *dashboard) merchantsAction(w http.ResponseWriter, r *http.Request, s *session) error {
@@ -229,7 +229,7 @@ func (d *dashboard) merchantAction(w http.ResponseWriter, r *http.Request, s *se
 		var keys []paykit.APIKey
 		if keys, err = d.svc.ListAPIKeys(ctx, id); err == nil {
 			if !slices.ContainsFunc(keys, func(k paykit.APIKey) bool { return k.ID == f("key") }) {
-				err = paykit.Errorf(paykit.CodeNotFound, "", "No such API key.")
+				err = errorf(paykit.CodeNotFound, "", "No such API key.")
 			} else if _, err = d.svc.RevokeAPIKey(ctx, s.actor(), f("key")); err == nil {
 				done = "API key " + f("key") + " revoked."
 			}

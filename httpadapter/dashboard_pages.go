@@ -62,7 +62,7 @@ func failed(err error) (int, *notice) {
 	e := paykit.AsError(err)
 	status := StatusForCode(e.Code)
 	if status >= 500 {
-		return status, &notice{Tone: "bad", Text: "The action failed: " + paykit.Internal(nil).Message}
+		return status, &notice{Tone: "bad", Text: "The action failed: " + internalError(nil).Message}
 	}
 	return status, &notice{Tone: "bad", Text: e.Message}
 }

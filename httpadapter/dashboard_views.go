@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/paykit/paykit"
 )
 
 // The dashboard's pages are one template (dashui/page.html) filled with
@@ -184,7 +182,7 @@ func parseMoney(s, currency string) (int64, error) {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
 	whole, frac, _ := strings.Cut(s, ".")
-	bad := paykit.InvalidRequest("amount", "amount must be a number with at most %d decimals, negative to debit.", exp)
+	bad := invalidRequest("amount", "amount must be a number with at most %d decimals, negative to debit.", exp)
 	if whole == "" && frac == "" || len(frac) > exp || len(whole) > 15 {
 		return 0, bad
 	}

@@ -73,16 +73,16 @@ func checkJSONContentType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
 	if ct == "" || err != nil || mt != "application/json" {
-		return paykit.InvalidRequest("Content-Type", "Content-Type must be application/json.")
+		return invalidRequest("Content-Type", "Content-Type must be application/json.")
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return paykit.InvalidRequest("Content-Type", "The request body must be UTF-8 encoded.")
+		return invalidRequest("Content-Type", "The request body must be UTF-8 encoded.")
 	}
 	return nil
 }
 
 func errTooLarge() error {
-	return paykit.Errorf(paykit.CodeRequestTooLarge, "", "The request body must not exceed %d bytes.", MaxBodyBytes)
+	return errorf(paykit.CodeRequestTooLarge, "", "The request body must not exceed %d bytes.", MaxBodyBytes)
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -95,13 +95,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, errTooLarge()
 	}
 	if err != nil {
-		return nil, paykit.InvalidRequest("", "The request body could not be read.")
+		return nil, invalidRequest("", "The request body could not be read.")
 	}
 	return body, nil
 }
 
 func errNotObject() error {
-	return paykit.InvalidRequest("", "The request body must be a JSON object.")
+	return invalidRequest("", "The request body must be a JSON object.")
 }
 
 // Request bodies decode with json v2 (github.com/go-json-experiment/json),
@@ -156,11 +156,11 @@ func decodeJSONChecked(body []byte, dst any) error {
 		if len(bytes.TrimSpace(body)) == 0 {
 			return errNotObject()
 		}
-		return paykit.InvalidRequest("", "The request body is not valid JSON.")
+		return invalidRequest("", "The request body is not valid JSON.")
 	}
 	v = v.Clone() // valid only until the next read
 	if _, err := dec.ReadValue(); err != io.EOF {
-		return paykit.InvalidRequest("", "The request body must hold a single JSON object.")
+		return invalidRequest("", "The request body must hold a single JSON object.")
 	}
 	if v.Kind() != '{' {
 		return errNotObject()
@@ -174,7 +174,7 @@ func decodeJSONChecked(body []byte, dst any) error {
 	// order; the value is then decoded from the body as it came.
 	sorted := v.Clone()
 	if err := sorted.Format(sortedMembers); err != nil {
-		return paykit.InvalidRequest("", "The request body is not valid JSON.")
+		return invalidRequest("", "The request body is not valid JSON.")
 	}
 	if err := json.Unmarshal(sorted, dst, decodeOptions); err != nil {
 		return decodeError(err)
@@ -191,18 +191,18 @@ func decodeJSONChecked(body []byte, dst any) error {
 func decodeError(err error) error {
 	var se *json.SemanticError
 	if !errors.As(err, &se) {
-		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+		return invalidRequest("", "The request body does not match the expected fields.")
 	}
 	path := dottedPath(se.JSONPointer)
 	switch {
 	case errors.Is(err, json.ErrUnknownName):
-		return paykit.InvalidRequest(path, "Received unknown parameter: %s.", path)
+		return invalidRequest(path, "Received unknown parameter: %s.", path)
 	case path == "":
 		return errNotObject()
 	case se.GoType == nil:
-		return paykit.InvalidRequest("", "The request body does not match the expected fields.")
+		return invalidRequest("", "The request body does not match the expected fields.")
 	}
-	return paykit.InvalidRequest(path, "%s must be %s.", path, jsonTypeName(se.GoType))
+	return invalidRequest(path, "%s must be %s.", path, jsonTypeName(se.GoType))
 }
 
 // dottedPath turns a JSON pointer ("/items/0/quantity") into the
@@ -226,7 +226,7 @@ func checkJSONText(v jsontext.Value) error {
 			return nil
 		}
 		if err != nil {
-			return paykit.InvalidRequest("", "The request body is not valid JSON.")
+			return invalidRequest("", "The request body is not valid JSON.")
 		}
 		raw := v[offset:dec.InputOffset()] // the token, with the separators before it
 		offset = dec.InputOffset()
@@ -236,10 +236,10 @@ func checkJSONText(v jsontext.Value) error {
 		p := dec.StackPointer()
 		if kind, n := dec.StackIndex(dec.StackDepth()); kind == '{' && n%2 == 1 { // a member name
 			p = p.Parent()
-			return paykit.InvalidRequest(dottedPath(p), "Member names must be UTF-8 text without NUL characters.")
+			return invalidRequest(dottedPath(p), "Member names must be UTF-8 text without NUL characters.")
 		}
 		path := dottedPath(p)
-		return paykit.InvalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
+		return invalidRequest(path, "%s must be UTF-8 text without NUL characters.", path)
 	}
 }
 
@@ -273,17 +273,17 @@ func idempotencyKey(r *http.Request) (string, error) {
 	values := r.Header.Values(param)
 	switch {
 	case len(values) == 0 || values[0] == "":
-		return "", paykit.InvalidRequest(param, "The Idempotency-Key header is required.")
+		return "", invalidRequest(param, "The Idempotency-Key header is required.")
 	case len(values) > 1:
-		return "", paykit.InvalidRequest(param, "The Idempotency-Key header must be sent once.")
+		return "", invalidRequest(param, "The Idempotency-Key header must be sent once.")
 	}
 	key := values[0]
 	if len(key) > 255 {
-		return "", paykit.InvalidRequest(param, "Idempotency-Key must be at most 255 characters.")
+		return "", invalidRequest(param, "Idempotency-Key must be at most 255 characters.")
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < '!' || key[i] > '~' {
-			return "", paykit.InvalidRequest(param, "Idempotency-Key must consist of printable ASCII characters without spaces.")
+			return "", invalidRequest(param, "Idempotency-Key must consist of printable ASCII characters without spaces.")
 		}
 	}
 	return key, nil

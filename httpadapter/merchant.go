@@ -70,7 +70,7 @@ func (m *merchantAPI) auth(next func(w http.ResponseWriter, r *http.Request, p p
 	return func(w http.ResponseWriter, r *http.Request) error {
 		publicKey, secretKey, ok := r.BasicAuth()
 		if !ok || !wire.ValidText(publicKey) || !wire.ValidText(secretKey) {
-			return paykit.ErrUnauthorized()
+			return unauthorized()
 		}
 		p, err := m.svc.Authenticate(r.Context(), publicKey, secretKey)
 		if err != nil {
@@ -220,7 +220,7 @@ func (m *merchantAPI) listPaymentMethods(w http.ResponseWriter, r *http.Request,
 	}
 	amount, err := wire.ParseAmount(query.Amount)
 	if err != nil {
-		return paykit.InvalidRequest("amount", "amount is invalid.")
+		return invalidRequest("amount", "amount is invalid.")
 	}
 	page, err := m.svc.ListPaymentMethods(r.Context(), p, paykit.PaymentMethodsRequest{Amount: amount, Currency: query.Currency, Country: query.Country})
 	if err != nil {
@@ -266,7 +266,7 @@ func (m *merchantAPI) simulatePayer(approve bool) func(w http.ResponseWriter, r 
 func allowQuery(q url.Values, known ...string) error {
 	for name := range q {
 		if !slices.Contains(known, name) {
-			return paykit.InvalidRequest(name, "Received unknown query parameter: %s.", name)
+			return invalidRequest(name, "Received unknown query parameter: %s.", name)
 		}
 	}
 	return nil
@@ -318,9 +318,9 @@ func singleValue(q url.Values, name string) (string, error) {
 	case !ok:
 		return "", nil
 	case len(vs) > 1:
-		return "", paykit.InvalidRequest(name, "%s must be given once.", name)
+		return "", invalidRequest(name, "%s must be given once.", name)
 	case vs[0] == "":
-		return "", paykit.InvalidRequest(name, "%s must not be empty.", name)
+		return "", invalidRequest(name, "%s must not be empty.", name)
 	}
 	return vs[0], nil
 }
@@ -332,7 +332,7 @@ func listValues(q url.Values, name string) ([]string, error) {
 	for _, v := range q[name] {
 		for _, item := range strings.Split(v, ",") {
 			if item == "" {
-				return nil, paykit.InvalidRequest(name, "%s must be a value or a comma-separated list of values.", name)
+				return nil, invalidRequest(name, "%s must be a value or a comma-separated list of values.", name)
 			}
 			out = append(out, item)
 		}
@@ -350,11 +350,11 @@ func timeValue(q url.Values, name string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(v, " ", "+"))
 	if err != nil {
-		return nil, paykit.InvalidRequest(name, "%s must be an ISO 8601 date-time with an offset, such as 2026-01-02T15:04:05Z.", name)
+		return nil, invalidRequest(name, "%s must be an ISO 8601 date-time with an offset, such as 2026-01-02T15:04:05Z.", name)
 	}
 	t = t.UTC()
 	if t.Year() < 1 || t.Year() > 9999 {
-		return nil, paykit.InvalidRequest(name, "%s must lie between the years 0001 and 9999 (in UTC).", name)
+		return nil, invalidRequest(name, "%s must lie between the years 0001 and 9999 (in UTC).", name)
 	}
 	return &t, nil
 }
@@ -370,7 +370,7 @@ func pageParams(q url.Values) (paykit.PageParams, error) {
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > contract.MaxPageLimit {
-			return p, paykit.InvalidRequest("limit", "limit must be an integer between 1 and %d.", contract.MaxPageLimit)
+			return p, invalidRequest("limit", "limit must be an integer between 1 and %d.", contract.MaxPageLimit)
 		}
 		p.Limit = n
 	}

@@ -84,7 +84,7 @@ func (o *operatorAPI) auth(next func(w http.ResponseWriter, r *http.Request, act
 	return func(w http.ResponseWriter, r *http.Request) error {
 		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return paykit.ErrUnauthorized()
+			return unauthorized()
 		}
 		given := sha256.Sum256([]byte(token))
 		actor := ""
@@ -94,7 +94,7 @@ func (o *operatorAPI) auth(next func(w http.ResponseWriter, r *http.Request, act
 			}
 		}
 		if actor == "" {
-			return paykit.ErrUnauthorized()
+			return unauthorized()
 		}
 		requestInfoFrom(r.Context()).actor = actor
 		return next(w, r, actor)

@@ -100,7 +100,7 @@ func payCSP(nonce string) string {
 
 // errLink is the answer to every unusable payer link; its text is all
 // the payer learns.
-var errLink = paykit.Errorf(paykit.CodeNotFound, "", "This payment link is invalid or has expired.")
+var errLink = errorf(paykit.CodeNotFound, "", "This payment link is invalid or has expired.")
 
 // linkError turns the Service's ErrLinkInvalid into the 404 page and
 // leaves other errors (500) as they are.
@@ -181,7 +181,7 @@ func (p *payHandler) qrImage(w http.ResponseWriter, r *http.Request) error {
 	}
 	png, err := drawQR(data)
 	if err != nil {
-		return paykit.Internal(fmt.Errorf("draw QR code: %w", err))
+		return internalError(fmt.Errorf("draw QR code: %w", err))
 	}
 	h := w.Header()
 	h.Set("Content-Type", "image/png")

@@ -92,7 +92,7 @@ func (o *operatorAPI) listPayoutApprovals(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	if status != "pending" {
-		return paykit.InvalidRequest("approval_status", "approval_status is required and must be pending.")
+		return invalidRequest("approval_status", "approval_status is required and must be pending.")
 	}
 	params, err := pageParams(q)
 	if err != nil {

@@ -62,7 +62,7 @@ func (l *keyLimiter) allow(key string) error {
 	res := b.ReserveN(now, 1)
 	if delay := res.DelayFrom(now); delay > 0 {
 		res.CancelAt(now)
-		e := paykit.Errorf(paykit.CodeRateLimited, "", "Too many requests for this API key; retry later.")
+		e := errorf(paykit.CodeRateLimited, "", "Too many requests for this API key; retry later.")
 		e.RetryAfter = delay
 		return e
 	}

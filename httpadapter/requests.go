@@ -102,7 +102,7 @@ func (b *createRefundBody) request(amount int64) paykit.CreateRefundRequest {
 // empty.
 func (b *createRefundBody) check() error {
 	if b.Reason != nil && *b.Reason == "" {
-		return paykit.InvalidRequest("reason", "reason has the wrong length (min 1).")
+		return invalidRequest("reason", "reason has the wrong length (min 1).")
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func toRequest[Req any, B createBody[Req]](ctx context.Context, svc *paykit.Serv
 	if err := validated.Check(body); err != nil {
 		return zero, err
 	}
-	return zero, paykit.InvalidRequest("amount", "amount is invalid.")
+	return zero, invalidRequest("amount", "amount is invalid.")
 }
 
 // paymentMethodsQuery is the query of GET /payment_methods.
@@ -169,7 +169,7 @@ func (b *balanceAdjustmentBody) request() (paykit.BalanceAdjustmentRequest, erro
 	}
 	amount, err := wire.ParseAmount(raw)
 	if err != nil {
-		return paykit.BalanceAdjustmentRequest{}, paykit.InvalidRequest("amount", contract.AdjustmentAmountMessage)
+		return paykit.BalanceAdjustmentRequest{}, invalidRequest("amount", contract.AdjustmentAmountMessage)
 	}
 	if negative {
 		amount = -amount

@@ -19,3 +19,9 @@ const DefaultSecretOverlap = 24 * time.Hour
 
 // AdjustmentAmountMessage explains the amount of a balance adjustment.
 const AdjustmentAmountMessage = "amount must be a non-zero integer of minor units, negative to debit."
+
+// Messages of errors that httpadapter gives as the Service does.
+const (
+	UnauthorizedMessage = "Invalid or missing API credentials."
+	InternalMessage     = "An internal error occurred."
+)
