@@ -96,26 +96,209 @@ type Store interface {
 	Close() error
 }
 
-// Tx is the set of operations available inside and outside a transaction.
+// Tx is the set of operations available inside and outside a transaction,
+// grouped by resource.
 type Tx interface {
-	MerchantStore
-	APIKeyStore
-	AuditStore
-	PaymentIntentStore
-	IdempotencyStore
-	JobStore
-	PayoutStore
-	LedgerStore
-	CheckoutStore
-	EventStore
-	WebhookStore
-	MonitorStore
-	RefundStore
-	AttemptStore
-}
+	// Merchants.
 
-// AttemptStore finds a resource by its Provider attempt.
-type AttemptStore interface {
+	// CreateMerchant inserts m; ErrAlreadyExists when the id is taken.
+	CreateMerchant(ctx context.Context, m *Merchant) error
+	// GetMerchant returns the merchant or ErrNotFound.
+	GetMerchant(ctx context.Context, id string) (*Merchant, error)
+	// ListMerchants returns at most limit merchants, newest first,
+	// strictly after the position after.
+	ListMerchants(ctx context.Context, after *Position, limit int) ([]Merchant, error)
+
+	// API keys: never their secrets, only hashes.
+
+	// CreateAPIKey inserts k; ErrAlreadyExists when the id or public key is taken.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// GetAPIKey returns a key by id or ErrNotFound.
+	GetAPIKey(ctx context.Context, id string) (*APIKey, error)
+	// GetAPIKeyByPublicKey returns a key by its public key or ErrNotFound.
+	GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*APIKey, error)
+	// UpdateAPIKey writes k under the Version rule.
+	UpdateAPIKey(ctx context.Context, k *APIKey) error
+	// ListAPIKeys returns a merchant's keys, newest first.
+	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
+
+	// The append-only operator audit log.
+
+	// CreateAuditEvent appends e; ErrAlreadyExists when the id is taken.
+	CreateAuditEvent(ctx context.Context, e *AuditEvent) error
+	// ListAuditEvents returns at most q.Limit events, newest first. The
+	// log spans every tenant: q.Scope is ignored.
+	ListAuditEvents(ctx context.Context, q ListQuery[AuditListParams]) ([]AuditEvent, error)
+
+	// Payment intents.
+
+	// CreatePaymentIntent inserts p; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within the
+	// scope, is taken.
+	CreatePaymentIntent(ctx context.Context, p *PaymentIntent) error
+	// GetPaymentIntent returns the intent of that scope or ErrNotFound.
+	GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error)
+	// FindPaymentIntent returns the intent of any scope or ErrNotFound: for
+	// Provider callbacks, which name our id but not the tenant.
+	FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error)
+	// UpdatePaymentIntent writes p under the Version rule.
+	UpdatePaymentIntent(ctx context.Context, p *PaymentIntent) error
+	// ListPaymentIntents returns at most q.Limit intents, newest first.
+	ListPaymentIntents(ctx context.Context, q ListQuery[ListParams[PaymentStatus]]) ([]PaymentIntent, error)
+
+	// Idempotency records.
+
+	// CreateIdempotencyRecord inserts r; ErrAlreadyExists (Key "key") when the
+	// scope already has a record for r.Key.
+	CreateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
+	// GetIdempotencyRecord returns the record or ErrNotFound.
+	GetIdempotencyRecord(ctx context.Context, scope Scope, key string) (*IdempotencyRecord, error)
+	// UpdateIdempotencyRecord writes r under the Version rule.
+	UpdateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
+	// DeleteIdempotencyRecord removes the record; ErrNotFound when absent.
+	DeleteIdempotencyRecord(ctx context.Context, scope Scope, key string) error
+	// PurgeIdempotencyRecords removes completed records that expired before
+	// now and returns how many it removed.
+	PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error)
+
+	// Jobs, the transactional side of durable background work: jobs are
+	// written in the same transaction as the state change that needs them,
+	// and run by the worker through the Store's JobQueue once it commits.
+
+	// EnqueueJob inserts j; an empty j.Status is stored as JobAvailable.
+	// When j.DedupKey is set and a job with that key exists that is not
+	// completed, it returns ErrAlreadyExists (Key "dedup_key").
+	EnqueueJob(ctx context.Context, j *Job) error
+	// ExpediteJob moves the pending job with dedupKey to run no later than
+	// runAt (a later RunAt is left alone); ErrNotFound when no such job
+	// exists.
+	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
+	// CompleteJobByDedupKey completes, at at, the pending job with
+	// dedupKey, whose purpose the transaction met, unless a run holds it
+	// under a live lease at at (that run finds the purpose met and
+	// completes it). No such job is not an error.
+	CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error
+	// GetJob returns a job by id or ErrNotFound.
+	GetJob(ctx context.Context, id string) (*Job, error)
+	// DeferJobs moves the pending jobs of partition whose RunAt is before
+	// until to until: what waits on a paused webhook endpoint.
+	DeferJobs(ctx context.Context, partition string, until time.Time) error
+	// ResumeJobs moves the pending jobs of partition whose RunAt is after
+	// now and not after until to now: what waited on a webhook endpoint
+	// paused until until, when the pause is lifted early.
+	ResumeJobs(ctx context.Context, partition string, until, now time.Time) error
+
+	// Payout intents. The account number reaches the Store only encrypted
+	// (AccountCiphertext).
+
+	// CreatePayoutIntent inserts p; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreatePayoutIntent(ctx context.Context, p *PayoutIntent) error
+	// GetPayoutIntent returns the payout of that scope or ErrNotFound.
+	GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error)
+	// FindPayoutIntent returns a payout by id in any scope, for operators.
+	FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error)
+	// UpdatePayoutIntent writes p under the Version rule.
+	UpdatePayoutIntent(ctx context.Context, p *PayoutIntent) error
+	// ListPayoutIntents returns at most q.Limit payouts, newest first.
+	ListPayoutIntents(ctx context.Context, q PayoutQuery) ([]PayoutIntent, error)
+
+	// The double-entry ledger and the balances it implies.
+
+	// PostLedger appends t's postings as immutable entries and applies the
+	// postings to non-external accounts to the balance of t.Scope and
+	// t.Currency, atomically. An unbalanced t, or one posting to an account
+	// LookupAccount does not know, is a plain error; a posting that would
+	// take an account below zero when the account's rule does not let
+	// t.Kind do so (Account.MayOverdraw) is ErrInsufficientFunds and
+	// nothing is written. Entries get ids t.ID + "." + index; a t.ID that
+	// was posted before is ErrAlreadyExists (Entity "ledger_txn", Key "id").
+	// Concurrent posts never overdraw an account.
+	PostLedger(ctx context.Context, t *LedgerTxn) error
+	// GetBalance returns the balance of a scope and currency; a zero
+	// Balance (not ErrNotFound) when nothing was ever posted.
+	GetBalance(ctx context.Context, scope Scope, currency string) (*Balance, error)
+	// ListBalances returns every balance of a scope, by currency.
+	ListBalances(ctx context.Context, scope Scope) ([]Balance, error)
+	// ListLedgerEntries returns entries oldest first (CreatedAt, ID).
+	ListLedgerEntries(ctx context.Context, q LedgerQuery) ([]LedgerEntry, error)
+
+	// Checkouts: only their stored fields, not those the Service projects
+	// from the linked intent.
+
+	// CreateCheckout inserts c; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreateCheckout(ctx context.Context, c *Checkout) error
+	// GetCheckout returns the checkout of that scope or ErrNotFound.
+	GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error)
+	// UpdateCheckout writes c under the Version rule.
+	UpdateCheckout(ctx context.Context, c *Checkout) error
+	// ListCheckouts returns at most q.Limit checkouts, newest first.
+	ListCheckouts(ctx context.Context, q ListQuery[ListParams[CheckoutStatus]]) ([]Checkout, error)
+
+	// The append-only event log.
+
+	// CreateEvent appends e; ErrAlreadyExists when the id is taken. e and
+	// its resource are the caller's again once it returns: a Store keeps
+	// a copy, never them.
+	CreateEvent(ctx context.Context, e *Event) error
+	// GetEvent returns the event of that scope or ErrNotFound.
+	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
+	// ListEvents returns at most q.Limit events, newest first.
+	ListEvents(ctx context.Context, q ListQuery[EventListParams]) ([]Event, error)
+
+	// Webhook endpoints and delivery attempts.
+
+	// CreateWebhookEndpoint inserts w; ErrAlreadyExists when the id is taken.
+	CreateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// GetWebhookEndpoint returns an endpoint of any tenant or ErrNotFound.
+	GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error)
+	// UpdateWebhookEndpoint writes w under the Version rule.
+	UpdateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
+	// ListWebhookEndpoints returns a merchant's endpoints of every
+	// environment, newest first.
+	ListWebhookEndpoints(ctx context.Context, merchantID string) ([]WebhookEndpoint, error)
+	// CreateWebhookAttempt appends a; ErrAlreadyExists when the id is taken.
+	CreateWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
+	// ListWebhookAttempts returns at most q.Limit attempts, newest first.
+	ListWebhookAttempts(ctx context.Context, q WebhookAttemptQuery) ([]WebhookAttempt, error)
+
+	// An operator's questions about the work in flight. These reads span
+	// every tenant.
+
+	// CountStaleProcessing counts the payment and payout intents that are
+	// processing and last changed at or before updatedBefore.
+	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
+	// CountStatuses counts the resources of the type object names
+	// ("payment_intent", "payout_intent", "checkout" or "refund") in scope
+	// created at or after since, by status; statuses without any are
+	// absent.
+	CountStatuses(ctx context.Context, object string, scope Scope, since time.Time) (map[string]int, error)
+	// CountPausedWebhookEndpoints counts the webhook endpoints whose
+	// PausedUntil is after now.
+	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)
+
+	// Refunds.
+
+	// CreateRefund inserts r; ErrAlreadyExists (Key "id" or
+	// "merchant_reference") when the id, or the merchant reference within
+	// the scope, is taken.
+	CreateRefund(ctx context.Context, r *Refund) error
+	// GetRefund returns the refund of that scope or ErrNotFound.
+	GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error)
+	// FindRefund returns the refund of any scope or ErrNotFound: for
+	// Provider callbacks, which name our id but not the tenant.
+	FindRefund(ctx context.Context, id string) (*Refund, error)
+	// UpdateRefund writes r under the Version rule.
+	UpdateRefund(ctx context.Context, r *Refund) error
+	// ListRefunds returns at most q.Limit refunds, newest first.
+	// q.Filter.Country is ignored: a refund has no country.
+	ListRefunds(ctx context.Context, q ListQuery[RefundListParams]) ([]Refund, error)
+
+	// Resources by their Provider attempt.
+
 	// FindByProviderRef returns, of any scope, the payment intent, payout
 	// intent or refund whose attempt at provider has the Provider's id
 	// ref, or ErrNotFound (also for an empty ref): for callbacks and
@@ -148,101 +331,6 @@ type ListQuery[F any] struct {
 	Filter F
 	After  *Position
 	Limit  int
-}
-
-// MerchantStore persists merchants.
-type MerchantStore interface {
-	// CreateMerchant inserts m; ErrAlreadyExists when the id is taken.
-	CreateMerchant(ctx context.Context, m *Merchant) error
-	// GetMerchant returns the merchant or ErrNotFound.
-	GetMerchant(ctx context.Context, id string) (*Merchant, error)
-	// ListMerchants returns at most limit merchants, newest first,
-	// strictly after the position after.
-	ListMerchants(ctx context.Context, after *Position, limit int) ([]Merchant, error)
-}
-
-// APIKeyStore persists API keys (never their secrets, only hashes).
-type APIKeyStore interface {
-	// CreateAPIKey inserts k; ErrAlreadyExists when the id or public key is taken.
-	CreateAPIKey(ctx context.Context, k *APIKey) error
-	// GetAPIKey returns a key by id or ErrNotFound.
-	GetAPIKey(ctx context.Context, id string) (*APIKey, error)
-	// GetAPIKeyByPublicKey returns a key by its public key or ErrNotFound.
-	GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*APIKey, error)
-	// UpdateAPIKey writes k under the Version rule.
-	UpdateAPIKey(ctx context.Context, k *APIKey) error
-	// ListAPIKeys returns a merchant's keys, newest first.
-	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
-}
-
-// AuditStore persists the append-only operator audit log.
-type AuditStore interface {
-	// CreateAuditEvent appends e; ErrAlreadyExists when the id is taken.
-	CreateAuditEvent(ctx context.Context, e *AuditEvent) error
-	// ListAuditEvents returns at most q.Limit events, newest first. The
-	// log spans every tenant: q.Scope is ignored.
-	ListAuditEvents(ctx context.Context, q ListQuery[AuditListParams]) ([]AuditEvent, error)
-}
-
-// PaymentIntentStore persists payment intents.
-type PaymentIntentStore interface {
-	// CreatePaymentIntent inserts p; ErrAlreadyExists (Key "id" or
-	// "merchant_reference") when the id, or the merchant reference within the
-	// scope, is taken.
-	CreatePaymentIntent(ctx context.Context, p *PaymentIntent) error
-	// GetPaymentIntent returns the intent of that scope or ErrNotFound.
-	GetPaymentIntent(ctx context.Context, scope Scope, id string) (*PaymentIntent, error)
-	// FindPaymentIntent returns the intent of any scope or ErrNotFound: for
-	// Provider callbacks, which name our id but not the tenant.
-	FindPaymentIntent(ctx context.Context, id string) (*PaymentIntent, error)
-	// UpdatePaymentIntent writes p under the Version rule.
-	UpdatePaymentIntent(ctx context.Context, p *PaymentIntent) error
-	// ListPaymentIntents returns at most q.Limit intents, newest first.
-	ListPaymentIntents(ctx context.Context, q ListQuery[ListParams[PaymentStatus]]) ([]PaymentIntent, error)
-}
-
-// IdempotencyStore persists idempotency records.
-type IdempotencyStore interface {
-	// CreateIdempotencyRecord inserts r; ErrAlreadyExists (Key "key") when the
-	// scope already has a record for r.Key.
-	CreateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
-	// GetIdempotencyRecord returns the record or ErrNotFound.
-	GetIdempotencyRecord(ctx context.Context, scope Scope, key string) (*IdempotencyRecord, error)
-	// UpdateIdempotencyRecord writes r under the Version rule.
-	UpdateIdempotencyRecord(ctx context.Context, r *IdempotencyRecord) error
-	// DeleteIdempotencyRecord removes the record; ErrNotFound when absent.
-	DeleteIdempotencyRecord(ctx context.Context, scope Scope, key string) error
-	// PurgeIdempotencyRecords removes completed records that expired before
-	// now and returns how many it removed.
-	PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error)
-}
-
-// JobStore is the transactional side of durable background work: jobs are
-// written in the same transaction as the state change that needs them, and
-// run by the worker through the Store's JobQueue once it commits.
-type JobStore interface {
-	// EnqueueJob inserts j; an empty j.Status is stored as JobAvailable.
-	// When j.DedupKey is set and a job with that key exists that is not
-	// completed, it returns ErrAlreadyExists (Key "dedup_key").
-	EnqueueJob(ctx context.Context, j *Job) error
-	// ExpediteJob moves the pending job with dedupKey to run no later than
-	// runAt (a later RunAt is left alone); ErrNotFound when no such job
-	// exists.
-	ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error
-	// CompleteJobByDedupKey completes, at at, the pending job with
-	// dedupKey, whose purpose the transaction met, unless a run holds it
-	// under a live lease at at (that run finds the purpose met and
-	// completes it). No such job is not an error.
-	CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error
-	// GetJob returns a job by id or ErrNotFound.
-	GetJob(ctx context.Context, id string) (*Job, error)
-	// DeferJobs moves the pending jobs of partition whose RunAt is before
-	// until to until: what waits on a paused webhook endpoint.
-	DeferJobs(ctx context.Context, partition string, until time.Time) error
-	// ResumeJobs moves the pending jobs of partition whose RunAt is after
-	// now and not after until to now: what waited on a webhook endpoint
-	// paused until until, when the pause is lifted early.
-	ResumeJobs(ctx context.Context, partition string, until, now time.Time) error
 }
 
 // ClaimParams asks for up to Limit due jobs: not completed, RunAt <= Now
@@ -333,120 +421,4 @@ type PayoutQuery struct {
 	// Scope.
 	AllTenants      bool
 	ApprovalPending bool // only payouts waiting for operator approval
-}
-
-// PayoutStore persists payout intents. The account number reaches it only
-// encrypted (AccountCiphertext).
-type PayoutStore interface {
-	// CreatePayoutIntent inserts p; ErrAlreadyExists (Key "id" or
-	// "merchant_reference") when the id, or the merchant reference within
-	// the scope, is taken.
-	CreatePayoutIntent(ctx context.Context, p *PayoutIntent) error
-	// GetPayoutIntent returns the payout of that scope or ErrNotFound.
-	GetPayoutIntent(ctx context.Context, scope Scope, id string) (*PayoutIntent, error)
-	// FindPayoutIntent returns a payout by id in any scope, for operators.
-	FindPayoutIntent(ctx context.Context, id string) (*PayoutIntent, error)
-	// UpdatePayoutIntent writes p under the Version rule.
-	UpdatePayoutIntent(ctx context.Context, p *PayoutIntent) error
-	// ListPayoutIntents returns at most q.Limit payouts, newest first.
-	ListPayoutIntents(ctx context.Context, q PayoutQuery) ([]PayoutIntent, error)
-}
-
-// LedgerStore keeps the double-entry ledger and the balances it implies.
-type LedgerStore interface {
-	// PostLedger appends t's postings as immutable entries and applies the
-	// postings to non-external accounts to the balance of t.Scope and
-	// t.Currency, atomically. An unbalanced t, or one posting to an account
-	// LookupAccount does not know, is a plain error; a posting that would
-	// take an account below zero when the account's rule does not let
-	// t.Kind do so (Account.MayOverdraw) is ErrInsufficientFunds and
-	// nothing is written. Entries get ids t.ID + "." + index; a t.ID that
-	// was posted before is ErrAlreadyExists (Entity "ledger_txn", Key "id").
-	// Concurrent posts never overdraw an account.
-	PostLedger(ctx context.Context, t *LedgerTxn) error
-	// GetBalance returns the balance of a scope and currency; a zero
-	// Balance (not ErrNotFound) when nothing was ever posted.
-	GetBalance(ctx context.Context, scope Scope, currency string) (*Balance, error)
-	// ListBalances returns every balance of a scope, by currency.
-	ListBalances(ctx context.Context, scope Scope) ([]Balance, error)
-	// ListLedgerEntries returns entries oldest first (CreatedAt, ID).
-	ListLedgerEntries(ctx context.Context, q LedgerQuery) ([]LedgerEntry, error)
-}
-
-// CheckoutStore persists checkouts. Only the stored fields of a Checkout
-// are kept (not those the Service projects from the linked intent).
-type CheckoutStore interface {
-	// CreateCheckout inserts c; ErrAlreadyExists (Key "id" or
-	// "merchant_reference") when the id, or the merchant reference within
-	// the scope, is taken.
-	CreateCheckout(ctx context.Context, c *Checkout) error
-	// GetCheckout returns the checkout of that scope or ErrNotFound.
-	GetCheckout(ctx context.Context, scope Scope, id string) (*Checkout, error)
-	// UpdateCheckout writes c under the Version rule.
-	UpdateCheckout(ctx context.Context, c *Checkout) error
-	// ListCheckouts returns at most q.Limit checkouts, newest first.
-	ListCheckouts(ctx context.Context, q ListQuery[ListParams[CheckoutStatus]]) ([]Checkout, error)
-}
-
-// EventStore persists the append-only event log.
-type EventStore interface {
-	// CreateEvent appends e; ErrAlreadyExists when the id is taken. e and
-	// its resource are the caller's again once it returns: a Store keeps
-	// a copy, never them.
-	CreateEvent(ctx context.Context, e *Event) error
-	// GetEvent returns the event of that scope or ErrNotFound.
-	GetEvent(ctx context.Context, scope Scope, id string) (*Event, error)
-	// ListEvents returns at most q.Limit events, newest first.
-	ListEvents(ctx context.Context, q ListQuery[EventListParams]) ([]Event, error)
-}
-
-// MonitorStore answers an operator's questions about the work in flight. Its
-// reads span every tenant.
-type MonitorStore interface {
-	// CountStaleProcessing counts the payment and payout intents that are
-	// processing and last changed at or before updatedBefore.
-	CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (StaleCounts, error)
-	// CountStatuses counts the resources of the type object names
-	// ("payment_intent", "payout_intent", "checkout" or "refund") in scope
-	// created at or after since, by status; statuses without any are
-	// absent.
-	CountStatuses(ctx context.Context, object string, scope Scope, since time.Time) (map[string]int, error)
-	// CountPausedWebhookEndpoints counts the webhook endpoints whose
-	// PausedUntil is after now.
-	CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error)
-}
-
-// RefundStore persists refunds.
-type RefundStore interface {
-	// CreateRefund inserts r; ErrAlreadyExists (Key "id" or
-	// "merchant_reference") when the id, or the merchant reference within
-	// the scope, is taken.
-	CreateRefund(ctx context.Context, r *Refund) error
-	// GetRefund returns the refund of that scope or ErrNotFound.
-	GetRefund(ctx context.Context, scope Scope, id string) (*Refund, error)
-	// FindRefund returns the refund of any scope or ErrNotFound: for
-	// Provider callbacks, which name our id but not the tenant.
-	FindRefund(ctx context.Context, id string) (*Refund, error)
-	// UpdateRefund writes r under the Version rule.
-	UpdateRefund(ctx context.Context, r *Refund) error
-	// ListRefunds returns at most q.Limit refunds, newest first.
-	// q.Filter.Country is ignored: a refund has no country.
-	ListRefunds(ctx context.Context, q ListQuery[RefundListParams]) ([]Refund, error)
-}
-
-// WebhookStore persists webhook endpoints and delivery attempts.
-type WebhookStore interface {
-	// CreateWebhookEndpoint inserts w; ErrAlreadyExists when the id is taken.
-	CreateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
-	// GetWebhookEndpoint returns an endpoint of any tenant or ErrNotFound.
-	GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error)
-	// UpdateWebhookEndpoint writes w under the Version rule.
-	UpdateWebhookEndpoint(ctx context.Context, w *WebhookEndpoint) error
-	// ListWebhookEndpoints returns a merchant's endpoints of every
-	// environment, newest first.
-	ListWebhookEndpoints(ctx context.Context, merchantID string) ([]WebhookEndpoint, error)
-	// CreateWebhookAttempt appends a; ErrAlreadyExists when the id is taken.
-	CreateWebhookAttempt(ctx context.Context, a *WebhookAttempt) error
-	// ListWebhookAttempts returns at most q.Limit attempts, newest first.
-	ListWebhookAttempts(ctx context.Context, q WebhookAttemptQuery) ([]WebhookAttempt, error)
 }

@@ -21,22 +21,22 @@ func copyCheckout(c paykit.Checkout) paykit.Checkout {
 	return c
 }
 
-// CreateCheckout implements paykit.CheckoutStore.
+// CreateCheckout implements paykit.Tx.
 func (t *txn) CreateCheckout(_ context.Context, c *paykit.Checkout) error {
 	return t.d.checkouts.create(t, c)
 }
 
-// GetCheckout implements paykit.CheckoutStore.
+// GetCheckout implements paykit.Tx.
 func (t *txn) GetCheckout(_ context.Context, scope paykit.Scope, id string) (*paykit.Checkout, error) {
 	return t.d.checkouts.get(&scope, id)
 }
 
-// UpdateCheckout implements paykit.CheckoutStore.
+// UpdateCheckout implements paykit.Tx.
 func (t *txn) UpdateCheckout(_ context.Context, c *paykit.Checkout) error {
 	return t.d.checkouts.update(t, c)
 }
 
-// ListCheckouts implements paykit.CheckoutStore.
+// ListCheckouts implements paykit.Tx.
 func (t *txn) ListCheckouts(_ context.Context, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) ([]paykit.Checkout, error) {
 	return t.d.checkouts.list(func(c *paykit.Checkout) bool {
 		return c.Scope() == q.Scope && matches(q.Filter, c.Status, c.Currency, c.Country, c.MerchantReference, c.CreatedAt)

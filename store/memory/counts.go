@@ -8,7 +8,7 @@ import (
 	"github.com/paykit/paykit"
 )
 
-// CountStatuses implements paykit.MonitorStore.
+// CountStatuses implements paykit.Tx.
 func (t *txn) CountStatuses(_ context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
 	switch object {
 	case "payment_intent":

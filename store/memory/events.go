@@ -20,7 +20,7 @@ func copyEventWith(e paykit.Event, copyPI func(*paykit.PaymentIntent) *paykit.Pa
 	return e
 }
 
-// CreateEvent implements paykit.EventStore.
+// CreateEvent implements paykit.Tx.
 func (t *txn) CreateEvent(_ context.Context, e *paykit.Event) error {
 	if _, ok := t.d.events[e.ID]; ok {
 		return conflict("event", "id")
@@ -29,7 +29,7 @@ func (t *txn) CreateEvent(_ context.Context, e *paykit.Event) error {
 	return nil
 }
 
-// GetEvent implements paykit.EventStore.
+// GetEvent implements paykit.Tx.
 func (t *txn) GetEvent(_ context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {
 	e, ok := t.d.events[id]
 	if !ok || e.Scope() != scope {
@@ -39,7 +39,7 @@ func (t *txn) GetEvent(_ context.Context, scope paykit.Scope, id string) (*payki
 	return &e, nil
 }
 
-// ListEvents implements paykit.EventStore.
+// ListEvents implements paykit.Tx.
 func (t *txn) ListEvents(_ context.Context, q paykit.ListQuery[paykit.EventListParams]) ([]paykit.Event, error) {
 	var out []paykit.Event
 	f := q.Filter
@@ -67,7 +67,7 @@ func copyEndpoint(w paykit.WebhookEndpoint) paykit.WebhookEndpoint {
 	return w
 }
 
-// CreateWebhookEndpoint implements paykit.WebhookStore.
+// CreateWebhookEndpoint implements paykit.Tx.
 func (t *txn) CreateWebhookEndpoint(_ context.Context, w *paykit.WebhookEndpoint) error {
 	if _, ok := t.d.endpoints[w.ID]; ok {
 		return conflict("webhook_endpoint", "id")
@@ -76,7 +76,7 @@ func (t *txn) CreateWebhookEndpoint(_ context.Context, w *paykit.WebhookEndpoint
 	return nil
 }
 
-// GetWebhookEndpoint implements paykit.WebhookStore.
+// GetWebhookEndpoint implements paykit.Tx.
 func (t *txn) GetWebhookEndpoint(_ context.Context, id string) (*paykit.WebhookEndpoint, error) {
 	w, ok := t.d.endpoints[id]
 	if !ok {
@@ -86,7 +86,7 @@ func (t *txn) GetWebhookEndpoint(_ context.Context, id string) (*paykit.WebhookE
 	return &w, nil
 }
 
-// UpdateWebhookEndpoint implements paykit.WebhookStore.
+// UpdateWebhookEndpoint implements paykit.Tx.
 func (t *txn) UpdateWebhookEndpoint(_ context.Context, w *paykit.WebhookEndpoint) error {
 	old, ok := t.d.endpoints[w.ID]
 	if !ok || old.MerchantID != w.MerchantID || old.Environment != w.Environment {
@@ -100,7 +100,7 @@ func (t *txn) UpdateWebhookEndpoint(_ context.Context, w *paykit.WebhookEndpoint
 	return nil
 }
 
-// ListWebhookEndpoints implements paykit.WebhookStore.
+// ListWebhookEndpoints implements paykit.Tx.
 func (t *txn) ListWebhookEndpoints(_ context.Context, merchantID string) ([]paykit.WebhookEndpoint, error) {
 	var out []paykit.WebhookEndpoint
 	for _, w := range t.d.endpoints {
@@ -111,7 +111,7 @@ func (t *txn) ListWebhookEndpoints(_ context.Context, merchantID string) ([]payk
 	return page(out, func(w *paykit.WebhookEndpoint) (time.Time, string) { return w.CreatedAt, w.ID }, nil, 0), nil
 }
 
-// CreateWebhookAttempt implements paykit.WebhookStore.
+// CreateWebhookAttempt implements paykit.Tx.
 func (t *txn) CreateWebhookAttempt(_ context.Context, a *paykit.WebhookAttempt) error {
 	if _, ok := t.d.attempts[a.ID]; ok {
 		return conflict("webhook_attempt", "id")
@@ -120,7 +120,7 @@ func (t *txn) CreateWebhookAttempt(_ context.Context, a *paykit.WebhookAttempt) 
 	return nil
 }
 
-// ListWebhookAttempts implements paykit.WebhookStore.
+// ListWebhookAttempts implements paykit.Tx.
 func (t *txn) ListWebhookAttempts(_ context.Context, q paykit.WebhookAttemptQuery) ([]paykit.WebhookAttempt, error) {
 	var out []paykit.WebhookAttempt
 	for _, a := range t.d.attempts {

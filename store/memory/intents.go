@@ -156,7 +156,7 @@ func matches[S ~string](f paykit.ListParams[S], status S, currency, country, ref
 		(f.CreatedBefore == nil || created.Before(*f.CreatedBefore))
 }
 
-// FindByProviderRef implements paykit.AttemptStore.
+// FindByProviderRef implements paykit.Tx.
 func (t *txn) FindByProviderRef(_ context.Context, provider, ref string) (paykit.AttemptOwner, error) {
 	if ref == "" {
 		return paykit.AttemptOwner{}, paykit.ErrNotFound

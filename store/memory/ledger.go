@@ -26,7 +26,7 @@ type accountRow struct {
 	updated time.Time
 }
 
-// PostLedger implements paykit.LedgerStore: it checks everything before it
+// PostLedger implements paykit.Tx: it checks everything before it
 // writes anything, so a refused transaction leaves no trace. A balance's
 // rows are copied on write, so that a rolled back transaction leaves the
 // old ones.
@@ -75,14 +75,14 @@ func balance(k balanceKey, rows map[string]accountRow) paykit.Balance {
 	return ledgertxn.NewBalance(k.scope, k.currency, accounts, updated)
 }
 
-// GetBalance implements paykit.LedgerStore.
+// GetBalance implements paykit.Tx.
 func (t *txn) GetBalance(_ context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
 	k := balanceKey{scope, currency}
 	b := balance(k, t.d.balances[k])
 	return &b, nil
 }
 
-// ListBalances implements paykit.LedgerStore.
+// ListBalances implements paykit.Tx.
 func (t *txn) ListBalances(_ context.Context, scope paykit.Scope) ([]paykit.Balance, error) {
 	var out []paykit.Balance
 	for k, rows := range t.d.balances {
@@ -94,7 +94,7 @@ func (t *txn) ListBalances(_ context.Context, scope paykit.Scope) ([]paykit.Bala
 	return out, nil
 }
 
-// ListLedgerEntries implements paykit.LedgerStore.
+// ListLedgerEntries implements paykit.Tx.
 func (t *txn) ListLedgerEntries(_ context.Context, q paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
 	var out []paykit.LedgerEntry
 	for _, e := range t.d.ledger {

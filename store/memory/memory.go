@@ -275,7 +275,7 @@ func page[T any](rows []T, key func(*T) (time.Time, string), pos *paykit.Positio
 
 // --- merchants ---
 
-// CreateMerchant implements paykit.MerchantStore.
+// CreateMerchant implements paykit.Tx.
 func (t *txn) CreateMerchant(_ context.Context, m *paykit.Merchant) error {
 	if _, ok := t.d.merchants[m.ID]; ok {
 		return conflict("merchant", "id")
@@ -284,7 +284,7 @@ func (t *txn) CreateMerchant(_ context.Context, m *paykit.Merchant) error {
 	return nil
 }
 
-// GetMerchant implements paykit.MerchantStore.
+// GetMerchant implements paykit.Tx.
 func (t *txn) GetMerchant(_ context.Context, id string) (*paykit.Merchant, error) {
 	m, ok := t.d.merchants[id]
 	if !ok {
@@ -295,7 +295,7 @@ func (t *txn) GetMerchant(_ context.Context, id string) (*paykit.Merchant, error
 
 // --- API keys ---
 
-// CreateAPIKey implements paykit.APIKeyStore.
+// CreateAPIKey implements paykit.Tx.
 func (t *txn) CreateAPIKey(_ context.Context, k *paykit.APIKey) error {
 	if _, ok := t.d.apiKeys[k.ID]; ok {
 		return conflict("api_key", "id")
@@ -308,7 +308,7 @@ func (t *txn) CreateAPIKey(_ context.Context, k *paykit.APIKey) error {
 	return nil
 }
 
-// GetAPIKey implements paykit.APIKeyStore.
+// GetAPIKey implements paykit.Tx.
 func (t *txn) GetAPIKey(_ context.Context, id string) (*paykit.APIKey, error) {
 	k, ok := t.d.apiKeys[id]
 	if !ok {
@@ -318,7 +318,7 @@ func (t *txn) GetAPIKey(_ context.Context, id string) (*paykit.APIKey, error) {
 	return &k, nil
 }
 
-// GetAPIKeyByPublicKey implements paykit.APIKeyStore.
+// GetAPIKeyByPublicKey implements paykit.Tx.
 func (t *txn) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*paykit.APIKey, error) {
 	id, ok := t.d.keyByPublic[publicKey]
 	if !ok {
@@ -327,7 +327,7 @@ func (t *txn) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*payk
 	return t.GetAPIKey(ctx, id)
 }
 
-// UpdateAPIKey implements paykit.APIKeyStore.
+// UpdateAPIKey implements paykit.Tx.
 func (t *txn) UpdateAPIKey(_ context.Context, k *paykit.APIKey) error {
 	old, ok := t.d.apiKeys[k.ID]
 	if !ok {
@@ -341,7 +341,7 @@ func (t *txn) UpdateAPIKey(_ context.Context, k *paykit.APIKey) error {
 	return nil
 }
 
-// ListAPIKeys implements paykit.APIKeyStore.
+// ListAPIKeys implements paykit.Tx.
 func (t *txn) ListAPIKeys(_ context.Context, merchantID string) ([]paykit.APIKey, error) {
 	var out []paykit.APIKey
 	for _, k := range t.d.apiKeys {
@@ -359,7 +359,7 @@ func copyAPIKey(k paykit.APIKey) paykit.APIKey {
 
 // --- audit ---
 
-// CreateAuditEvent implements paykit.AuditStore.
+// CreateAuditEvent implements paykit.Tx.
 func (t *txn) CreateAuditEvent(_ context.Context, e *paykit.AuditEvent) error {
 	if _, ok := t.d.audit[e.ID]; ok {
 		return conflict("audit_event", "id")
@@ -370,7 +370,7 @@ func (t *txn) CreateAuditEvent(_ context.Context, e *paykit.AuditEvent) error {
 	return nil
 }
 
-// ListAuditEvents implements paykit.AuditStore.
+// ListAuditEvents implements paykit.Tx.
 func (t *txn) ListAuditEvents(_ context.Context, q paykit.ListQuery[paykit.AuditListParams]) ([]paykit.AuditEvent, error) {
 	var out []paykit.AuditEvent
 	for _, e := range t.d.audit {
@@ -388,27 +388,27 @@ func paymentKey(p *paykit.PaymentIntent) intentKey {
 	return intentKey{p.ID, p.Scope(), p.MerchantReference, p.CreatedAt, &p.Version, &p.ProviderAttempt}
 }
 
-// CreatePaymentIntent implements paykit.PaymentIntentStore.
+// CreatePaymentIntent implements paykit.Tx.
 func (t *txn) CreatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
 	return t.d.payments.create(t, p)
 }
 
-// GetPaymentIntent implements paykit.PaymentIntentStore.
+// GetPaymentIntent implements paykit.Tx.
 func (t *txn) GetPaymentIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
 	return t.d.payments.get(&scope, id)
 }
 
-// FindPaymentIntent implements paykit.PaymentIntentStore.
+// FindPaymentIntent implements paykit.Tx.
 func (t *txn) FindPaymentIntent(_ context.Context, id string) (*paykit.PaymentIntent, error) {
 	return t.d.payments.get(nil, id)
 }
 
-// UpdatePaymentIntent implements paykit.PaymentIntentStore.
+// UpdatePaymentIntent implements paykit.Tx.
 func (t *txn) UpdatePaymentIntent(_ context.Context, p *paykit.PaymentIntent) error {
 	return t.d.payments.update(t, p)
 }
 
-// ListPaymentIntents implements paykit.PaymentIntentStore.
+// ListPaymentIntents implements paykit.Tx.
 func (t *txn) ListPaymentIntents(_ context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	return t.d.payments.list(func(p *paykit.PaymentIntent) bool {
 		return p.Scope() == q.Scope && matches(q.Filter, p.Status, p.Currency, p.Country, p.MerchantReference, p.CreatedAt)
@@ -511,7 +511,7 @@ func copyTime(t *time.Time) *time.Time {
 
 // --- idempotency ---
 
-// CreateIdempotencyRecord implements paykit.IdempotencyStore.
+// CreateIdempotencyRecord implements paykit.Tx.
 func (t *txn) CreateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRecord) error {
 	k := refKey{r.Scope, r.Key}
 	if _, ok := t.d.idempotency[k]; ok {
@@ -521,7 +521,7 @@ func (t *txn) CreateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRe
 	return nil
 }
 
-// GetIdempotencyRecord implements paykit.IdempotencyStore.
+// GetIdempotencyRecord implements paykit.Tx.
 func (t *txn) GetIdempotencyRecord(_ context.Context, scope paykit.Scope, key string) (*paykit.IdempotencyRecord, error) {
 	r, ok := t.d.idempotency[refKey{scope, key}]
 	if !ok {
@@ -531,7 +531,7 @@ func (t *txn) GetIdempotencyRecord(_ context.Context, scope paykit.Scope, key st
 	return &r, nil
 }
 
-// UpdateIdempotencyRecord implements paykit.IdempotencyStore.
+// UpdateIdempotencyRecord implements paykit.Tx.
 func (t *txn) UpdateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRecord) error {
 	k := refKey{r.Scope, r.Key}
 	old, ok := t.d.idempotency[k]
@@ -546,7 +546,7 @@ func (t *txn) UpdateIdempotencyRecord(_ context.Context, r *paykit.IdempotencyRe
 	return nil
 }
 
-// DeleteIdempotencyRecord implements paykit.IdempotencyStore.
+// DeleteIdempotencyRecord implements paykit.Tx.
 func (t *txn) DeleteIdempotencyRecord(_ context.Context, scope paykit.Scope, key string) error {
 	k := refKey{scope, key}
 	if _, ok := t.d.idempotency[k]; !ok {
@@ -556,7 +556,7 @@ func (t *txn) DeleteIdempotencyRecord(_ context.Context, scope paykit.Scope, key
 	return nil
 }
 
-// PurgeIdempotencyRecords implements paykit.IdempotencyStore.
+// PurgeIdempotencyRecords implements paykit.Tx.
 func (t *txn) PurgeIdempotencyRecords(_ context.Context, now time.Time) (int, error) {
 	n := 0
 	for k, r := range t.d.idempotency {
@@ -613,7 +613,7 @@ func copyPaymentPtr(p *paykit.PaymentIntent) *paykit.PaymentIntent {
 
 // --- jobs ---
 
-// EnqueueJob implements paykit.JobStore.
+// EnqueueJob implements paykit.Tx.
 func (t *txn) EnqueueJob(_ context.Context, j *paykit.Job) error {
 	if _, ok := t.job(j.ID); ok {
 		return conflict("job", "id")
@@ -745,7 +745,7 @@ func (t *txn) completeJob(j paykit.Job, at time.Time) {
 	}
 }
 
-// CompleteJobByDedupKey implements paykit.JobStore.
+// CompleteJobByDedupKey implements paykit.Tx.
 func (t *txn) CompleteJobByDedupKey(_ context.Context, dedupKey string, at time.Time) error {
 	id, ok := t.d.jobByDedup[dedupKey]
 	if !ok {
@@ -760,7 +760,7 @@ func (t *txn) CompleteJobByDedupKey(_ context.Context, dedupKey string, at time.
 	return nil
 }
 
-// DeferJobs implements paykit.JobStore.
+// DeferJobs implements paykit.Tx.
 func (t *txn) DeferJobs(_ context.Context, partition string, until time.Time) error {
 	for _, j := range t.d.jobs {
 		if j.Partition == partition && j.RunAt.Before(until) {
@@ -772,7 +772,7 @@ func (t *txn) DeferJobs(_ context.Context, partition string, until time.Time) er
 	return nil
 }
 
-// ResumeJobs implements paykit.JobStore.
+// ResumeJobs implements paykit.Tx.
 func (t *txn) ResumeJobs(_ context.Context, partition string, until, now time.Time) error {
 	for _, j := range t.d.jobs {
 		if j.Partition == partition && j.RunAt.After(now) && !j.RunAt.After(until) {
@@ -785,7 +785,7 @@ func (t *txn) ResumeJobs(_ context.Context, partition string, until, now time.Ti
 	return nil
 }
 
-// ExpediteJob implements paykit.JobStore.
+// ExpediteJob implements paykit.Tx.
 func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) error {
 	id, ok := t.d.jobByDedup[dedupKey]
 	if !ok {
@@ -800,7 +800,7 @@ func (t *txn) ExpediteJob(_ context.Context, dedupKey string, runAt time.Time) e
 	return nil
 }
 
-// GetJob implements paykit.JobStore.
+// GetJob implements paykit.Tx.
 func (t *txn) GetJob(_ context.Context, id string) (*paykit.Job, error) {
 	j, ok := t.job(id)
 	if !ok {
@@ -876,9 +876,6 @@ func copyJob(j paykit.Job) paykit.Job {
 }
 
 var (
-	_ paykit.Store       = (*Store)(nil)
-	_ paykit.PayoutStore = (*Store)(nil)
-	_ paykit.LedgerStore = (*Store)(nil)
-	_ paykit.PayoutStore = (*txn)(nil)
-	_ paykit.LedgerStore = (*txn)(nil)
+	_ paykit.Store = (*Store)(nil)
+	_ paykit.Tx    = (*txn)(nil)
 )

@@ -12,7 +12,7 @@ import (
 
 // --- merchant list and background-work monitoring ---
 
-// ListMerchants implements paykit.MerchantStore.
+// ListMerchants implements paykit.Tx.
 func (t *txn) ListMerchants(_ context.Context, after *paykit.Position, limit int) ([]paykit.Merchant, error) {
 	rows := slices.Collect(maps.Values(t.d.merchants))
 	return page(rows, func(m *paykit.Merchant) (time.Time, string) { return m.CreatedAt, m.ID }, after, limit), nil
@@ -73,7 +73,7 @@ func (t *txn) JobStats(_ context.Context, now time.Time) ([]paykit.JobKindStats,
 	return out, nil
 }
 
-// CountStaleProcessing implements paykit.MonitorStore.
+// CountStaleProcessing implements paykit.Tx.
 func (t *txn) CountStaleProcessing(_ context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
 	var c paykit.StaleCounts
 	for _, p := range t.d.payments.rows {
@@ -89,7 +89,7 @@ func (t *txn) CountStaleProcessing(_ context.Context, updatedBefore time.Time) (
 	return c, nil
 }
 
-// CountPausedWebhookEndpoints implements paykit.MonitorStore.
+// CountPausedWebhookEndpoints implements paykit.Tx.
 func (t *txn) CountPausedWebhookEndpoints(_ context.Context, now time.Time) (int, error) {
 	n := 0
 	for _, w := range t.d.endpoints {

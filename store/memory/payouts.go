@@ -20,27 +20,27 @@ func copyPayout(p paykit.PayoutIntent) paykit.PayoutIntent {
 	return p
 }
 
-// CreatePayoutIntent implements paykit.PayoutStore.
+// CreatePayoutIntent implements paykit.Tx.
 func (t *txn) CreatePayoutIntent(_ context.Context, p *paykit.PayoutIntent) error {
 	return t.d.payouts.create(t, p)
 }
 
-// GetPayoutIntent implements paykit.PayoutStore.
+// GetPayoutIntent implements paykit.Tx.
 func (t *txn) GetPayoutIntent(_ context.Context, scope paykit.Scope, id string) (*paykit.PayoutIntent, error) {
 	return t.d.payouts.get(&scope, id)
 }
 
-// FindPayoutIntent implements paykit.PayoutStore.
+// FindPayoutIntent implements paykit.Tx.
 func (t *txn) FindPayoutIntent(_ context.Context, id string) (*paykit.PayoutIntent, error) {
 	return t.d.payouts.get(nil, id)
 }
 
-// UpdatePayoutIntent implements paykit.PayoutStore.
+// UpdatePayoutIntent implements paykit.Tx.
 func (t *txn) UpdatePayoutIntent(_ context.Context, p *paykit.PayoutIntent) error {
 	return t.d.payouts.update(t, p)
 }
 
-// ListPayoutIntents implements paykit.PayoutStore.
+// ListPayoutIntents implements paykit.Tx.
 func (t *txn) ListPayoutIntents(_ context.Context, q paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
 	return t.d.payouts.list(func(p *paykit.PayoutIntent) bool {
 		return (q.AllTenants || p.Scope() == q.Scope) && (!q.ApprovalPending || p.ApprovalPending) &&

@@ -17,27 +17,27 @@ func copyRefund(r paykit.Refund) paykit.Refund {
 	return r
 }
 
-// CreateRefund implements paykit.RefundStore.
+// CreateRefund implements paykit.Tx.
 func (t *txn) CreateRefund(_ context.Context, r *paykit.Refund) error {
 	return t.d.refunds.create(t, r)
 }
 
-// GetRefund implements paykit.RefundStore.
+// GetRefund implements paykit.Tx.
 func (t *txn) GetRefund(_ context.Context, scope paykit.Scope, id string) (*paykit.Refund, error) {
 	return t.d.refunds.get(&scope, id)
 }
 
-// FindRefund implements paykit.RefundStore.
+// FindRefund implements paykit.Tx.
 func (t *txn) FindRefund(_ context.Context, id string) (*paykit.Refund, error) {
 	return t.d.refunds.get(nil, id)
 }
 
-// UpdateRefund implements paykit.RefundStore.
+// UpdateRefund implements paykit.Tx.
 func (t *txn) UpdateRefund(_ context.Context, r *paykit.Refund) error {
 	return t.d.refunds.update(t, r)
 }
 
-// ListRefunds implements paykit.RefundStore.
+// ListRefunds implements paykit.Tx.
 func (t *txn) ListRefunds(_ context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
 	f := q.Filter.ListParams
 	f.Country = "" // a refund has no country
@@ -71,8 +71,3 @@ func (s *Store) UpdateRefund(ctx context.Context, r *paykit.Refund) error {
 func (s *Store) ListRefunds(ctx context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
 	return call(s, ctx, func(t *txn) ([]paykit.Refund, error) { return t.ListRefunds(ctx, q) })
 }
-
-var (
-	_ paykit.RefundStore = (*Store)(nil)
-	_ paykit.RefundStore = (*txn)(nil)
-)

@@ -27,7 +27,7 @@ type attemptOwnerRow struct {
 	Attempt     string `bun:"attempt"`
 }
 
-// FindByProviderRef implements paykit.AttemptStore.
+// FindByProviderRef implements paykit.Tx.
 func (t tx) FindByProviderRef(ctx context.Context, provider, ref string) (paykit.AttemptOwner, error) {
 	if ref == "" {
 		return paykit.AttemptOwner{}, paykit.ErrNotFound

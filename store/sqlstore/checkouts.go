@@ -63,7 +63,7 @@ func (r *checkoutRow) checkout() (paykit.Checkout, error) {
 	}, errors.Join(err1, err2, err3)
 }
 
-// CreateCheckout implements paykit.CheckoutStore.
+// CreateCheckout implements paykit.Tx.
 func (t tx) CreateCheckout(ctx context.Context, c *paykit.Checkout) error {
 	row, err := toCheckoutRow(c)
 	if err != nil {
@@ -72,7 +72,7 @@ func (t tx) CreateCheckout(ctx context.Context, c *paykit.Checkout) error {
 	return t.insert(ctx, "checkouts", row, intentKeys(c.ID, c.Scope(), c.MerchantReference)...)
 }
 
-// GetCheckout implements paykit.CheckoutStore.
+// GetCheckout implements paykit.Tx.
 func (t tx) GetCheckout(ctx context.Context, scope paykit.Scope, id string) (*paykit.Checkout, error) {
 	var row checkoutRow
 	if err := ofScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
@@ -85,7 +85,7 @@ func (t tx) GetCheckout(ctx context.Context, scope paykit.Scope, id string) (*pa
 	return &c, nil
 }
 
-// UpdateCheckout implements paykit.CheckoutStore.
+// UpdateCheckout implements paykit.Tx.
 func (t tx) UpdateCheckout(ctx context.Context, c *paykit.Checkout) error {
 	row, err := toCheckoutRow(c)
 	if err != nil {
@@ -108,7 +108,7 @@ func (t tx) listCheckoutsQuery(rows *[]checkoutRow, q paykit.ListQuery[paykit.Li
 	})
 }
 
-// ListCheckouts implements paykit.CheckoutStore.
+// ListCheckouts implements paykit.Tx.
 func (t tx) ListCheckouts(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.CheckoutStatus]]) ([]paykit.Checkout, error) {
 	var rows []checkoutRow
 	if err := t.listCheckoutsQuery(&rows, q).Scan(ctx); err != nil {

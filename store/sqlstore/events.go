@@ -37,7 +37,7 @@ func (r *eventRow) event() (paykit.Event, error) {
 	return e, nil
 }
 
-// CreateEvent implements paykit.EventStore.
+// CreateEvent implements paykit.Tx.
 func (t tx) CreateEvent(ctx context.Context, e *paykit.Event) error {
 	data, err := snapshot.Marshal(e.Resource)
 	if err != nil {
@@ -92,7 +92,7 @@ const fanOutSQLite = `INSERT INTO jobs (id, kind, merchant_id, environment, targ
 		AND (instr(enabled_events, '"*"') > 0 OR instr(enabled_events, '"' || ? || '"') > 0)
 		ON CONFLICT DO NOTHING`
 
-// GetEvent implements paykit.EventStore.
+// GetEvent implements paykit.Tx.
 func (t tx) GetEvent(ctx context.Context, scope paykit.Scope, id string) (*paykit.Event, error) {
 	var row eventRow
 	if err := ofScope(t.db.NewSelect().Model(&row).Where("id = ?", id), scope).Scan(ctx); err != nil {
@@ -123,7 +123,7 @@ func (t tx) listEventsQuery(rows *[]eventRow, q paykit.ListQuery[paykit.EventLis
 	})
 }
 
-// ListEvents implements paykit.EventStore.
+// ListEvents implements paykit.Tx.
 func (t tx) ListEvents(ctx context.Context, q paykit.ListQuery[paykit.EventListParams]) ([]paykit.Event, error) {
 	var rows []eventRow
 	if err := t.listEventsQuery(&rows, q).Scan(ctx); err != nil {
@@ -211,7 +211,7 @@ func (r *webhookEndpointRow) endpoint() (paykit.WebhookEndpoint, error) {
 	return w, nil
 }
 
-// CreateWebhookEndpoint implements paykit.WebhookStore.
+// CreateWebhookEndpoint implements paykit.Tx.
 func (t tx) CreateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint) error {
 	row, err := toWebhookEndpointRow(w)
 	if err != nil {
@@ -220,7 +220,7 @@ func (t tx) CreateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint
 	return t.insert(ctx, "webhook_endpoints", row, uniqueKey{"id", "id = ?", []any{w.ID}})
 }
 
-// GetWebhookEndpoint implements paykit.WebhookStore.
+// GetWebhookEndpoint implements paykit.Tx.
 func (t tx) GetWebhookEndpoint(ctx context.Context, id string) (*paykit.WebhookEndpoint, error) {
 	var row webhookEndpointRow
 	if err := t.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
@@ -233,7 +233,7 @@ func (t tx) GetWebhookEndpoint(ctx context.Context, id string) (*paykit.WebhookE
 	return &w, nil
 }
 
-// UpdateWebhookEndpoint implements paykit.WebhookStore.
+// UpdateWebhookEndpoint implements paykit.Tx.
 func (t tx) UpdateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint) error {
 	row, err := toWebhookEndpointRow(w)
 	if err != nil {
@@ -247,7 +247,7 @@ func (t tx) UpdateWebhookEndpoint(ctx context.Context, w *paykit.WebhookEndpoint
 	return err
 }
 
-// ListWebhookEndpoints implements paykit.WebhookStore.
+// ListWebhookEndpoints implements paykit.Tx.
 func (t tx) ListWebhookEndpoints(ctx context.Context, merchantID string) ([]paykit.WebhookEndpoint, error) {
 	var rows []webhookEndpointRow
 	if err := newestFirst(t.db.NewSelect().Model(&rows).Where("merchant_id = ?", merchantID), nil, 0).Scan(ctx); err != nil {
@@ -282,7 +282,7 @@ type webhookAttemptRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// CreateWebhookAttempt implements paykit.WebhookStore.
+// CreateWebhookAttempt implements paykit.Tx.
 func (t tx) CreateWebhookAttempt(ctx context.Context, a *paykit.WebhookAttempt) error {
 	row := &webhookAttemptRow{ID: a.ID, EndpointID: a.EndpointID, EventID: a.EventID, MerchantID: a.MerchantID,
 		Environment: string(a.Environment), Number: a.Number, StatusCode: a.StatusCode,
@@ -291,7 +291,7 @@ func (t tx) CreateWebhookAttempt(ctx context.Context, a *paykit.WebhookAttempt) 
 	return t.insert(ctx, "webhook_attempts", row, uniqueKey{"id", "id = ?", []any{a.ID}})
 }
 
-// ListWebhookAttempts implements paykit.WebhookStore.
+// ListWebhookAttempts implements paykit.Tx.
 func (t tx) ListWebhookAttempts(ctx context.Context, q paykit.WebhookAttemptQuery) ([]paykit.WebhookAttempt, error) {
 	var rows []webhookAttemptRow
 	sel := t.db.NewSelect().Model(&rows).Where("endpoint_id = ?", q.EndpointID)

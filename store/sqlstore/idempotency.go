@@ -50,7 +50,7 @@ func scoped[Q interface {
 	return inScope(q, scope).Where("? = ?", bun.Ident("key"), key)
 }
 
-// CreateIdempotencyRecord implements paykit.IdempotencyStore.
+// CreateIdempotencyRecord implements paykit.Tx.
 func (t tx) CreateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
 	row, err := toIdempotencyRow(r)
 	if err != nil {
@@ -60,7 +60,7 @@ func (t tx) CreateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRe
 		uniqueKey{"key", `merchant_id = ? AND environment = ? AND "key" = ?`, []any{r.MerchantID, r.Environment, r.Key}})
 }
 
-// GetIdempotencyRecord implements paykit.IdempotencyStore.
+// GetIdempotencyRecord implements paykit.Tx.
 func (t tx) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) (*paykit.IdempotencyRecord, error) {
 	var row idempotencyRow
 	if err := scoped(t.db.NewSelect().Model(&row), scope, key).Scan(ctx); err != nil {
@@ -79,7 +79,7 @@ func (t tx) GetIdempotencyRecord(ctx context.Context, scope paykit.Scope, key st
 	}, nil
 }
 
-// UpdateIdempotencyRecord implements paykit.IdempotencyStore.
+// UpdateIdempotencyRecord implements paykit.Tx.
 func (t tx) UpdateIdempotencyRecord(ctx context.Context, r *paykit.IdempotencyRecord) error {
 	row, err := toIdempotencyRow(r)
 	if err != nil {
@@ -104,7 +104,7 @@ func (t tx) updateIdempotencyRow(ctx context.Context, row *idempotencyRow, scope
 	}, row, scope.MerchantID, string(scope.Environment), key, version)
 }
 
-// DeleteIdempotencyRecord implements paykit.IdempotencyStore.
+// DeleteIdempotencyRecord implements paykit.Tx.
 func (t tx) DeleteIdempotencyRecord(ctx context.Context, scope paykit.Scope, key string) error {
 	res, err := scoped(t.db.NewDelete().Table("idempotency_records"), scope, key).Exec(ctx)
 	if err != nil {
@@ -113,7 +113,7 @@ func (t tx) DeleteIdempotencyRecord(ctx context.Context, scope paykit.Scope, key
 	return checkUpdated(ctx, "delete idempotency record", res, nil)
 }
 
-// PurgeIdempotencyRecords implements paykit.IdempotencyStore.
+// PurgeIdempotencyRecords implements paykit.Tx.
 func (t tx) PurgeIdempotencyRecords(ctx context.Context, now time.Time) (int, error) {
 	res, err := t.db.NewDelete().Table("idempotency_records").
 		Where("state = ?", paykit.IdempotencyComplete).Where("expires_at < ?", now.UTC()).

@@ -56,7 +56,7 @@ func (r *jobRow) job() paykit.Job {
 // every claim (which changes state) a non-HOT update on PostgreSQL.
 const pendingJob = "completed_at IS NULL"
 
-// EnqueueJob implements paykit.JobStore.
+// EnqueueJob implements paykit.Tx.
 func (t tx) EnqueueJob(ctx context.Context, j *paykit.Job) error {
 	return t.insertJob(ctx, j, toJobRow(j))
 }
@@ -166,7 +166,7 @@ func (t tx) claimQuery(p paykit.ClaimParams) *bun.RawQuery {
 	return t.db.NewRaw(q.String(), all...)
 }
 
-// DeferJobs implements paykit.JobStore.
+// DeferJobs implements paykit.Tx.
 func (t tx) DeferJobs(ctx context.Context, partition string, until time.Time) error {
 	until = until.UTC()
 	_, err := t.db.NewUpdate().Table("jobs").Set("run_at = ?", until).Set("version = version + 1").
@@ -174,7 +174,7 @@ func (t tx) DeferJobs(ctx context.Context, partition string, until time.Time) er
 	return mapError("defer jobs", err)
 }
 
-// ResumeJobs implements paykit.JobStore.
+// ResumeJobs implements paykit.Tx.
 func (t tx) ResumeJobs(ctx context.Context, partition string, until, now time.Time) error {
 	now = now.UTC()
 	_, err := t.db.NewUpdate().Table("jobs").Set("run_at = ?", now).Set("version = version + 1").
@@ -204,7 +204,7 @@ func (t tx) PurgeCompletedJobs(ctx context.Context, before time.Time) (int, erro
 	return int(n), nil
 }
 
-// ExpediteJob implements paykit.JobStore.
+// ExpediteJob implements paykit.Tx.
 func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) error {
 	runAt = runAt.UTC()
 	_, err := t.db.NewUpdate().Table("jobs").
@@ -225,7 +225,7 @@ func (t tx) ExpediteJob(ctx context.Context, dedupKey string, runAt time.Time) e
 	return nil
 }
 
-// CompleteJobByDedupKey implements paykit.JobStore with one UPDATE, which
+// CompleteJobByDedupKey implements paykit.Tx with one UPDATE, which
 // a batched transaction holds: it needs no answer.
 func (t tx) CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.Time) error {
 	at = at.UTC()
@@ -241,7 +241,7 @@ func (t tx) CompleteJobByDedupKey(ctx context.Context, dedupKey string, at time.
 	return mapError("complete job", err)
 }
 
-// GetJob implements paykit.JobStore.
+// GetJob implements paykit.Tx.
 func (t tx) GetJob(ctx context.Context, id string) (*paykit.Job, error) {
 	var row jobRow
 	if err := t.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {

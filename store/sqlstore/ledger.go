@@ -63,7 +63,7 @@ func balances(scope paykit.Scope, rows []balanceRow) []paykit.Balance {
 	return out
 }
 
-// PostLedger implements paykit.LedgerStore in one transaction (InTx's, or
+// PostLedger implements paykit.Tx in one transaction (InTx's, or
 // its own): a check that the id is free, one statement on the balance rows
 // of the transaction's scope and currency (balanceStatement), one insert of
 // the entries.
@@ -195,7 +195,7 @@ func balanceStatement(pg bool, lt *paykit.LedgerTxn, changes []ledgertxn.Change)
 	return q.String(), args
 }
 
-// GetBalance implements paykit.LedgerStore.
+// GetBalance implements paykit.Tx.
 func (t tx) GetBalance(ctx context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
 	var rows []balanceRow
 	if err := inScope(t.db.NewSelect().Model(&rows), scope).Where("currency = ?", currency).Scan(ctx); err != nil {
@@ -207,7 +207,7 @@ func (t tx) GetBalance(ctx context.Context, scope paykit.Scope, currency string)
 	return &balances(scope, rows)[0], nil
 }
 
-// ListBalances implements paykit.LedgerStore.
+// ListBalances implements paykit.Tx.
 func (t tx) ListBalances(ctx context.Context, scope paykit.Scope) ([]paykit.Balance, error) {
 	var rows []balanceRow
 	if err := inScope(t.db.NewSelect().Model(&rows), scope).OrderExpr("currency").Scan(ctx); err != nil {
@@ -216,7 +216,7 @@ func (t tx) ListBalances(ctx context.Context, scope paykit.Scope) ([]paykit.Bala
 	return balances(scope, rows), nil
 }
 
-// ListLedgerEntries implements paykit.LedgerStore.
+// ListLedgerEntries implements paykit.Tx.
 func (t tx) ListLedgerEntries(ctx context.Context, q paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
 	var rows []ledgerEntryRow
 	sel := t.db.NewSelect().Model(&rows)

@@ -19,13 +19,13 @@ type merchantRow struct {
 	Version   int64     `bun:"version"`
 }
 
-// CreateMerchant implements paykit.MerchantStore.
+// CreateMerchant implements paykit.Tx.
 func (t tx) CreateMerchant(ctx context.Context, m *paykit.Merchant) error {
 	row := &merchantRow{ID: m.ID, Name: m.Name, CreatedAt: m.CreatedAt.UTC()}
 	return t.insert(ctx, "merchants", row, uniqueKey{"id", "id = ?", []any{m.ID}})
 }
 
-// GetMerchant implements paykit.MerchantStore.
+// GetMerchant implements paykit.Tx.
 func (t tx) GetMerchant(ctx context.Context, id string) (*paykit.Merchant, error) {
 	var row merchantRow
 	if err := t.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
@@ -65,19 +65,19 @@ func (r *apiKeyRow) apiKey() paykit.APIKey {
 	}
 }
 
-// CreateAPIKey implements paykit.APIKeyStore.
+// CreateAPIKey implements paykit.Tx.
 func (t tx) CreateAPIKey(ctx context.Context, k *paykit.APIKey) error {
 	return t.insert(ctx, "api_keys", toAPIKeyRow(k),
 		uniqueKey{"id", "id = ?", []any{k.ID}},
 		uniqueKey{"public_key", "public_key = ?", []any{k.PublicKey}})
 }
 
-// GetAPIKey implements paykit.APIKeyStore.
+// GetAPIKey implements paykit.Tx.
 func (t tx) GetAPIKey(ctx context.Context, id string) (*paykit.APIKey, error) {
 	return t.getAPIKey(ctx, "id = ?", id)
 }
 
-// GetAPIKeyByPublicKey implements paykit.APIKeyStore.
+// GetAPIKeyByPublicKey implements paykit.Tx.
 func (t tx) GetAPIKeyByPublicKey(ctx context.Context, publicKey string) (*paykit.APIKey, error) {
 	return t.getAPIKey(ctx, "public_key = ?", publicKey)
 }
@@ -91,7 +91,7 @@ func (t tx) getAPIKey(ctx context.Context, where string, arg string) (*paykit.AP
 	return &k, nil
 }
 
-// UpdateAPIKey implements paykit.APIKeyStore.
+// UpdateAPIKey implements paykit.Tx.
 func (t tx) UpdateAPIKey(ctx context.Context, k *paykit.APIKey) error {
 	row := toAPIKeyRow(k)
 	row.Version++
@@ -106,7 +106,7 @@ func (t tx) UpdateAPIKey(ctx context.Context, k *paykit.APIKey) error {
 	return err
 }
 
-// ListAPIKeys implements paykit.APIKeyStore.
+// ListAPIKeys implements paykit.Tx.
 func (t tx) ListAPIKeys(ctx context.Context, merchantID string) ([]paykit.APIKey, error) {
 	var rows []apiKeyRow
 	if err := newestFirst(t.db.NewSelect().Model(&rows).Where("merchant_id = ?", merchantID), nil, 0).Scan(ctx); err != nil {
@@ -134,7 +134,7 @@ type auditEventRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// CreateAuditEvent implements paykit.AuditStore.
+// CreateAuditEvent implements paykit.Tx.
 func (t tx) CreateAuditEvent(ctx context.Context, e *paykit.AuditEvent) error {
 	details, err := mapToJSON(e.Details)
 	if err != nil {
@@ -147,7 +147,7 @@ func (t tx) CreateAuditEvent(ctx context.Context, e *paykit.AuditEvent) error {
 	return t.insert(ctx, "audit_events", row, uniqueKey{"id", "id = ?", []any{e.ID}})
 }
 
-// ListAuditEvents implements paykit.AuditStore.
+// ListAuditEvents implements paykit.Tx.
 func (t tx) ListAuditEvents(ctx context.Context, q paykit.ListQuery[paykit.AuditListParams]) ([]paykit.AuditEvent, error) {
 	var rows []auditEventRow
 	sel := t.db.NewSelect().Model(&rows)

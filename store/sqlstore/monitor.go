@@ -15,7 +15,7 @@ import (
 // paykit.Job.State, with now as an argument. Migration 0008 adds the
 // indexes these lists and counts read.
 
-// ListMerchants implements paykit.MerchantStore.
+// ListMerchants implements paykit.Tx.
 func (t tx) ListMerchants(ctx context.Context, after *paykit.Position, limit int) ([]paykit.Merchant, error) {
 	var rows []merchantRow
 	if err := t.listMerchantsQuery(&rows, after, limit).Scan(ctx); err != nil {
@@ -124,7 +124,7 @@ func (t tx) jobStatsQuery(now time.Time) *bun.SelectQuery {
 		Where(pendingJob).Group("kind").Order("kind")
 }
 
-// CountStaleProcessing implements paykit.MonitorStore with two counts that
+// CountStaleProcessing implements paykit.Tx with two counts that
 // read the partial indexes of processing intents.
 func (t tx) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (paykit.StaleCounts, error) {
 	var c paykit.StaleCounts
@@ -145,7 +145,7 @@ func (t tx) CountStaleProcessing(ctx context.Context, updatedBefore time.Time) (
 	return c, nil
 }
 
-// CountPausedWebhookEndpoints implements paykit.MonitorStore with a count
+// CountPausedWebhookEndpoints implements paykit.Tx with a count
 // that reads the partial index of paused endpoints (migration 0016).
 func (t tx) CountPausedWebhookEndpoints(ctx context.Context, now time.Time) (int, error) {
 	var n int
@@ -167,7 +167,7 @@ var statusTables = map[string]string{
 	"refund":         "paykit_refunds",
 }
 
-// CountStatuses implements paykit.MonitorStore with one grouped count that
+// CountStatuses implements paykit.Tx with one grouped count that
 // reads the (merchant_id, environment, created_at) range of the lists'
 // indexes.
 func (t tx) CountStatuses(ctx context.Context, object string, scope paykit.Scope, since time.Time) (map[string]int, error) {
@@ -190,5 +190,3 @@ func (t tx) CountStatuses(ctx context.Context, object string, scope paykit.Scope
 	}
 	return out, nil
 }
-
-var _ paykit.MonitorStore = tx{}

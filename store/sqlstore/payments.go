@@ -86,7 +86,7 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 	}, errors.Join(err1, err2, err3, err4, err5)
 }
 
-// CreatePaymentIntent implements paykit.PaymentIntentStore.
+// CreatePaymentIntent implements paykit.Tx.
 func (t tx) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
 	row, err := toPaymentIntentRow(p)
 	if err != nil {
@@ -95,12 +95,12 @@ func (t tx) CreatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) er
 	return t.insert(ctx, "payment_intents", row, intentKeys(p.ID, p.Scope(), p.MerchantReference)...)
 }
 
-// GetPaymentIntent implements paykit.PaymentIntentStore.
+// GetPaymentIntent implements paykit.Tx.
 func (t tx) GetPaymentIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PaymentIntent, error) {
 	return t.getPaymentIntent(ctx, "get payment intent", &scope, id)
 }
 
-// FindPaymentIntent implements paykit.PaymentIntentStore.
+// FindPaymentIntent implements paykit.Tx.
 func (t tx) FindPaymentIntent(ctx context.Context, id string) (*paykit.PaymentIntent, error) {
 	return t.getPaymentIntent(ctx, "find payment intent", nil, id)
 }
@@ -123,7 +123,7 @@ func (t tx) getPaymentIntent(ctx context.Context, op string, scope *paykit.Scope
 	return &p, nil
 }
 
-// UpdatePaymentIntent implements paykit.PaymentIntentStore.
+// UpdatePaymentIntent implements paykit.Tx.
 func (t tx) UpdatePaymentIntent(ctx context.Context, p *paykit.PaymentIntent) error {
 	row, err := toPaymentIntentRow(p)
 	if err != nil {
@@ -146,7 +146,7 @@ func (t tx) listPaymentIntentsQuery(rows *[]paymentIntentRow, q paykit.ListQuery
 	})
 }
 
-// ListPaymentIntents implements paykit.PaymentIntentStore.
+// ListPaymentIntents implements paykit.Tx.
 func (t tx) ListPaymentIntents(ctx context.Context, q paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
 	var rows []paymentIntentRow
 	if err := t.listPaymentIntentsQuery(&rows, q).Scan(ctx); err != nil {

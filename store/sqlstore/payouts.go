@@ -78,17 +78,17 @@ func (r *payoutIntentRow) payoutIntent() paykit.PayoutIntent {
 	}
 }
 
-// CreatePayoutIntent implements paykit.PayoutStore.
+// CreatePayoutIntent implements paykit.Tx.
 func (t tx) CreatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) error {
 	return t.insert(ctx, "payout_intents", toPayoutIntentRow(p), intentKeys(p.ID, p.Scope(), p.MerchantReference)...)
 }
 
-// GetPayoutIntent implements paykit.PayoutStore.
+// GetPayoutIntent implements paykit.Tx.
 func (t tx) GetPayoutIntent(ctx context.Context, scope paykit.Scope, id string) (*paykit.PayoutIntent, error) {
 	return t.getPayoutIntent(ctx, "get payout intent", &scope, id)
 }
 
-// FindPayoutIntent implements paykit.PayoutStore.
+// FindPayoutIntent implements paykit.Tx.
 func (t tx) FindPayoutIntent(ctx context.Context, id string) (*paykit.PayoutIntent, error) {
 	return t.getPayoutIntent(ctx, "find payout intent", nil, id)
 }
@@ -108,7 +108,7 @@ func (t tx) getPayoutIntent(ctx context.Context, op string, scope *paykit.Scope,
 	return &p, nil
 }
 
-// UpdatePayoutIntent implements paykit.PayoutStore.
+// UpdatePayoutIntent implements paykit.Tx.
 func (t tx) UpdatePayoutIntent(ctx context.Context, p *paykit.PayoutIntent) error {
 	row := toPayoutIntentRow(p)
 	row.Version++
@@ -136,7 +136,7 @@ func (t tx) listPayoutIntentsQuery(rows *[]payoutIntentRow, q paykit.PayoutQuery
 	})
 }
 
-// ListPayoutIntents implements paykit.PayoutStore.
+// ListPayoutIntents implements paykit.Tx.
 func (t tx) ListPayoutIntents(ctx context.Context, q paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
 	var rows []payoutIntentRow
 	if err := t.listPayoutIntentsQuery(&rows, q).Scan(ctx); err != nil {

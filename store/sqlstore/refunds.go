@@ -54,17 +54,17 @@ func (r *refundRow) refund() paykit.Refund {
 	}
 }
 
-// CreateRefund implements paykit.RefundStore.
+// CreateRefund implements paykit.Tx.
 func (t tx) CreateRefund(ctx context.Context, r *paykit.Refund) error {
 	return t.insert(ctx, "paykit_refunds", toRefundRow(r), intentKeys(r.ID, r.Scope(), r.MerchantReference)...)
 }
 
-// GetRefund implements paykit.RefundStore.
+// GetRefund implements paykit.Tx.
 func (t tx) GetRefund(ctx context.Context, scope paykit.Scope, id string) (*paykit.Refund, error) {
 	return t.getRefund(ctx, "get refund", &scope, id)
 }
 
-// FindRefund implements paykit.RefundStore.
+// FindRefund implements paykit.Tx.
 func (t tx) FindRefund(ctx context.Context, id string) (*paykit.Refund, error) {
 	return t.getRefund(ctx, "find refund", nil, id)
 }
@@ -84,7 +84,7 @@ func (t tx) getRefund(ctx context.Context, op string, scope *paykit.Scope, id st
 	return &r, nil
 }
 
-// UpdateRefund implements paykit.RefundStore.
+// UpdateRefund implements paykit.Tx.
 func (t tx) UpdateRefund(ctx context.Context, r *paykit.Refund) error {
 	row := toRefundRow(r)
 	row.Version++
@@ -108,7 +108,7 @@ func (t tx) listRefundsQuery(rows *[]refundRow, q paykit.ListQuery[paykit.Refund
 	})
 }
 
-// ListRefunds implements paykit.RefundStore.
+// ListRefunds implements paykit.Tx.
 func (t tx) ListRefunds(ctx context.Context, q paykit.ListQuery[paykit.RefundListParams]) ([]paykit.Refund, error) {
 	var rows []refundRow
 	if err := t.listRefundsQuery(&rows, q).Scan(ctx); err != nil {

@@ -23,13 +23,12 @@ import (
 //     Available and Reserved are those of "available" and "reserved", so
 //     the sum of the balance's accounts is the money that came in minus the
 //     money that went out (the negated sum of the external accounts);
-//   - when s stores payouts and payment intents too, their projected
-//     amounts agree with their entries (see checkRefs).
+//   - the projected amounts of the payouts and payment intents of scope
+//     agree with their entries (see checkRefs).
 //
-// It reads through the LedgerStore methods only, so it serves any Store
-// (or a Tx inside InTx), from any package's tests, for instance in
-// t.Cleanup after a flow test.
-func CheckLedger(t testing.TB, s paykit.LedgerStore, scope paykit.Scope) {
+// It only reads, so it serves any Store (or a Tx inside InTx), from any
+// package's tests, for instance in t.Cleanup after a flow test.
+func CheckLedger(t testing.TB, s paykit.Tx, scope paykit.Scope) {
 	t.Helper()
 	ctx := context.Background()
 	entries, err := s.ListLedgerEntries(ctx, paykit.LedgerQuery{Scope: scope})

@@ -11,14 +11,14 @@ import (
 	"github.com/paykit/paykit/store/memory"
 )
 
-// fakeLedger is a LedgerStore that returns whatever it is given, to show
-// that CheckLedger finds broken ledgers.
+// fakeLedger is a Tx whose ledger returns whatever it is given, with no
+// payouts or payment intents, to show that CheckLedger finds broken
+// ledgers. Its other methods are not called.
 type fakeLedger struct {
+	paykit.Tx
 	entries  []paykit.LedgerEntry
 	balances []paykit.Balance
 }
-
-func (f *fakeLedger) PostLedger(context.Context, *paykit.LedgerTxn) error { return nil }
 
 func (f *fakeLedger) GetBalance(_ context.Context, scope paykit.Scope, currency string) (*paykit.Balance, error) {
 	for _, b := range f.balances {
@@ -35,6 +35,14 @@ func (f *fakeLedger) ListBalances(context.Context, paykit.Scope) ([]paykit.Balan
 
 func (f *fakeLedger) ListLedgerEntries(context.Context, paykit.LedgerQuery) ([]paykit.LedgerEntry, error) {
 	return f.entries, nil
+}
+
+func (f *fakeLedger) ListPayoutIntents(context.Context, paykit.PayoutQuery) ([]paykit.PayoutIntent, error) {
+	return nil, nil
+}
+
+func (f *fakeLedger) ListPaymentIntents(context.Context, paykit.ListQuery[paykit.ListParams[paykit.PaymentStatus]]) ([]paykit.PaymentIntent, error) {
+	return nil, nil
 }
 
 // recorder is a testing.TB that keeps what Errorf reports.

@@ -24,7 +24,7 @@ func checkoutIDs(rows []paykit.Checkout) []string {
 	return ids(rows, func(c paykit.Checkout) string { return c.ID })
 }
 
-// testCheckouts covers the CheckoutStore: round trip of every stored
+// testCheckouts covers the Store's checkouts: round trip of every stored
 // field, copies, tenant scoping, the unique reference, versioned updates,
 // list filters and keyset pages.
 func testCheckouts(t *testing.T, s paykit.Store) {
