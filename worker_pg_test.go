@@ -48,11 +48,21 @@ func TestWorkersShareJobsOnPostgres(t *testing.T) {
 		return nil
 	}))
 
+	// Every instance keeps claiming until all jobs have run: a round that
+	// finds nothing due (the rest leased by others) does not end its part.
 	var wg sync.WaitGroup
+	start := make(chan struct{})
+	ran := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(runs)
+	}
+	deadline := time.Now().Add(time.Minute) // a bound for a broken queue, not a timing
 	for _, svc := range svcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-start
 			for {
 				n, err := svc.ProcessDue(ctx)
 				if err != nil {
@@ -60,11 +70,19 @@ func TestWorkersShareJobsOnPostgres(t *testing.T) {
 					return
 				}
 				if n == 0 {
-					return
+					if ran() >= jobs {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("%d of %d jobs ran", ran(), jobs)
+						return
+					}
+					time.Sleep(time.Millisecond) // the others' leases, held for 10 ms
 				}
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	is.Equal(len(runs), jobs)
 	for id, n := range runs {
