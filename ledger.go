@@ -23,10 +23,13 @@ var ErrInsufficientFunds = errors.New("paykit: insufficient funds")
 // class and rule.
 const (
 	AccountAvailable   = "available"            // merchant: spendable
+	AccountPending     = "pending"              // merchant: paid in, not yet settled by the Provider
 	AccountReserved    = "reserved"             // merchant: held for payouts and refunds in flight
 	AccountPayments    = "external:payments"    // money paid in by payers
 	AccountPayouts     = "external:payouts"     // money paid out to recipients
 	AccountAdjustments = "external:adjustments" // operator corrections
+	AccountFees        = "external:fees"        // the Providers' fees
+	AccountDisputes    = "external:disputes"    // disputed funds the Providers took back
 )
 
 // AccountClass says whose money a ledger account counts.
@@ -68,10 +71,14 @@ var accounts = map[string]Account{
 		// The contract: available goes below zero only through a dispute
 		// (or a Provider-side debit), never by a merchant's own request.
 		OverdrawKinds: []string{"dispute.created"}},
+	// A Provider fee above the amount leaves a negative net.
+	AccountPending:     {Name: AccountPending, Class: MerchantAccount, OverdrawKinds: []string{"payment.succeeded"}},
 	AccountReserved:    {Name: AccountReserved, Class: MerchantAccount},
 	AccountPayments:    {Name: AccountPayments, Class: ExternalAccount, MayGoNegative: true},
 	AccountPayouts:     {Name: AccountPayouts, Class: ExternalAccount, MayGoNegative: true},
 	AccountAdjustments: {Name: AccountAdjustments, Class: ExternalAccount, MayGoNegative: true},
+	AccountFees:        {Name: AccountFees, Class: ExternalAccount, MayGoNegative: true},
+	AccountDisputes:    {Name: AccountDisputes, Class: ExternalAccount, MayGoNegative: true},
 }
 
 // LookupAccount returns the account named name from paykit's chart of
@@ -134,9 +141,10 @@ func (t *LedgerTxn) Balanced() bool {
 type Balance struct {
 	Scope    Scope
 	Currency string
-	// Available and Reserved are Accounts[AccountAvailable] and
-	// Accounts[AccountReserved].
+	// Available, Pending and Reserved are Accounts[AccountAvailable],
+	// Accounts[AccountPending] and Accounts[AccountReserved].
 	Available int64
+	Pending   int64
 	Reserved  int64
 	// Accounts holds the balance of every account of the scope and
 	// currency that was ever posted to (nil when none was), by name.

@@ -117,12 +117,21 @@ type PaymentIntent struct {
 	ProviderAttempt                        // internal: its Provider attempt
 	CancelRequestedAt    *time.Time        `json:"cancel_requested_at,omitzero"`   // set when a cancel waits for the Provider
 	RefundedAmount       int64             `json:"refunded_amount,omitzero"`       // the sum of its succeeded refunds
-	RefundPendingAmount  int64             `json:"refund_pending_amount,omitzero"` // the sum of its pending refunds: refundable is Amount minus both
-	ExpiresAt            time.Time         `json:"expires_at,omitzero"`
-	CompletedAt          *time.Time        `json:"completed_at,omitzero"`
-	CreatedAt            time.Time         `json:"created_at,omitzero"`
-	UpdatedAt            time.Time         `json:"updated_at,omitzero"`
-	Version              int64             `json:"version,omitzero"`
+	RefundPendingAmount  int64             `json:"refund_pending_amount,omitzero"` // the sum of its pending refunds: refundable is Amount minus both and DisputedAmount
+	// Fee is the Provider's fee for a succeeded payment, as it stated it.
+	Fee int64 `json:"fee,omitzero"`
+	// SettledAt is when the Provider settled the payment's net: it moved
+	// from the pending balance to the available one.
+	SettledAt *time.Time `json:"settled_at,omitzero"`
+	// DisputedAmount is the sum of its open and lost disputes, and
+	// OpenDisputes how many are open.
+	DisputedAmount int64      `json:"disputed_amount,omitzero"`
+	OpenDisputes   int        `json:"open_disputes,omitzero"`
+	ExpiresAt      time.Time  `json:"expires_at,omitzero"`
+	CompletedAt    *time.Time `json:"completed_at,omitzero"`
+	CreatedAt      time.Time  `json:"created_at,omitzero"`
+	UpdatedAt      time.Time  `json:"updated_at,omitzero"`
+	Version        int64      `json:"version,omitzero"`
 }
 
 // Scope returns the tenant of the intent.

@@ -84,6 +84,12 @@ type Result struct {
 	// in Detail, which is logged and never shown to merchants.
 	FailureCode string
 	Detail      string
+	// Fee is, with OutcomeSucceeded for a payment, the Provider's fee for
+	// it in minor units, as the Provider states it (0 when it keeps none).
+	Fee int64
+	// AvailableOn is, with OutcomeSucceeded for a payment, when the
+	// Provider expects to pay out its net; zero when it does not say.
+	AvailableOn time.Time
 }
 
 // PaymentRequest asks a Provider to start a payment attempt.
@@ -100,15 +106,21 @@ type PaymentRequest struct {
 	Options   map[string]string // Provider-local (bank codes already mapped)
 	ReturnURL string            // where the Provider sends the payer back: a service URL
 	ExpiresAt time.Time
+	// Merchant is the paykit merchant the payment is for, for Providers
+	// that settle per sub-merchant (the sandbox PSP does).
+	Merchant string
 }
 
 // CallbackEvent is a verified, parsed inbound Provider callback about one
 // attempt, applied through the same state machine as an inquiry result.
 type CallbackEvent struct {
 	ID     string // the Provider's event id, for deduplication
-	Kind   string // "payment", "payout" or "refund"
+	Kind   string // "payment", "payout", "refund" or "dispute"
 	Key    string // the idempotency key of the attempt it is about
 	Result Result
+	// Dispute is, with Kind "dispute", the dispute as the Provider now
+	// states it; Key and Result are then unused.
+	Dispute *ProviderDispute
 }
 
 // Capabilities is the set of things a Provider adapter declares it can do.
@@ -135,6 +147,16 @@ const (
 	CapPayerSimulation
 	// CapReturns: the adapter is a ReturnSimulator (sandboxes that pay out).
 	CapReturns
+	// CapDisputes: the adapter is a DisputeProvider, and its callbacks
+	// report disputes (CallbackEvent Kind "dispute").
+	CapDisputes
+	// CapDisputeSimulation: the adapter is a DisputeSimulator (sandboxes).
+	CapDisputeSimulation
+	// CapSettlement: the adapter is a SettlementReporter.
+	CapSettlement
+	// CapSettlementSimulation: the adapter is a SettlementSimulator
+	// (sandboxes).
+	CapSettlementSimulation
 )
 
 // capabilityNames names each capability for errors and String.
@@ -144,6 +166,8 @@ var capabilityNames = []struct {
 }{
 	{CapPayments, "payments"}, {CapCancel, "cancel"}, {CapRefunds, "refunds"},
 	{CapPayouts, "payouts"}, {CapPayerSimulation, "payer simulation"}, {CapReturns, "returns"},
+	{CapDisputes, "disputes"}, {CapDisputeSimulation, "dispute simulation"},
+	{CapSettlement, "settlement"}, {CapSettlementSimulation, "settlement simulation"},
 }
 
 // Has reports whether c includes every capability of want.
@@ -229,4 +253,86 @@ type ReturnSimulator interface {
 type RefundProvider interface {
 	CreateRefund(ctx context.Context, req RefundRequest) Result
 	InquireRefund(ctx context.Context, ref AttemptRef) Result
+}
+
+// ProviderDispute is a Provider's account of a dispute (a chargeback) on
+// one of its payment attempts. The adapter maps the Provider's reasons and
+// statuses to paykit's; its own words stay in Detail.
+type ProviderDispute struct {
+	Reference string // the Provider's id of the dispute
+	// PaymentKey and PaymentRef name the disputed payment attempt: its
+	// idempotency key where the Provider reports it, and the Provider's id.
+	PaymentKey    string
+	PaymentRef    string
+	Amount        int64
+	Currency      string
+	Fee           int64 // the Provider's dispute fee, kept even when the dispute is won
+	Reason        DisputeReason
+	Status        DisputeStatus
+	EvidenceDueBy time.Time // zero when the Provider does not say
+	Detail        string
+}
+
+// DisputeProvider is the method set of CapDisputes. An error means no
+// trustworthy answer came back; the call may be repeated.
+type DisputeProvider interface {
+	// InquireDispute reports the dispute with the Provider's id ref.
+	InquireDispute(ctx context.Context, ref string) (ProviderDispute, error)
+	// SubmitDisputeEvidence sends the merchant's evidence text for the
+	// dispute and submits it for review.
+	SubmitDisputeEvidence(ctx context.Context, ref, text string) (ProviderDispute, error)
+	// AcceptDispute concedes the dispute: it is lost.
+	AcceptDispute(ctx context.Context, ref string) (ProviderDispute, error)
+}
+
+// DisputeOpening asks a sandbox Provider to open a dispute on a payment.
+type DisputeOpening struct {
+	PaymentKey string
+	PaymentRef string
+	Amount     int64
+	Reason     DisputeReason
+}
+
+// DisputeSimulator is the method set of CapDisputeSimulation, which
+// sandbox Providers declare: the payer's bank opens a dispute. The
+// dispute test helper uses it.
+type DisputeSimulator interface {
+	OpenDispute(ctx context.Context, req DisputeOpening) (ProviderDispute, error)
+}
+
+// SettlementBatch is one batch of funds a Provider settled: what it paid
+// out, line by line, net of its fees.
+type SettlementBatch struct {
+	Reference string // the Provider's id of the batch
+	Merchant  string // the PaymentRequest.Merchant its lines are for; "" when the Provider does not split
+	Currency  string
+	SettledAt time.Time
+	Lines     []SettlementLine
+}
+
+// SettlementLine is one movement of a settlement batch.
+type SettlementLine struct {
+	// Type is "payment", "refund" or "dispute".
+	Type string
+	// Reference is the Provider's id of the attempt (or dispute) and Key
+	// its idempotency key where the Provider reports it.
+	Reference string
+	Key       string
+	Amount    int64 // signed: a refund or dispute is negative
+	Fee       int64
+	Currency  string
+}
+
+// SettlementReporter is the method set of CapSettlement: the batches the
+// Provider closed after the batch with Reference after ("" for the
+// first), oldest first, at most limit of them.
+type SettlementReporter interface {
+	SettlementBatches(ctx context.Context, after string, limit int) ([]SettlementBatch, error)
+}
+
+// SettlementSimulator is the method set of CapSettlementSimulation: the
+// sandbox closes the batches of merchant's pending funds at once and
+// returns them. The settlement test helper uses it.
+type SettlementSimulator interface {
+	SettleNow(ctx context.Context, merchant string) ([]SettlementBatch, error)
 }

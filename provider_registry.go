@@ -17,8 +17,14 @@ type adapter struct {
 	refunds RefundProvider  // set with CapRefunds
 	payer   PayerSimulator  // set with CapPayerSimulation
 	returns ReturnSimulator // set with CapReturns
-	circuit circuit
-	calls   callCounts // create calls by outcome
+	// set with CapDisputes, CapDisputeSimulation, CapSettlement and
+	// CapSettlementSimulation
+	disputes   DisputeProvider
+	disputeSim DisputeSimulator
+	settlement SettlementReporter
+	settleSim  SettlementSimulator
+	circuit    circuit
+	calls      callCounts // create calls by outcome
 }
 
 // newAdapters reads each Provider's declaration and checks that it has the
@@ -53,6 +59,26 @@ func newAdapters(providers map[string]Provider) (map[string]*adapter, error) {
 		if a.caps.Has(CapReturns) {
 			if a.returns, ok = p.(ReturnSimulator); !ok {
 				return nil, lacks(CapReturns, "paykit.ReturnSimulator")
+			}
+		}
+		if a.caps.Has(CapDisputes) {
+			if a.disputes, ok = p.(DisputeProvider); !ok {
+				return nil, lacks(CapDisputes, "paykit.DisputeProvider")
+			}
+		}
+		if a.caps.Has(CapDisputeSimulation) {
+			if a.disputeSim, ok = p.(DisputeSimulator); !ok {
+				return nil, lacks(CapDisputeSimulation, "paykit.DisputeSimulator")
+			}
+		}
+		if a.caps.Has(CapSettlement) {
+			if a.settlement, ok = p.(SettlementReporter); !ok {
+				return nil, lacks(CapSettlement, "paykit.SettlementReporter")
+			}
+		}
+		if a.caps.Has(CapSettlementSimulation) {
+			if a.settleSim, ok = p.(SettlementSimulator); !ok {
+				return nil, lacks(CapSettlementSimulation, "paykit.SettlementSimulator")
 			}
 		}
 		out[name] = a

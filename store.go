@@ -297,6 +297,38 @@ type Tx interface {
 	// q.Filter.Country is ignored: a refund has no country.
 	ListRefunds(ctx context.Context, q ListQuery[RefundListParams]) ([]Refund, error)
 
+	// Balance transactions: the movements of a merchant's money.
+
+	// CreateBalanceTransaction inserts b; ErrAlreadyExists when the id is
+	// taken.
+	CreateBalanceTransaction(ctx context.Context, b *BalanceTransaction) error
+	// GetBalanceTransaction returns the balance transaction of that scope
+	// or ErrNotFound.
+	GetBalanceTransaction(ctx context.Context, scope Scope, id string) (*BalanceTransaction, error)
+	// UpdateBalanceTransaction writes b under the Version rule.
+	UpdateBalanceTransaction(ctx context.Context, b *BalanceTransaction) error
+	// ListBalanceTransactions returns at most q.Limit balance
+	// transactions, newest first. q.Filter.Country and MerchantReference
+	// are ignored.
+	ListBalanceTransactions(ctx context.Context, q ListQuery[BalanceTransactionListParams]) ([]BalanceTransaction, error)
+
+	// Disputes.
+
+	// CreateDispute inserts d; ErrAlreadyExists (Key "id", or
+	// "provider_ref" when d.Provider already has a dispute with
+	// d.ProviderRef).
+	CreateDispute(ctx context.Context, d *Dispute) error
+	// GetDispute returns the dispute of that scope or ErrNotFound.
+	GetDispute(ctx context.Context, scope Scope, id string) (*Dispute, error)
+	// FindDisputeByProviderRef returns, of any scope, the dispute provider
+	// knows as ref, or ErrNotFound.
+	FindDisputeByProviderRef(ctx context.Context, provider, ref string) (*Dispute, error)
+	// UpdateDispute writes d under the Version rule.
+	UpdateDispute(ctx context.Context, d *Dispute) error
+	// ListDisputes returns at most q.Limit disputes, newest first.
+	// q.Filter.Country and MerchantReference are ignored.
+	ListDisputes(ctx context.Context, q ListQuery[DisputeListParams]) ([]Dispute, error)
+
 	// Resources by their Provider attempt.
 
 	// FindByProviderRef returns, of any scope, the payment intent, payout

@@ -115,7 +115,7 @@ func NewBalance(scope paykit.Scope, currency string, accounts map[string]int64, 
 		return b
 	}
 	b.Accounts, b.UpdatedAt = accounts, updated.UTC()
-	b.Available, b.Reserved = accounts[paykit.AccountAvailable], accounts[paykit.AccountReserved]
+	b.Available, b.Pending, b.Reserved = accounts[paykit.AccountAvailable], accounts[paykit.AccountPending], accounts[paykit.AccountReserved]
 	return b
 }
 
