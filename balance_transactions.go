@@ -1,8 +1,13 @@
 package paykit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // BalanceTransactionType says what moved a merchant's money.
@@ -75,4 +80,152 @@ type BalanceTransactionListParams struct {
 	ListParams[BalanceTransactionStatus]
 	Types  []BalanceTransactionType
 	Source string // exact id; empty does not filter
+}
+
+// GetBalanceTransaction returns a balance transaction of the caller's
+// scope.
+func (s *Service) GetBalanceTransaction(ctx context.Context, p Principal, id string) (*BalanceTransaction, error) {
+	bt, err := s.store.GetBalanceTransaction(ctx, p.Scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("balance_transaction")
+	}
+	if err != nil {
+		return nil, internalError(err)
+	}
+	return bt, nil
+}
+
+// ListBalanceTransactions returns the caller's balance transactions,
+// newest first.
+func (s *Service) ListBalanceTransactions(ctx context.Context, p Principal, params BalanceTransactionListParams) (*Page[BalanceTransaction], error) {
+	limit, after, err := s.pageQuery("balance_transaction", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	if err := params.check("balance transaction", BalanceTransactionStatus.Valid); err != nil {
+		return nil, err
+	}
+	for _, t := range params.Types {
+		if !t.Valid() {
+			return nil, invalidRequest("type", "type %q is not a balance transaction type.", t)
+		}
+	}
+	if !wire.ValidText(params.Source) {
+		return nil, invalidRequest("source", "source must be UTF-8 text without NUL characters.")
+	}
+	rows, err := s.store.ListBalanceTransactions(ctx, ListQuery[BalanceTransactionListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, internalError(err)
+	}
+	if params.Country != "" || params.MerchantReference != "" {
+		rows = rows[:0] // balance transactions have neither: nothing matches one
+	}
+	return makePage(s, "balance_transaction", rows, limit, func(b *BalanceTransaction) Position { return Position{b.CreatedAt, b.ID} }), nil
+}
+
+// book writes, in tx, a movement of a merchant's money into or out of its
+// balance: its ledger postings (those of zero dropped) and bt, its balance
+// transaction, whose ID, Net, times and default Status (available, from
+// at) it fills in.
+func (s *Service) book(ctx context.Context, tx Tx, bt *BalanceTransaction, kind string, at time.Time, postings ...Posting) error {
+	bt.ID = s.newID("txn")
+	bt.Net = bt.Amount - bt.Fee
+	bt.CreatedAt, bt.UpdatedAt = at, at
+	if bt.Status == "" {
+		bt.Status = BalanceTxnAvailable
+	}
+	if bt.AvailableOn.IsZero() {
+		bt.AvailableOn = at
+	}
+	if err := s.postNonZero(ctx, tx, bt.Scope(), bt.Currency, kind, bt.Source, at, postings...); err != nil {
+		return err
+	}
+	return tx.CreateBalanceTransaction(ctx, bt)
+}
+
+// postNonZero posts the postings that move something; none is no
+// transaction.
+func (s *Service) postNonZero(ctx context.Context, tx Tx, scope Scope, currency, kind, ref string, at time.Time, postings ...Posting) error {
+	ps := make([]Posting, 0, len(postings))
+	for _, p := range postings {
+		if p.Amount != 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return s.post(ctx, tx, scope, currency, kind, ref, at, ps...)
+}
+
+// creditPayment books a succeeded payment in tx: its net (amount less the
+// Provider's fee, r.Fee) enters the merchant's pending balance, and its
+// balance transaction is pending until the Provider settles it. A Provider
+// that reports no settlement (no CapSettlement) makes the net available at
+// r.AvailableOn, or at once when it states no later date.
+func (s *Service) creditPayment(ctx context.Context, tx Tx, pi *PaymentIntent, r Result, now time.Time) error {
+	pi.Fee = max(r.Fee, 0)
+	net := pi.Amount - pi.Fee
+	bt := &BalanceTransaction{MerchantID: pi.MerchantID, Environment: pi.Environment, Type: BalanceTxnPayment,
+		Source: pi.ID, Amount: pi.Amount, Fee: pi.Fee, Currency: pi.Currency, Status: BalanceTxnPending, AvailableOn: r.AvailableOn}
+	a := s.providers[pi.Provider]
+	reports := a != nil && a.caps.Has(CapSettlement)
+	if !reports && !r.AvailableOn.After(now) {
+		bt.Status, bt.AvailableOn, pi.SettledAt = BalanceTxnAvailable, now, &now
+		return s.book(ctx, tx, bt, "payment.succeeded", now,
+			Posting{AccountPayments, -pi.Amount}, Posting{AccountAvailable, net}, Posting{AccountFees, pi.Fee})
+	}
+	if err := s.book(ctx, tx, bt, "payment.succeeded", now,
+		Posting{AccountPayments, -pi.Amount}, Posting{AccountPending, net}, Posting{AccountFees, pi.Fee}); err != nil {
+		return err
+	}
+	if reports {
+		return nil
+	}
+	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentSettle, Scope: pi.Scope(), TargetID: pi.ID, RunAt: r.AvailableOn,
+		DedupKey: jobPaymentSettle + ":" + pi.ID})
+}
+
+// jobPaymentSettle makes a payment's net available at its Provider's
+// available date, for Providers that report no settlement.
+const jobPaymentSettle = "payment.settle"
+
+// settlePaymentJob settles the job's payment.
+func (s *Service) settlePaymentJob(ctx context.Context, j *Job) error {
+	return s.inTx(ctx, func(tx Tx) error {
+		pi, err := tx.GetPaymentIntent(ctx, j.Scope, j.TargetID)
+		if err != nil {
+			return err
+		}
+		return s.settlePayment(ctx, tx, pi, s.Now())
+	})
+}
+
+// settlePayment moves a succeeded payment's net from the merchant's
+// pending balance to its available one, in tx, and marks its balance
+// transaction available at at. A payment settled before is left alone.
+func (s *Service) settlePayment(ctx context.Context, tx Tx, pi *PaymentIntent, at time.Time) error {
+	if pi.Status != PaymentSucceeded || pi.SettledAt != nil {
+		return nil
+	}
+	pi.SettledAt = &at
+	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	net := pi.Amount - pi.Fee
+	if err := s.postNonZero(ctx, tx, pi.Scope(), pi.Currency, "payment.settled", pi.ID, at,
+		Posting{AccountPending, -net}, Posting{AccountAvailable, net}); err != nil {
+		return err
+	}
+	rows, err := tx.ListBalanceTransactions(ctx, ListQuery[BalanceTransactionListParams]{Scope: pi.Scope(),
+		Filter: BalanceTransactionListParams{Types: []BalanceTransactionType{BalanceTxnPayment}, Source: pi.ID}, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("payment %s has no balance transaction", pi.ID)
+	}
+	bt := &rows[0]
+	bt.Status, bt.AvailableOn, bt.UpdatedAt = BalanceTxnAvailable, at, at
+	return tx.UpdateBalanceTransaction(ctx, bt)
 }

@@ -36,6 +36,20 @@ func (s *Service) HandleProviderCallback(ctx context.Context, provider string, r
 
 func (s *Service) applyCallback(ctx context.Context, provider string, e CallbackEvent) error {
 	s.log.InfoContext(ctx, "provider callback", "provider", provider, "callback_id", e.ID, "kind", e.Kind, "outcome", e.Result.Outcome)
+	if e.Kind == "dispute" {
+		if e.Dispute == nil {
+			return nil
+		}
+		_, err := s.recordDispute(ctx, provider, *e.Dispute, nil)
+		if errors.Is(err, ErrNotFound) {
+			s.log.WarnContext(ctx, "provider callback about a dispute of an unknown payment", "provider", provider, "callback_id", e.ID)
+			return nil
+		}
+		if err != nil {
+			return internalError(err)
+		}
+		return nil
+	}
 	object, ok := callbackObjects[e.Kind]
 	if !ok {
 		return nil

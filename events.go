@@ -37,6 +37,11 @@ const (
 	EventRefundPending   = "refund.pending"
 	EventRefundSucceeded = "refund.succeeded"
 	EventRefundFailed    = "refund.failed"
+
+	EventDisputeCreated = "dispute.created"
+	EventDisputeUpdated = "dispute.updated"
+	EventDisputeWon     = "dispute.won"
+	EventDisputeLost    = "dispute.lost"
 )
 
 // eventTypes lists every event type.
@@ -47,6 +52,7 @@ var eventTypes = []string{
 	EventPayoutRequiresApproval, EventPayoutProcessing, EventPayoutSucceeded, EventPayoutFailed,
 	EventPayoutCancelled, EventPayoutExpired, EventPayoutReturned,
 	EventRefundPending, EventRefundSucceeded, EventRefundFailed,
+	EventDisputeCreated, EventDisputeUpdated, EventDisputeWon, EventDisputeLost,
 }
 
 // Event records a public state change. It holds the resource as GET showed
@@ -341,6 +347,28 @@ func (t *eventTx) CreateRefund(ctx context.Context, re *Refund) error {
 // UpdateRefund implements Tx.
 func (t *eventTx) UpdateRefund(ctx context.Context, re *Refund) error {
 	return updated(ctx, t, re, t.Tx.GetRefund, t.Tx.UpdateRefund)
+}
+
+// CreateDispute implements Tx.
+func (t *eventTx) CreateDispute(ctx context.Context, d *Dispute) error {
+	return created(ctx, t, d, t.Tx.CreateDispute)
+}
+
+// UpdateDispute implements Tx.
+func (t *eventTx) UpdateDispute(ctx context.Context, d *Dispute) error {
+	return updated(ctx, t, d, t.Tx.GetDispute, t.Tx.UpdateDispute)
+}
+
+// GetDispute implements Tx.
+func (t *eventTx) GetDispute(ctx context.Context, scope Scope, id string) (*Dispute, error) {
+	d, err := t.Tx.GetDispute(ctx, scope, id)
+	return d, t.read(d, err)
+}
+
+// FindDisputeByProviderRef implements Tx.
+func (t *eventTx) FindDisputeByProviderRef(ctx context.Context, provider, ref string) (*Dispute, error) {
+	d, err := t.Tx.FindDisputeByProviderRef(ctx, provider, ref)
+	return d, t.read(d, err)
 }
 
 // GetRefund implements Tx.

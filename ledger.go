@@ -70,7 +70,8 @@ var accounts = map[string]Account{
 	AccountAvailable: {Name: AccountAvailable, Class: MerchantAccount,
 		// The contract: available goes below zero only through a dispute
 		// (or a Provider-side debit), never by a merchant's own request.
-		OverdrawKinds: []string{"dispute.created"}},
+		// A Provider fee above a payment's amount is a Provider-side debit.
+		OverdrawKinds: []string{"dispute.created", "payment.succeeded"}},
 	// A Provider fee above the amount leaves a negative net.
 	AccountPending:     {Name: AccountPending, Class: MerchantAccount, OverdrawKinds: []string{"payment.succeeded"}},
 	AccountReserved:    {Name: AccountReserved, Class: MerchantAccount},
@@ -197,7 +198,8 @@ func (s *Service) AdjustBalance(ctx context.Context, actor, merchantID string, r
 		if _, err := tx.GetMerchant(ctx, merchantID); err != nil {
 			return err
 		}
-		if err := s.post(ctx, tx, scope, req.Currency, "balance.adjusted", adj.ID, adj.CreatedAt,
+		if err := s.book(ctx, tx, &BalanceTransaction{MerchantID: merchantID, Environment: scope.Environment, Type: BalanceTxnAdjustment,
+			Source: adj.ID, Amount: amount, Currency: req.Currency}, "balance.adjusted", adj.CreatedAt,
 			Posting{AccountAdjustments, -amount}, Posting{AccountAvailable, amount}); err != nil {
 			return err
 		}

@@ -500,7 +500,7 @@ func (s *Service) callCreate(ctx context.Context, pi *PaymentIntent) (Result, er
 		Key: pi.attemptKey(), Amount: pi.Amount, Currency: pi.Currency, Country: pi.Country,
 		Method: pi.PaymentMethod, Customer: pi.Customer, Options: opts,
 		ReturnURL: s.payURL("return", tokenReturn, pi.Scope(), pi.ID, pi.ExpiresAt.Add(24*time.Hour), ""),
-		ExpiresAt: pi.ExpiresAt,
+		ExpiresAt: pi.ExpiresAt, Merchant: pi.MerchantID,
 	})
 	s.providerCreated(ctx, pi.Provider, "create_payment", res, slog.String("payment_intent", pi.ID))
 	return res, nil
@@ -607,8 +607,7 @@ func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Re
 	case OutcomeSucceeded:
 		pi.Status = PaymentSucceeded
 		pi.Receipt = &Receipt{Number: s.newID("rcpt"), PaidAt: now, Amount: pi.Amount, Currency: pi.Currency, PaymentMethod: pi.PaymentMethod}
-		if err := s.post(ctx, tx, pi.Scope(), pi.Currency, "payment.succeeded", pi.ID, now,
-			Posting{AccountPayments, -pi.Amount}, Posting{AccountAvailable, pi.Amount}); err != nil {
+		if err := s.creditPayment(ctx, tx, pi, r, now); err != nil {
 			return err
 		}
 	case OutcomeFailed:

@@ -620,7 +620,16 @@ func (s *Service) updatePayout(ctx context.Context, tx Tx, po *PayoutIntent, now
 	if m.amount == 0 {
 		return nil
 	}
-	return s.post(ctx, tx, po.Scope(), po.Currency, m.kind, po.ID, now, Posting{m.from, -m.amount}, Posting{m.to, m.amount})
+	bt := &BalanceTransaction{MerchantID: po.MerchantID, Environment: po.Environment, Source: po.ID, Currency: po.Currency}
+	switch m.kind {
+	case "payout.succeeded":
+		bt.Type, bt.Amount = BalanceTxnPayout, -m.amount
+	case "payout.returned":
+		bt.Type, bt.Amount = BalanceTxnPayoutReturn, m.amount
+	default: // between the merchant's own accounts
+		return s.post(ctx, tx, po.Scope(), po.Currency, m.kind, po.ID, now, Posting{m.from, -m.amount}, Posting{m.to, m.amount})
+	}
+	return s.book(ctx, tx, bt, m.kind, now, Posting{m.from, -m.amount}, Posting{m.to, m.amount})
 }
 
 var failureMessages = map[string]string{

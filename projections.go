@@ -69,6 +69,7 @@ type paymentIntentJSON struct {
 	Amount            string          `json:"amount"`
 	CapturedAmount    string          `json:"captured_amount"`
 	RefundedAmount    string          `json:"refunded_amount"`
+	DisputedAmount    string          `json:"disputed_amount"`
 	Currency          string          `json:"currency"`
 	Country           string          `json:"country"`
 	MerchantReference string          `json:"merchant_reference"`
@@ -88,7 +89,7 @@ type paymentIntentJSON struct {
 func paymentIntentView(p *PaymentIntent) paymentIntentJSON {
 	return paymentIntentJSON{
 		"payment_intent", p.ID, p.Status, amount(p.Amount), amount(p.CapturedAmount()), amount(p.RefundedAmount),
-		p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
+		amount(p.DisputedAmount), p.Currency, p.Country, p.MerchantReference, nullString(p.PaymentMethod), p.Environment,
 		nextActionView(p.NextAction), nullString(p.FailureCode), receiptView(p.Receipt), wire.FormatTime(p.ExpiresAt),
 		formatTimePtr(p.CompletedAt), wire.FormatTime(p.CreatedAt), wire.FormatTime(p.UpdatedAt),
 	}
@@ -118,6 +119,59 @@ func refundView(r *Refund) refundJSON {
 		r.MerchantReference, r.Environment, nullString(r.FailureCode), wire.FormatTime(r.CreatedAt), wire.FormatTime(r.UpdatedAt),
 		formatTimePtr(r.CompletedAt),
 	}
+}
+
+type disputeEvidenceJSON struct {
+	Text string `json:"text"`
+}
+
+type disputeJSON struct {
+	Object        string               `json:"object"`
+	ID            string               `json:"id"`
+	PaymentIntent string               `json:"payment_intent"`
+	Amount        string               `json:"amount"`
+	Currency      string               `json:"currency"`
+	Reason        DisputeReason        `json:"reason"`
+	Status        DisputeStatus        `json:"status"`
+	Evidence      *disputeEvidenceJSON `json:"evidence"`
+	EvidenceDueBy string               `json:"evidence_due_by"`
+	Environment   Environment          `json:"environment"`
+	CreatedAt     string               `json:"created_at"`
+	UpdatedAt     string               `json:"updated_at"`
+	ClosedAt      *string              `json:"closed_at"`
+}
+
+// disputeView is the contract's dispute projection; the Provider's id and
+// fee never appear in it (the fee is in its balance transaction).
+func disputeView(d *Dispute) disputeJSON {
+	var ev *disputeEvidenceJSON
+	if d.Evidence != "" {
+		ev = &disputeEvidenceJSON{d.Evidence}
+	}
+	return disputeJSON{"dispute", d.ID, d.PaymentIntentID, amount(d.Amount), d.Currency, d.Reason, d.Status, ev,
+		wire.FormatTime(d.EvidenceDueBy), d.Environment, wire.FormatTime(d.CreatedAt), wire.FormatTime(d.UpdatedAt),
+		formatTimePtr(d.ClosedAt)}
+}
+
+type balanceTransactionJSON struct {
+	Object      string                   `json:"object"`
+	ID          string                   `json:"id"`
+	Type        BalanceTransactionType   `json:"type"`
+	Source      string                   `json:"source"`
+	Amount      string                   `json:"amount"`
+	Fee         string                   `json:"fee"`
+	Net         string                   `json:"net"`
+	Currency    string                   `json:"currency"`
+	Status      BalanceTransactionStatus `json:"status"`
+	AvailableOn string                   `json:"available_on"`
+	Environment Environment              `json:"environment"`
+	CreatedAt   string                   `json:"created_at"`
+}
+
+// balanceTransactionView is the contract's balance_transaction projection.
+func balanceTransactionView(b *BalanceTransaction) balanceTransactionJSON {
+	return balanceTransactionJSON{"balance_transaction", b.ID, b.Type, b.Source, amount(b.Amount), amount(b.Fee), amount(b.Net),
+		b.Currency, b.Status, wire.FormatTime(b.AvailableOn), b.Environment, wire.FormatTime(b.CreatedAt)}
 }
 
 type payoutRecipientJSON struct {
@@ -257,7 +311,8 @@ func eventView(e *Event) eventJSON {
 func EventBody(e *Event) ([]byte, error) { return json.Marshal(eventView(e)) }
 
 // Projection returns the contract's JSON projection of a *PaymentIntent,
-// *PayoutIntent, *Checkout, *Refund or *Event (a value json.Marshal
+// *PayoutIntent, *Checkout, *Refund, *Dispute, *BalanceTransaction or
+// *Event (a value json.Marshal
 // renders as the merchant API answers it), and false for any other value.
 func Projection(v any) (any, bool) {
 	switch v := v.(type) {
@@ -269,6 +324,10 @@ func Projection(v any) (any, bool) {
 		return checkoutView(v), true
 	case *Refund:
 		return refundView(v), true
+	case *Dispute:
+		return disputeView(v), true
+	case *BalanceTransaction:
+		return balanceTransactionView(v), true
 	case *Event:
 		return eventView(v), true
 	}

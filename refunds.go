@@ -101,6 +101,7 @@ const (
 func (s *Service) registerRefundJobs() {
 	s.handle(jobRefundDispatch, s.dispatchRefundJob, providerJobTimeout, JobPriorityMoney)
 	s.handle(jobRefundInquire, s.inquireRefundJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobPaymentSettle, s.settlePaymentJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // CreateRefund refunds a succeeded payment intent, in full (Amount 0: all
@@ -213,7 +214,10 @@ func (s *Service) newRefund(ctx context.Context, tx Tx, p Principal, id string, 
 	if !s.refundable(pi) {
 		return nil, nil, errorf(CodeRefundUnsupported, "payment_intent", "Payments made with %s cannot be refunded.", pi.PaymentMethod)
 	}
-	left := pi.Amount - pi.RefundedAmount - pi.RefundPendingAmount
+	if pi.OpenDisputes > 0 {
+		return nil, nil, errorf(CodeInvalidState, "payment_intent", "A payment intent with an open dispute cannot be refunded.")
+	}
+	left := pi.Amount - pi.RefundedAmount - pi.RefundPendingAmount - pi.DisputedAmount
 	amount := req.Amount
 	if amount == 0 {
 		amount = left
@@ -416,6 +420,10 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 	pi.UpdatedAt = now
 	if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
 		return err
+	}
+	if re.Status == RefundSucceeded {
+		return s.book(ctx, tx, &BalanceTransaction{MerchantID: re.MerchantID, Environment: re.Environment, Type: BalanceTxnRefund,
+			Source: re.ID, Amount: -re.Amount, Currency: re.Currency}, kind, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 	}
 	return s.post(ctx, tx, re.Scope(), re.Currency, kind, re.ID, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 }

@@ -72,6 +72,25 @@ func (r *Refund) eventType() string    { return "refund." + string(r.Status) }
 func (r *Refund) eventData() any       { return refundView(r) }
 func (r *Refund) clone() Resource      { c := *r; return &c }
 
+// Object names the type: "dispute".
+func (d *Dispute) Object() string { return "dispute" }
+
+func (d *Dispute) key() (string, int64) { return d.ID, d.Version }
+func (d *Dispute) eventData() any       { return disputeView(d) }
+func (d *Dispute) clone() Resource      { c := *d; return &c }
+
+// eventType is dispute.created while the dispute needs a response,
+// dispute.updated under review, then dispute.won or dispute.lost.
+func (d *Dispute) eventType() string {
+	switch d.Status {
+	case DisputeNeedsResponse:
+		return EventDisputeCreated
+	case DisputeUnderReview:
+		return EventDisputeUpdated
+	}
+	return "dispute." + string(d.Status)
+}
+
 // Object names the type: "webhook_endpoint".
 func (w *WebhookEndpoint) Object() string { return "webhook_endpoint" }
 
@@ -87,3 +106,4 @@ func (c *Checkout) lifetime() (time.Time, time.Time)        { return c.CreatedAt
 func (p *PayoutIntent) lifetime() (time.Time, time.Time)    { return p.CreatedAt, p.UpdatedAt }
 func (r *Refund) lifetime() (time.Time, time.Time)          { return r.CreatedAt, r.UpdatedAt }
 func (w *WebhookEndpoint) lifetime() (time.Time, time.Time) { return w.CreatedAt, w.UpdatedAt }
+func (d *Dispute) lifetime() (time.Time, time.Time)         { return d.CreatedAt, d.UpdatedAt }

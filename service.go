@@ -152,7 +152,8 @@ type Service struct {
 	concurrency    int
 	partitionLimit int
 	eventIDs       eventIDGen
-	purgedAt       atomic.Int64  // unix ms of this instance's last try at the purge lease
+	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
+	settlements    settlementCursors
 	runs           runSet        // this instance's job runs in flight
 	freed          chan struct{} // Run: a run ended
 
@@ -305,6 +306,7 @@ func New(cfg Config) (*Service, error) {
 	s.registerPayoutJobs()
 	s.registerCheckoutJobs()
 	s.registerRefundJobs()
+	s.registerDisputeJobs()
 	return s, nil
 }
 

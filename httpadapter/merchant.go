@@ -56,6 +56,7 @@ func NewMerchantAPI(svc *paykit.Service, opts Options) http.Handler {
 	m.handle("POST /test_helpers/payment_intents/{id}/decline", m.auth(m.simulatePayer(false)))
 	m.routePayouts()
 	m.routeRefunds()
+	m.routeDisputes()
 	m.routeEvents()
 	m.routeMerchantCheckouts()
 	m.routeWebhookEndpoints()

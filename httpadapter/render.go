@@ -27,7 +27,8 @@ func project(v any, now func() time.Time) any {
 		v = p.Interface()
 	}
 	switch v := v.(type) {
-	case *paykit.PaymentIntent, *paykit.PayoutIntent, *paykit.Checkout, *paykit.Refund, *paykit.Event:
+	case *paykit.PaymentIntent, *paykit.PayoutIntent, *paykit.Checkout, *paykit.Refund, *paykit.Event,
+		*paykit.Dispute, *paykit.BalanceTransaction:
 		out, _ := paykit.Projection(v)
 		return out
 	case *paykit.Merchant:
@@ -50,6 +51,10 @@ func project(v any, now func() time.Time) any {
 		return pageView(v, projection[paykit.Checkout])
 	case *paykit.Page[paykit.Refund]:
 		return pageView(v, projection[paykit.Refund])
+	case *paykit.Page[paykit.Dispute]:
+		return pageView(v, projection[paykit.Dispute])
+	case *paykit.Page[paykit.BalanceTransaction]:
+		return pageView(v, projection[paykit.BalanceTransaction])
 	case *paykit.Page[paykit.Event]:
 		return pageView(v, projection[paykit.Event])
 	case *paykit.Page[paykit.Merchant]:
@@ -174,11 +179,12 @@ type balanceJSON struct {
 	Object    string `json:"object"`
 	Currency  string `json:"currency"`
 	Available string `json:"available"`
+	Pending   string `json:"pending"`
 	Reserved  string `json:"reserved"`
 }
 
 func balanceView(b *paykit.Balance) balanceJSON {
-	return balanceJSON{"balance", b.Currency, amount(b.Available), amount(b.Reserved)}
+	return balanceJSON{"balance", b.Currency, amount(b.Available), amount(b.Pending), amount(b.Reserved)}
 }
 
 type balanceAdjustmentJSON struct {

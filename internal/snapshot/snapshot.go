@@ -30,6 +30,7 @@ var types = map[string]func([]byte) (paykit.Resource, error){
 	(*paykit.PayoutIntent)(nil).Object():    decode[paykit.PayoutIntent],
 	(*paykit.Refund)(nil).Object():          decode[paykit.Refund],
 	(*paykit.WebhookEndpoint)(nil).Object(): decode[paykit.WebhookEndpoint],
+	(*paykit.Dispute)(nil).Object():         decode[paykit.Dispute],
 }
 
 var (
