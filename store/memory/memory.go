@@ -35,6 +35,8 @@ type data struct {
 	payouts     intents[paykit.PayoutIntent]
 	checkouts   intents[paykit.Checkout]
 	refunds     intents[paykit.Refund]
+	balanceTxns intents[paykit.BalanceTransaction]
+	disputes    intents[paykit.Dispute]
 	ledger      map[string]paykit.LedgerEntry // by entry id
 	balances    map[balanceKey]map[string]accountRow
 	idempotency map[refKey]paykit.IdempotencyRecord
@@ -64,6 +66,8 @@ func New() *Store {
 		payouts:     newIntents("payout_intent", payoutKey, copyPayout),
 		checkouts:   newIntents("checkout", checkoutKey, copyCheckout),
 		refunds:     newIntents("refund", refundKey, copyRefund),
+		balanceTxns: newIntents("balance_transaction", balanceTxnKey, copyBalanceTxn),
+		disputes:    newIntents("dispute", disputeKey, copyDispute),
 		ledger:      map[string]paykit.LedgerEntry{},
 		balances:    map[balanceKey]map[string]accountRow{},
 		idempotency: map[refKey]paykit.IdempotencyRecord{},
@@ -444,6 +448,7 @@ func sharePayment(p paykit.PaymentIntent, held *paykit.PaymentIntent) paykit.Pay
 	}
 	p.CompletedAt = copyTime(p.CompletedAt)
 	p.CancelRequestedAt = copyTime(p.CancelRequestedAt)
+	p.SettledAt = copyTime(p.SettledAt)
 	return p
 }
 
@@ -484,7 +489,8 @@ func samePayment(a, b *paykit.PaymentIntent) bool {
 		samePtr(a.Receipt, b.Receipt) && a.Provider == b.Provider && sameMap(a.ProviderOptions, b.ProviderOptions) &&
 		a.ProviderRef == b.ProviderRef && a.Attempt == b.Attempt && a.ProviderURL == b.ProviderURL &&
 		samePtr(a.CancelRequestedAt, b.CancelRequestedAt) && a.RefundedAmount == b.RefundedAmount &&
-		a.RefundPendingAmount == b.RefundPendingAmount && a.ExpiresAt == b.ExpiresAt &&
+		a.RefundPendingAmount == b.RefundPendingAmount && a.Fee == b.Fee && samePtr(a.SettledAt, b.SettledAt) &&
+		a.DisputedAmount == b.DisputedAmount && a.OpenDisputes == b.OpenDisputes && a.ExpiresAt == b.ExpiresAt &&
 		samePtr(a.CompletedAt, b.CompletedAt) && a.CreatedAt == b.CreatedAt && a.UpdatedAt == b.UpdatedAt
 }
 

@@ -23,7 +23,7 @@ func TestSamePaymentSeesEveryField(t *testing.T) {
 		switch f.Kind() {
 		case reflect.String:
 			f.SetString(f.String() + "x")
-		case reflect.Int64:
+		case reflect.Int64, reflect.Int:
 			f.SetInt(f.Int() + 1)
 		case reflect.Map:
 			m := reflect.MakeMap(f.Type())
