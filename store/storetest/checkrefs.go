@@ -12,12 +12,14 @@ import (
 //   - a payout's reserved_amount is the sum of its postings to "reserved",
 //     completed_amount what went into "external:payouts" for it, and
 //     returned_amount what came back out of it;
-//   - a succeeded payment intent was credited its amount to "available"
-//     once; any other payment intent has no entries.
+//   - a succeeded payment intent took its amount from "external:payments"
+//     and its fee into "external:fees", and credited the rest to "pending"
+//     until settled (SettledAt), then to "available"; any other payment
+//     intent has no entries.
 func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.LedgerEntry) {
 	t.Helper()
 	ctx := context.Background()
-	type sums struct{ reserved, paidOut, returned, available int64 }
+	type sums struct{ reserved, paidOut, returned, available, pending, paidIn, fees int64 }
 	byRef := map[string]*sums{}
 	for _, e := range entries {
 		r := byRef[e.RefID]
@@ -34,6 +36,12 @@ func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.L
 			r.returned -= e.Amount
 		case e.Account == paykit.AccountAvailable:
 			r.available += e.Amount
+		case e.Account == paykit.AccountPending:
+			r.pending += e.Amount
+		case e.Account == paykit.AccountPayments:
+			r.paidIn -= e.Amount
+		case e.Account == paykit.AccountFees:
+			r.fees += e.Amount
 		}
 	}
 	get := func(id string) sums {
@@ -58,12 +66,20 @@ func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.L
 		t.Errorf("ledger of %v: list payment intents: %v", scope, err)
 	}
 	for _, pi := range intents {
-		want := int64(0)
+		var want sums
 		if pi.Status == paykit.PaymentSucceeded {
-			want = pi.Amount
+			want.paidIn, want.fees = pi.Amount, pi.Fee
+			if pi.SettledAt != nil {
+				want.available = pi.Amount - pi.Fee
+			} else {
+				want.pending = pi.Amount - pi.Fee
+			}
 		}
-		if got := get(pi.ID).available; got != want {
-			t.Errorf("ledger of %v: payment intent %s (%s, amount %d) credited %d to available", scope, pi.ID, pi.Status, pi.Amount, got)
+		r := get(pi.ID)
+		got := sums{paidIn: r.paidIn, fees: r.fees, available: r.available, pending: r.pending}
+		if got != want {
+			t.Errorf("ledger of %v: payment intent %s (%s, amount %d, fee %d, settled %v) shows in its entries paid in %d, fee %d, pending %d, available %d",
+				scope, pi.ID, pi.Status, pi.Amount, pi.Fee, pi.SettledAt != nil, r.paidIn, r.fees, r.pending, r.available)
 		}
 	}
 }
