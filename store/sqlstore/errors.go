@@ -14,18 +14,20 @@ import (
 
 // entities names the ConflictError.Entity of each table.
 var entities = map[string]string{
-	"merchants":           "merchant",
-	"api_keys":            "api_key",
-	"audit_events":        "audit_event",
-	"payment_intents":     "payment_intent",
-	"payout_intents":      "payout_intent",
-	"checkouts":           "checkout",
-	"paykit_refunds":      "refund",
-	"idempotency_records": "idempotency_record",
-	"jobs":                "job",
-	"events":              "event",
-	"webhook_endpoints":   "webhook_endpoint",
-	"webhook_attempts":    "webhook_attempt",
+	"merchants":                   "merchant",
+	"api_keys":                    "api_key",
+	"audit_events":                "audit_event",
+	"payment_intents":             "payment_intent",
+	"payout_intents":              "payout_intent",
+	"checkouts":                   "checkout",
+	"paykit_refunds":              "refund",
+	"paykit_balance_transactions": "balance_transaction",
+	"paykit_disputes":             "dispute",
+	"idempotency_records":         "idempotency_record",
+	"jobs":                        "job",
+	"events":                      "event",
+	"webhook_endpoints":           "webhook_endpoint",
+	"webhook_attempts":            "webhook_attempt",
 }
 
 // pgUniqueKeys names the ConflictError.Key of each PostgreSQL unique
@@ -44,6 +46,9 @@ var pgUniqueKeys = map[string]string{
 	"checkouts_merchant_reference_key":       "merchant_reference",
 	"paykit_refunds_pkey":                    "id",
 	"paykit_refunds_merchant_reference_key":  "merchant_reference",
+	"paykit_balance_transactions_pkey":       "id",
+	"paykit_disputes_pkey":                   "id",
+	"paykit_disputes_provider_ref_key":       "provider_ref",
 	"idempotency_records_pkey":               "key",
 	"jobs_pkey":                              "id",
 	"jobs_dedup_key_key":                     "dedup_key",

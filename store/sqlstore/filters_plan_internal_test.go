@@ -49,6 +49,16 @@ var filterSeeds = map[string]string{
 		SELECT 're_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', 'pi_' || (i / 10), 100,
 		CASE WHEN i % 10 = 0 THEN 'MYR' ELSE 'THB' END, ` + rareStatus("'failed'", "'succeeded'") + `, '', 'ref_' || i, '',
 		'sandbox', '', 'closed', t, t, 0` + seedRows,
+	"paykit_balance_transactions": `INSERT INTO paykit_balance_transactions (id, merchant_id, environment, type, source,
+		amount, fee, net, currency, status, available_on, created_at, updated_at, version)
+		SELECT 'txn_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', ` + rareStatus("'refund'", "'payment'") + `,
+		'pi_' || (i / 10), 1000, 29, 971, CASE WHEN i % 10 = 0 THEN 'MYR' ELSE 'THB' END,
+		` + rareStatus("'pending'", "'available'") + `, t, t, t, 0` + seedRows,
+	"paykit_disputes": `INSERT INTO paykit_disputes (id, merchant_id, environment, payment_intent_id, amount,
+		currency, fee, reason, status, evidence, evidence_due_by, provider, provider_ref, created_at, updated_at, version)
+		SELECT 'dp_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live', 'pi_' || (i / 10), 1000,
+		CASE WHEN i % 10 = 0 THEN 'MYR' ELSE 'THB' END, 1500, 'general', ` + rareStatus("'needs_response'", "'won'") + `, '',
+		t, 'sandbox', 'dpr_' || i, t, t, 0` + seedRows,
 	"events": `INSERT INTO events (id, merchant_id, environment, type, object_id, data, created_at)
 		SELECT 'evt_' || lpad(i::text, 8, '0'), 'mch_' || (i % 10), 'live',
 		` + rareStatus("'payout.failed'", "'payment_intent.succeeded'") + `, 'pi_' || i, '{}', t` + seedRows,
@@ -140,6 +150,14 @@ func filterCases() []filterCase {
 		q := paykit.ListQuery[paykit.RefundListParams]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("refunds/"+name, index, q, tx.listRefundsQuery, tx.ListRefunds)
 	}
+	bt := func(name, index string, f paykit.BalanceTransactionListParams) filterCase {
+		q := paykit.ListQuery[paykit.BalanceTransactionListParams]{Scope: filterScope, Filter: f, Limit: 26}
+		return listCase("balance_transactions/"+name, index, q, tx.listBalanceTxnsQuery, tx.ListBalanceTransactions)
+	}
+	dp := func(name, index string, f paykit.DisputeListParams) filterCase {
+		q := paykit.ListQuery[paykit.DisputeListParams]{Scope: filterScope, Filter: f, Limit: 26}
+		return listCase("disputes/"+name, index, q, tx.listDisputesQuery, tx.ListDisputes)
+	}
 	ev := func(name, index string, f paykit.EventListParams) filterCase {
 		q := paykit.ListQuery[paykit.EventListParams]{Scope: filterScope, Filter: f, Limit: 26}
 		return listCase("events/"+name, index, q, tx.listEventsQuery, tx.ListEvents)
@@ -180,6 +198,27 @@ func filterCases() []filterCase {
 		re("merchant_reference", "paykit_refunds_merchant_reference_key", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{MerchantReference: "ref_500"}}),
 		re("created_after", "paykit_refunds_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{CreatedAfter: &filterAfter}}),
 		re("created_before", "paykit_refunds_list_idx", paykit.RefundListParams{ListParams: paykit.ListParams[paykit.RefundStatus]{CreatedBefore: &filterBefore}}),
+
+		bt("type", "paykit_balance_transactions_type_list_idx", paykit.BalanceTransactionListParams{Types: []paykit.BalanceTransactionType{paykit.BalanceTxnRefund}}),
+		merged(bt("types", "paykit_balance_transactions_type_list_idx", paykit.BalanceTransactionListParams{Types: []paykit.BalanceTransactionType{paykit.BalanceTxnRefund, paykit.BalanceTxnPayment}}), "paykit_balance_transactions_list_idx"),
+		bt("status", "paykit_balance_transactions_status_list_idx", paykit.BalanceTransactionListParams{ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{Statuses: []paykit.BalanceTransactionStatus{paykit.BalanceTxnPending}}}),
+		merged(bt("statuses", "paykit_balance_transactions_status_list_idx", paykit.BalanceTransactionListParams{ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{Statuses: []paykit.BalanceTransactionStatus{paykit.BalanceTxnPending, paykit.BalanceTxnAvailable}}}), "paykit_balance_transactions_list_idx"),
+		// A type rare for the merchant with several statuses (its rows are
+		// those of a rare status too): each status's page reads the rare
+		// rows of either index.
+		merged(bt("type_statuses", "paykit_balance_transactions_type_list_idx", paykit.BalanceTransactionListParams{Types: []paykit.BalanceTransactionType{paykit.BalanceTxnRefund},
+			ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{Statuses: []paykit.BalanceTransactionStatus{paykit.BalanceTxnPending, paykit.BalanceTxnAvailable}}}), "paykit_balance_transactions_status_list_idx"),
+		bt("currency", "paykit_balance_transactions_currency_list_idx", paykit.BalanceTransactionListParams{ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{Currency: "THB"}}),
+		bt("source", "paykit_balance_transactions_source_idx", paykit.BalanceTransactionListParams{Source: "pi_50"}),
+		bt("created_after", "paykit_balance_transactions_list_idx", paykit.BalanceTransactionListParams{ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{CreatedAfter: &filterAfter}}),
+		bt("created_before", "paykit_balance_transactions_list_idx", paykit.BalanceTransactionListParams{ListParams: paykit.ListParams[paykit.BalanceTransactionStatus]{CreatedBefore: &filterBefore}}),
+
+		dp("status", "paykit_disputes_status_list_idx", paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{Statuses: []paykit.DisputeStatus{paykit.DisputeNeedsResponse}}}),
+		merged(dp("statuses", "paykit_disputes_status_list_idx", paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{Statuses: []paykit.DisputeStatus{paykit.DisputeNeedsResponse, paykit.DisputeWon}}}), "paykit_disputes_list_idx"),
+		dp("currency", "paykit_disputes_currency_list_idx", paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{Currency: "THB"}}),
+		dp("payment_intent", "paykit_disputes_payment_intent_idx", paykit.DisputeListParams{PaymentIntent: "pi_50"}),
+		dp("created_after", "paykit_disputes_list_idx", paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{CreatedAfter: &filterAfter}}),
+		dp("created_before", "paykit_disputes_list_idx", paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{CreatedBefore: &filterBefore}}),
 
 		ev("type", "events_type_list_idx", paykit.EventListParams{Types: []string{"payout.failed"}}),
 		merged(ev("types", "events_type_list_idx", paykit.EventListParams{Types: []string{"payout.failed", "payment_intent.succeeded"}}), "events_list_idx"),

@@ -31,6 +31,10 @@ type paymentIntentRow struct {
 	FailureCode          string     `bun:"failure_code"`
 	RefundedAmount       int64      `bun:"refunded_amount"`
 	RefundPendingAmount  int64      `bun:"refund_pending_amount"`
+	Fee                  int64      `bun:"fee"`
+	SettledAt            *time.Time `bun:"settled_at"`
+	DisputedAmount       int64      `bun:"disputed_amount"`
+	OpenDisputes         int        `bun:"open_disputes"`
 	Receipt              string     `bun:"receipt,nullzero"`
 	Provider             string     `bun:"provider"`
 	ProviderOptions      string     `bun:"provider_options,nullzero"`
@@ -60,6 +64,7 @@ func toPaymentIntentRow(p *paykit.PaymentIntent) (*paymentIntentRow, error) {
 		PaymentMethod: p.PaymentMethod, Customer: customer, PaymentMethodOptions: options,
 		ReturnURL: p.ReturnURL, CheckoutID: p.CheckoutID, NextAction: next, FailureCode: p.FailureCode,
 		RefundedAmount: p.RefundedAmount, RefundPendingAmount: p.RefundPendingAmount,
+		Fee: p.Fee, SettledAt: utcPtr(p.SettledAt), DisputedAmount: p.DisputedAmount, OpenDisputes: p.OpenDisputes,
 		Receipt: receipt, Provider: p.Provider, ProviderOptions: provOptions, ProviderRef: p.ProviderRef,
 		Attempt: string(p.Attempt), ProviderURL: p.ProviderURL, CancelRequestedAt: utcPtr(p.CancelRequestedAt),
 		ExpiresAt: p.ExpiresAt.UTC(), CompletedAt: utcPtr(p.CompletedAt),
@@ -79,6 +84,7 @@ func (r *paymentIntentRow) paymentIntent() (paykit.PaymentIntent, error) {
 		MerchantReference: r.MerchantReference, PaymentMethod: r.PaymentMethod, Customer: customer,
 		PaymentMethodOptions: options, ReturnURL: r.ReturnURL, CheckoutID: r.CheckoutID,
 		NextAction: next, FailureCode: r.FailureCode, RefundedAmount: r.RefundedAmount, RefundPendingAmount: r.RefundPendingAmount,
+		Fee: r.Fee, SettledAt: utcPtr(r.SettledAt), DisputedAmount: r.DisputedAmount, OpenDisputes: r.OpenDisputes,
 		Receipt: receipt, ProviderAttempt: paykit.ProviderAttempt{Provider: r.Provider, ProviderOptions: provOptions,
 			ProviderRef: r.ProviderRef, Attempt: paykit.AttemptState(r.Attempt), ProviderURL: r.ProviderURL},
 		CancelRequestedAt: utcPtr(r.CancelRequestedAt), ExpiresAt: r.ExpiresAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),

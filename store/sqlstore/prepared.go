@@ -40,18 +40,19 @@ import (
 // would make it (notnull or default tags) is not prepared.
 
 // preparedInserts and preparedUpdates are the models whose writes are
-// prepared: those of the create paths.
+// prepared: those of the create paths, and the balance transaction a
+// succeeded payment writes.
 var (
 	preparedInserts = []any{
 		(*paymentIntentRow)(nil), (*payoutIntentRow)(nil), (*checkoutRow)(nil), (*refundRow)(nil),
-		(*idempotencyRow)(nil), (*jobRow)(nil), (*eventRow)(nil), (*ledgerEntryRow)(nil),
+		(*idempotencyRow)(nil), (*jobRow)(nil), (*eventRow)(nil), (*ledgerEntryRow)(nil), (*balanceTxnRow)(nil),
 	}
 	// preparedUpdates are updated by updateIntent (scopeWhere) or by
 	// updateIdempotencyRow (keyWhere).
 	preparedUpdates = map[any]string{
 		(*paymentIntentRow)(nil): scopeWhere, (*payoutIntentRow)(nil): scopeWhere,
 		(*checkoutRow)(nil): scopeWhere, (*refundRow)(nil): scopeWhere,
-		(*idempotencyRow)(nil): keyWhere,
+		(*balanceTxnRow)(nil): scopeWhere, (*idempotencyRow)(nil): keyWhere,
 	}
 )
 
