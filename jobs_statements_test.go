@@ -61,7 +61,8 @@ func checkDecision(t *testing.T, name string, stmts []string, trips, want, wantT
 // inquiry, the hold's payout.expire) with one more statement in their
 // transaction, held in its batch: 10 to 11 statements for the callback and
 // the reject, 16 to 17 for the approve (with its dispatch), round trips
-// unchanged (7, 9, 7).
+// unchanged (7, 9, 7). The callback's success writes its balance
+// transaction too: 12.
 func TestDecisionStatements(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -75,7 +76,7 @@ func TestDecisionStatements(t *testing.T) {
 	stmts := log.record(func() {
 		callbackSucceeded(t, e.svc, "payment", pi.ID)
 	})
-	checkDecision(t, "callback", stmts, log.trips, 11, 7)
+	checkDecision(t, "callback", stmts, log.trips, 12, 7)
 
 	keys, err := keyring.New("k1", map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")})
 	is.NoErr(err)
