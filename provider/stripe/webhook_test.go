@@ -273,6 +273,9 @@ func TestWebhookDisputes(t *testing.T) {
 		{"funds withdrawn", disputeEvent("charge.dispute.funds_withdrawn", "needs_response", "general", `"pi_a"`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"},
 		{"a Checkout payment", disputeEvent("charge.dispute.created", "needs_response", "general", `"pi_cs"`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_cs", "cs_test_of_pi_cs"},
 		{"a charge without PaymentIntent", disputeEvent("charge.dispute.created", "needs_response", "general", `null`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "", "ch_9"},
+		{"settled in another currency", disputeEvent("charge.dispute.created", "needs_response", "general", `"pi_a"`,
+			`[{"id":"txn_w","object":"balance_transaction","amount":-12400,"currency":"sgd","fee":4650,"net":-17050}]`),
+			paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"}, // 4650 SGD × 4000 MYR / 12400 SGD
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
