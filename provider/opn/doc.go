@@ -1,6 +1,7 @@
 // Package opn is paykit's adapter for Opn Payments (formerly Omise). It
 // implements paykit.Provider (CapPayments, CapCancel), paykit.RefundProvider
-// (CapRefunds) and paykit.PayoutProvider (CapPayouts) over Opn's REST API
+// (CapRefunds), paykit.PayoutProvider (CapPayouts) and
+// paykit.DisputeProvider (CapDisputes) over Opn's REST API
 // (https://api.omise.co, HTTP Basic with the secret key, form-encoded
 // requests, JSON answers). Package opnfake is a stateful fake of the same
 // endpoints for tests.
@@ -40,6 +41,38 @@
 // github.com/makiuchi-d/gozxing: PNG directly, SVG by rasterising its rect
 // elements. If the image cannot be read the charge is answered Pending
 // (never failed) and a later inquiry tries again.
+//
+// # Fees
+//
+// A successful charge's Result carries Opn's fee: the charge's fee plus
+// its fee_vat (both in minor units; Opn's documented charge example has
+// net = amount − fee − fee_vat), and AvailableOn, the transferable_at of
+// the charge's transaction (GET /transactions/{id}; the Transaction API
+// documents transferable_at as when the amount becomes part of the
+// available balance). paykit never guesses a fee Opn states, so a
+// successful charge stating no fee is Unknown; a transaction that cannot
+// be read now leaves AvailableOn zero, with the reason in Detail.
+//
+// # Disputes
+//
+// InquireDispute is GET /disputes/{id}; SubmitDisputeEvidence sends the
+// text as the dispute's message (PATCH /disputes/{id}), Opn's way of
+// taking the merchant's response, which moves the dispute from open to
+// pending; AcceptDispute is PATCH /disputes/{id}/accept (the dispute is
+// lost). When Opn refuses either for the dispute's state (400 or 422: it
+// is no longer open), the answer is the dispute as it is, so that
+// repeating a call is safe; every other call without a usable answer is
+// an error. Statuses: open is needs_response, pending under_review, won
+// won, lost lost, and closed (won or lost, unsaid) lost, as the funds have
+// not come back; any other is an error. reason_code maps by the words it
+// contains (fraud, unauthorized, unrecognized: fraudulent; not_received,
+// not_provided: product_not_received; not_as_described, defective,
+// quality: product_unacceptable; duplicate, paid_by_other_means:
+// duplicate; credit_not_processed, cancel: credit_not_processed); any
+// other is general. The disputed payment is the dispute's charge
+// (PaymentRef), read by id when not expanded for its metadata paykit_key
+// (PaymentKey). Opn's dispute object states no fee and no evidence
+// deadline: Fee is 0 and EvidenceDueBy zero.
 //
 // # Refunds
 //
@@ -103,8 +136,11 @@
 // Config.Tolerance of Config.Now, default 5 minutes). The event object
 // ({"object":"event","id":"evnt_…","key":"charge.complete","data":{…}})
 // becomes one CallbackEvent: data.object charge → "payment", refund →
-// "refund", transfer → "payout", Key from data.metadata.paykit_key.
-// Events about other objects, or without paykit_key, give none.
+// "refund", transfer → "payout", Key from data.metadata.paykit_key;
+// dispute (events dispute.create, dispute.update, dispute.close) →
+// "dispute", the dispute mapped as above (an error when it cannot be
+// mapped now, so that Opn sends it again). Events about other objects, or
+// without paykit_key, give none.
 //
 // # Sources followed
 //
@@ -124,7 +160,18 @@
 // in the index); recipients' bank brand codes from
 // michael-doc-testing.org/api-reference/recipients and memory of
 // docs.opn.ooo/bank-codes. A stored charge.complete webhook body showed
-// the scannable_code document shape (qrcode.svg, download_uri).
+// the scannable_code document shape (qrcode.svg, download_uri). Fees and
+// disputes: the Charge, Transaction and Dispute API pages
+// (docs.opn.ooo/charges-api, docs.omise.co/transactions-api,
+// docs.opn.ooo/disputes-api: fee, fee_vat, net, transaction_fees;
+// transferable_at; dispute statuses open, pending, won, lost, update with
+// message, the test-mode POST /charges/{id}/disputes), the webhook event
+// list (omise.co/api-webhooks: dispute.create, dispute.update,
+// dispute.close), Opn's SDKs for PATCH /disputes/{id}/accept (the
+// omise-php and omise-ruby "accept" methods, status lost), and a
+// third-party copy of the reference (michael-doc-testing.org) for a
+// message moving a dispute from open to pending and 422 on a dispute that
+// is not open.
 //
 // # Own client
 //
@@ -138,7 +185,10 @@
 //
 // # Not verified offline
 //
-// Against the live API: the Idempotency-Key header's support; whether the
+// Against the live API: the reason_code values Opn sends (none are listed
+// in the pages read); whether a dispute's message alone moves it to
+// pending; whether Opn charges a dispute fee it states anywhere; the
+// Idempotency-Key header's support; whether the
 // Search API is immediately consistent; the exact refund status values
 // (closed/pending/failed assumed) and transfer failure codes; the bank
 // brand codes (ttb is sent as "tmb", Opn's historical code); whether

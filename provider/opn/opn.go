@@ -59,7 +59,7 @@ type Config struct {
 }
 
 // Provider is the Opn Payments adapter. It implements paykit.Provider,
-// paykit.RefundProvider and paykit.PayoutProvider.
+// paykit.RefundProvider, paykit.PayoutProvider and paykit.DisputeProvider.
 type Provider struct {
 	base      *url.URL
 	secret    string
@@ -72,9 +72,10 @@ type Provider struct {
 }
 
 var (
-	_ paykit.Provider       = (*Provider)(nil)
-	_ paykit.RefundProvider = (*Provider)(nil)
-	_ paykit.PayoutProvider = (*Provider)(nil)
+	_ paykit.Provider        = (*Provider)(nil)
+	_ paykit.RefundProvider  = (*Provider)(nil)
+	_ paykit.PayoutProvider  = (*Provider)(nil)
+	_ paykit.DisputeProvider = (*Provider)(nil)
 )
 
 // New checks cfg and returns the adapter.
@@ -124,10 +125,10 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities declares payments with cancel (expire), refunds and
-// payouts (transfers).
+// Capabilities declares payments with cancel (expire), refunds, payouts
+// (transfers) and disputes.
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts | paykit.CapDisputes
 }
 
 // apiError is Opn's error object.

@@ -110,6 +110,9 @@ type charge struct {
 	Expired        bool              `json:"expired"`
 	ExpiresAt      string            `json:"expires_at"`
 	Metadata       map[string]string `json:"metadata"`
+	Fee            json.Number       `json:"fee"`         // Opn's fee, minor units, before VAT
+	FeeVAT         json.Number       `json:"fee_vat"`     // the VAT on it
+	Transaction    json.RawMessage   `json:"transaction"` // null, an id or an expanded transaction
 	Source         *struct {
 		Type          string `json:"type"`
 		Flow          string `json:"flow"`
@@ -231,6 +234,7 @@ func (p *Provider) chargeResult(ctx context.Context, raw []byte) paykit.Result {
 	switch c.Status {
 	case "successful":
 		res.Outcome = paykit.OutcomeSucceeded
+		return p.withFee(ctx, c, res)
 	case "failed":
 		res.Outcome, res.FailureCode = paykit.OutcomeFailed, paykit.FailureProviderDeclined
 		res.Detail = fmt.Sprintf("opn: charge failed: %s: %s", c.FailureCode, c.FailureMessage)

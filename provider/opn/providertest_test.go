@@ -52,7 +52,8 @@ func payout(key, account string) paykit.PayoutRequest {
 	}
 }
 
-// The adapter passes the Provider conformance suite against the fake. Opn
+// The adapter passes the Provider conformance suite against the fake,
+// fees and disputes included. Opn
 // caps amounts per method, so the amounts stay within PromptPay's limits
 // (TestAmountsAboveFloatPrecision shows larger ones survive the adapter).
 func TestProviderConformance(t *testing.T) {
@@ -74,6 +75,7 @@ func TestProviderConformance(t *testing.T) {
 				"payment": "chrg_test_5zz0000000000000000",
 				"payout":  "trsf_test_5zz0000000000000000",
 				"refund":  "chrg_test_5zz0000000000000000/rfnd_test_5zz0000000000000000",
+				"dispute": "dspt_test_5zz0000000000000000",
 			}[kind]
 		},
 		Received: f.Received,
@@ -94,6 +96,17 @@ func TestProviderConformance(t *testing.T) {
 		DeclinedRefund: 20911,
 		RefundCallback: func(key string) *http.Request {
 			r, err := f.Webhook("refund.create", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+		Fee: f.Fee,
+		OpenDispute: func(key string, amount int64) *http.Request {
+			if _, err := f.OpenDispute(key, amount, ""); err != nil {
+				t.Fatalf("open dispute on %s: %v", key, err)
+			}
+			r, err := f.Webhook("dispute.create", key)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,8 +65,11 @@ type event struct {
 // a secret rotation, several comma-separated hex HMAC-SHA256 signatures of
 // "timestamp.body"; Omise-Signature-Timestamp within Tolerance of Now)
 // and maps a charge, refund or transfer event to a CallbackEvent by the
-// object's metadata paykit_key. Other events give none.
-func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.CallbackEvent, error) {
+// object's metadata paykit_key, and an event about a dispute
+// (dispute.create, .update, .close) to a "dispute" event. Other events
+// give none. A dispute the adapter cannot map now (a status it does not
+// know, a charge it cannot read) is an error, so that Opn sends it again.
+func (p *Provider) ParseCallback(ctx context.Context, r *http.Request) ([]paykit.CallbackEvent, error) {
 	if len(p.secrets) == 0 {
 		return nil, errors.New("opn: no Config.WebhookSecrets to verify the webhook")
 	}
@@ -100,6 +103,16 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 	if err := json.Unmarshal(ev.Data, &head); err != nil {
 		return nil, nil
 	}
+	if head.Object == "dispute" {
+		ctx, cancel := p.withTimeout(ctx)
+		defer cancel()
+		d, err := p.mapDispute(ctx, ev.Data)
+		if err != nil {
+			return nil, fmt.Errorf("opn: event %s: %w", ev.Key, err)
+		}
+		d.Detail = "opn event " + ev.Key + ": " + d.Detail
+		return []paykit.CallbackEvent{{ID: ev.ID, Kind: "dispute", Dispute: &d}}, nil
+	}
 	key := head.Metadata["paykit_key"]
 	if key == "" {
 		return nil, nil // not ours
@@ -107,7 +120,7 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 	out := paykit.CallbackEvent{ID: ev.ID, Key: key}
 	switch head.Object {
 	case "charge":
-		out.Kind, out.Result = "payment", p.callbackCharge(ev.Data)
+		out.Kind, out.Result = "payment", p.callbackCharge(ctx, ev.Data)
 	case "refund":
 		out.Kind, out.Result = "refund", refundResult(ev.Data)
 	case "transfer":
@@ -134,9 +147,10 @@ func (p *Provider) verified(ts string, body []byte, header string) bool {
 	return false
 }
 
-// callbackCharge maps a charge in an event without calling Opn: a
-// pending charge is Pending (its action came with the create).
-func (p *Provider) callbackCharge(raw []byte) paykit.Result {
+// callbackCharge maps a charge in an event: a pending charge is Pending
+// (its action came with the create), without calling Opn; a successful
+// one may read its transaction (see withFee).
+func (p *Provider) callbackCharge(ctx context.Context, raw []byte) paykit.Result {
 	var c charge
 	if err := decodeJSON(raw, &c); err != nil || c.ID == "" {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: "unreadable charge"}
@@ -144,5 +158,7 @@ func (p *Provider) callbackCharge(raw []byte) paykit.Result {
 	if c.Status == "pending" {
 		return paykit.Result{Outcome: paykit.OutcomePending, Reference: c.ID, Detail: "opn: charge pending"}
 	}
-	return p.chargeResult(context.Background(), raw)
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	return p.chargeResult(ctx, raw)
 }

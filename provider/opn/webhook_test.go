@@ -47,7 +47,8 @@ func signedEvent(t *testing.T, body string, ts time.Time, secrets ...string) *ht
 }
 
 const chargeEvent = `{"object":"event","id":"evnt_test_5abc","livemode":false,"key":"charge.complete","created_at":"2026-01-01T00:00:00Z",
-"data":{"object":"charge","id":"chrg_test_5abc","amount":2000,"currency":"THB","status":"successful","metadata":{"paykit_key":"k_cb"}}}`
+"data":{"object":"charge","id":"chrg_test_5abc","amount":2000,"currency":"THB","status":"successful","metadata":{"paykit_key":"k_cb"},
+"fee":73,"fee_vat":5,"net":1922,"transaction":{"object":"transaction","id":"trxn_test_5abc","transferable_at":"2026-01-04T00:00:00Z"}}}`
 
 func TestWebhookVerification(t *testing.T) {
 	t.Parallel()
@@ -64,7 +65,18 @@ func TestWebhookVerification(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(len(evs), 1)
 		is.Equal(evs[0], paykit.CallbackEvent{ID: "evnt_test_5abc", Kind: "payment", Key: "k_cb", Result: paykit.Result{
-			Outcome: paykit.OutcomeSucceeded, Reference: "chrg_test_5abc", Detail: evs[0].Result.Detail}})
+			Outcome: paykit.OutcomeSucceeded, Reference: "chrg_test_5abc", Fee: 73 + 5, AvailableOn: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC),
+			Detail: evs[0].Result.Detail}})
+	})
+	t.Run("a successful charge stating no fee is unknown", func(t *testing.T) {
+		is := is.New(t)
+		body := strings.Replace(chargeEvent, `"fee":73,`, "", 1)
+		evs, err := p.ParseCallback(ctx, signedEvent(t, body, now, cur))
+		is.NoErr(err)
+		is.Equal(len(evs), 1)
+		is.Equal(evs[0].Result.Outcome, paykit.OutcomeUnknown)
+		is.Equal(evs[0].Result.Reference, "chrg_test_5abc")
+		is.Equal(evs[0].Result.Fee, int64(0))
 	})
 	t.Run("rotation", func(t *testing.T) {
 		is := is.New(t)

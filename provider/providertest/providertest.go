@@ -18,7 +18,16 @@
 //     paykit.CapRefunds, refunds keep the same rules (same key, same
 //     refund; timeouts Unknown; refused, dropped and 5xx Unacknowledged;
 //     NotFound only on the Provider's word; amounts and currencies
-//     survive; callbacks verified; contract failure codes).
+//     survive; callbacks verified; contract failure codes);
+//   - a succeeded payment carries the Provider's fee (never negative; the
+//     fee Fake charged, where Harness.Fee tells it) and a plausible
+//     available date, by inquiry and by callback;
+//   - with paykit.CapDisputes, a dispute the Provider opens comes in
+//     paykit's words (its statuses and reasons, a positive amount in the
+//     payment's currency, the disputed payment named), an inquiry agrees
+//     with its callback, evidence moves it to under_review (or decides
+//     it), accepting it loses it, repeating a call is safe, and a call
+//     without the Provider's answer is an error.
 //
 // The adapter's call timeout must be short (Harness.New), so that the
 // suite never waits long in real time.
@@ -105,6 +114,24 @@ type Harness struct {
 	// verbatim. Required with paykit.CapRefunds. Received must also report
 	// what Fake recorded of refunds.
 	RefundCallback func(key string) *http.Request
+
+	// Fee, if set, reports the fee Fake charged for the succeeded payment
+	// under key, in the payment's currency, and whether it has one: Run
+	// checks a succeeded Result states that fee. Without it, Run checks
+	// only that fees are not negative. Fees are checked for adapters that
+	// can be paid (Pay, or paykit.CapPayerSimulation).
+	Fee func(key string) (fee int64, ok bool)
+
+	// For adapters that declare paykit.CapDisputes (see disputes.go):
+
+	// OpenDispute makes Fake open a dispute of amount on the succeeded
+	// payment under key, as the payer's bank does, and returns the
+	// Provider's callback announcing it, signed as the Provider signs
+	// them. Required with paykit.CapDisputes unless the adapter declares
+	// paykit.CapDisputeSimulation, through which Run then opens disputes
+	// (without a callback). UnknownReference, if set, may also answer a
+	// dispute id Fake never issued for kind "dispute".
+	OpenDispute func(key string, amount int64) *http.Request
 }
 
 // Run runs the suite against the adapter h describes.
@@ -148,6 +175,18 @@ func Run(t *testing.T, h Harness) {
 			t.Fatal("providertest: the adapter declares paykit.CapRefunds without paykit.CapPayerSimulation; Harness.Pay is required")
 		}
 		t.Run("Refunds", s.refunds)
+	}
+	if h.Pay != nil || caps.Has(paykit.CapPayerSimulation) {
+		t.Run("Fees", s.fees)
+	}
+	if caps.Has(paykit.CapDisputes) {
+		if h.OpenDispute == nil && !caps.Has(paykit.CapDisputeSimulation) {
+			t.Fatal("providertest: the adapter declares paykit.CapDisputes without paykit.CapDisputeSimulation; Harness.OpenDispute is required")
+		}
+		if h.Pay == nil && !caps.Has(paykit.CapPayerSimulation) {
+			t.Fatal("providertest: the adapter declares paykit.CapDisputes without paykit.CapPayerSimulation; Harness.Pay is required")
+		}
+		t.Run("Disputes", s.disputes)
 	}
 }
 
@@ -342,7 +381,11 @@ func (s *suite) capabilities(t *testing.T) {
 	_, ps := s.prov.(paykit.PayerSimulator)
 	_, rs := s.prov.(paykit.ReturnSimulator)
 	_, rf := s.prov.(paykit.RefundProvider)
+	_, dp := s.prov.(paykit.DisputeProvider)
+	_, dsim := s.prov.(paykit.DisputeSimulator)
 	has(paykit.CapRefunds, rf, "paykit.RefundProvider")
+	has(paykit.CapDisputes, dp, "paykit.DisputeProvider")
+	has(paykit.CapDisputeSimulation, dsim, "paykit.DisputeSimulator")
 	has(paykit.CapPayouts, pp, "paykit.PayoutProvider")
 	has(paykit.CapPayerSimulation, ps, "paykit.PayerSimulator")
 	has(paykit.CapReturns, rs, "paykit.ReturnSimulator")

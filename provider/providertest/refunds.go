@@ -55,8 +55,17 @@ func (s *suite) refundAmounts() []int64 {
 // template of a refund of it (no Key, no Amount).
 func (s *suite) paid(t *testing.T, amount int64) paykit.RefundRequest {
 	t.Helper()
+	req, r := s.pay(t, "rpay", amount)
+	return paykit.RefundRequest{PaymentKey: req.Key, PaymentRef: r.Reference, Currency: req.Currency}
+}
+
+// pay makes a payment of amount under a fresh key of kind succeed at the
+// Provider (Harness.Pay, or create and Approve) and returns it with the
+// succeeded inquiry result.
+func (s *suite) pay(t *testing.T, kind string, amount int64) (paykit.PaymentRequest, paykit.Result) {
+	t.Helper()
 	ctx := context.Background()
-	req := s.payment(s.key("rpay"), amount)
+	req := s.payment(s.key(kind), amount)
 	pay := s.h.Pay
 	if pay == nil {
 		pay = func(ctx context.Context, p paykit.Provider, req paykit.PaymentRequest) error {
@@ -71,9 +80,9 @@ func (s *suite) paid(t *testing.T, amount int64) paykit.RefundRequest {
 	}
 	r := settle(func() paykit.Result { return s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: req.Key}) }, s.prov.InquirePayment(ctx, paykit.AttemptRef{Key: req.Key}))
 	if r.Outcome != paykit.OutcomeSucceeded {
-		t.Fatalf("the payment to refund is %s (%s), want succeeded", r.Outcome, r.Detail)
+		t.Fatalf("the paid payment is %s (%s), want succeeded", r.Outcome, r.Detail)
 	}
-	return paykit.RefundRequest{PaymentKey: req.Key, PaymentRef: r.Reference, Currency: req.Currency}
+	return req, r
 }
 
 func refundOf(tmpl paykit.RefundRequest, key string, amount int64) paykit.RefundRequest {

@@ -1,7 +1,8 @@
 // Package stripe is the paykit Provider adapter for Stripe: payments
-// through the PaymentIntents API (cards through Stripe Checkout), cancels,
-// refunds, and signed webhooks. It declares paykit.CapPayments,
-// paykit.CapCancel and paykit.CapRefunds. It is no paykit.PayoutProvider:
+// through the PaymentIntents API (cards through Stripe Checkout) with
+// Stripe's fees, cancels, refunds, disputes, and signed webhooks. It
+// declares paykit.CapPayments, paykit.CapCancel, paykit.CapRefunds and
+// paykit.CapDisputes. It is no paykit.PayoutProvider:
 // Stripe payouts move an account's own balance to its own bank account,
 // they do not send money to third parties' bank accounts (that is Stripe
 // Connect, another product), so paykit payouts cannot be served.
@@ -59,6 +60,45 @@
 // Refund status: pending and requires_action Pending, succeeded Succeeded,
 // failed and canceled Failed provider_declined.
 //
+// # Fees
+//
+// A succeeded payment's Result carries Stripe's fee (Fee) and the date its
+// net becomes available (AvailableOn), from the balance transaction of its
+// charge: the adapter reads PaymentIntents with
+// expand[]=latest_charge.balance_transaction (Checkout Sessions with
+// expand[]=payment_intent.latest_charge.balance_transaction), and where an
+// answer carries none (a webhook, a search result, a cancel's answer) it
+// reads the PaymentIntent so. The balance transaction is in the account's
+// settlement currency; when that is not the payment's, the fee is brought
+// to the payment's currency at the charge's own rate (fee × charge amount
+// ÷ balance transaction amount, rounded half up, in integers). paykit
+// never guesses a fee Stripe states, so a succeeded payment whose balance
+// transaction cannot be read now (no answer, or none yet) is Unknown with
+// its Reference: a later inquiry finds it with its fee.
+//
+// # Disputes
+//
+// InquireDispute is GET /v1/disputes/{id}; SubmitDisputeEvidence is
+// POST /v1/disputes/{id} with evidence[uncategorized_text] and
+// submit=true; AcceptDispute is POST /v1/disputes/{id}/close (Stripe marks
+// the dispute lost). When Stripe refuses the update of a dispute for its
+// state (submitted or closed already: 400 invalid_request_error), the
+// answer is the dispute as it is, so that repeating a call is safe. Every
+// other call without a usable answer is an error. Statuses:
+// needs_response and warning_needs_response are needs_response;
+// under_review and warning_under_review under_review; won, warning_closed
+// (an inquiry closed without a chargeback) and prevented won; lost lost;
+// any other is an error. Reasons fraudulent, product_not_received,
+// product_unacceptable, duplicate and credit_not_processed are paykit's;
+// any other is general. The fee is that of the balance transactions
+// withdrawing the disputed funds (converted as a payment's), which Stripe
+// keeps when the dispute is won; evidence_details.due_by is EvidenceDueBy.
+// The disputed payment is the dispute's PaymentIntent (read with
+// expand[]=payment_intent, or by id): its metadata[paykit_key] is
+// PaymentKey, and PaymentRef is its id, or for a Checkout payment its
+// session's (paykit's Reference of it); a charge without a PaymentIntent
+// is named by the charge's id alone.
+//
 // Answers: a timeout after sending is Unknown; a refused or dropped
 // connection, 5xx and 429 (rate limited, not executed; Retry-After kept in
 // Detail) are Unacknowledged; a 2xx or 4xx whose body is not Stripe's JSON
@@ -107,7 +147,13 @@
 // .async_payment_succeeded and .async_payment_failed, and refund.created,
 // refund.updated, refund.failed and charge.refund.updated, by
 // metadata.paykit_key. Other events, or objects without the key, give no
-// event and no error, so paykit acknowledges them.
+// event and no error, so paykit acknowledges them. A succeeded payment's
+// event carries no balance transaction: its fee is read as above.
+// charge.dispute.created, .updated, .closed, .funds_withdrawn and
+// .funds_reinstated are "dispute" events with the dispute as mapped
+// above; one whose status the adapter does not know, or whose
+// PaymentIntent it cannot read now, is an error, so that Stripe sends it
+// again.
 //
 // # stripe-go, raw requests
 //
@@ -141,6 +187,11 @@
 // and https://stripe.com/docs/search (query language, freshness, list
 // APIs for read-after-write); https://docs.stripe.com/api/refunds
 // (refund events); https://docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update;
+// https://docs.stripe.com/api/disputes (the Dispute object: statuses,
+// reasons, balance_transactions, evidence_details.due_by; update with
+// submit; close) and Stripe's dispute testing conventions (evidence text
+// winning_evidence and losing_evidence); https://docs.stripe.com/api/balance_transactions
+// (fee, available_on, exchange_rate); https://docs.stripe.com/expand;
 // https://docs.stripe.com/payments/promptpay, /payments/grabpay,
 // /payments/alipay/accept-a-payment?payment-ui=checkout and
 // /payments/wechat-pay/accept-a-payment?payment-ui=checkout (business

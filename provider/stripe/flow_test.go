@@ -275,12 +275,18 @@ func TestWebhookDelivery(t *testing.T) {
 	is.Equal(ev.Result.Outcome, paykit.OutcomeSucceeded)
 	is.Equal(ev.Result.Reference, r.Reference)
 	is.True(strings.HasPrefix(ev.ID, "evt_"))
+	fee, ok := fake.Fee("wh")
+	is.True(ok)
+	is.Equal(ev.Result.Fee, fee) // read from Stripe: the event carries no balance transaction
+	is.True(fee > 0)
 
 	c := p.CreatePayment(ctx, request("whcard", "CARD", "MY", "MYR", 5000))
 	is.NoErr(fake.Approve("whcard"))
 	ev, _ = cb.last("whcard")
 	is.Equal(ev.Result.Outcome, paykit.OutcomeSucceeded)
 	is.Equal(ev.Result.Reference, c.Reference) // the session's event, not its PaymentIntent's
+	fee, _ = fake.Fee("whcard")
+	is.Equal(ev.Result.Fee, fee)
 
 	rf := p.CreateRefund(ctx, paykit.RefundRequest{Key: "whrf", PaymentRef: r.Reference, Amount: 5000, Currency: "MYR"})
 	is.NoErr(fake.SettleRefund("whrf"))

@@ -56,6 +56,7 @@ type paymentIntent struct {
 	Metadata         map[string]string `json:"metadata"`
 	NextAction       *nextAction       `json:"next_action"`
 	LastPaymentError *lastError        `json:"last_payment_error"`
+	LatestCharge     json.RawMessage   `json:"latest_charge"` // null, an id or an expanded Charge
 }
 
 // checkoutSession is the part of a Checkout Session the adapter reads.
@@ -70,16 +71,22 @@ type checkoutSession struct {
 }
 
 // paymentIntentID returns the id of the session's PaymentIntent, if any.
-func (s *checkoutSession) paymentIntentID() string {
-	var id string
-	if json.Unmarshal(s.PaymentIntent, &id) == nil {
-		return id
-	}
-	var pi paymentIntent
-	if json.Unmarshal(s.PaymentIntent, &pi) == nil {
-		return pi.ID
-	}
-	return ""
+func (s *checkoutSession) paymentIntentID() string { return expandableID(s.PaymentIntent) }
+
+// expandedPI is the session's PaymentIntent, if expanded.
+func (s *checkoutSession) expandedPI() *paymentIntent {
+	return expanded(s.PaymentIntent, "payment_intent", func(pi *paymentIntent) string { return pi.Object })
+}
+
+// piOutcome is piResult with, for a succeeded payment, its fee.
+func (p *Provider) piOutcome(ctx context.Context, pi *paymentIntent) paykit.Result {
+	return p.withFee(ctx, piResult(pi), pi, "")
+}
+
+// sessionOutcome is sessionResult with, for a paid session, the fee of
+// its PaymentIntent.
+func (p *Provider) sessionOutcome(ctx context.Context, s *checkoutSession) paykit.Result {
+	return p.withFee(ctx, sessionResult(s), s.expandedPI(), s.paymentIntentID())
 }
 
 // list is a Stripe list or search_result.
@@ -250,16 +257,16 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 		if !ok {
 			return unknown("the create answer is not a PaymentIntent")
 		}
-		return piResult(pi)
+		return p.piOutcome(ctx, pi)
 	}
-	return createError(a)
+	return p.createError(ctx, a)
 }
 
 // createError maps a Stripe error answer to a create: a PaymentIntent it
 // names is the attempt; a request error (validation, authentication)
 // created nothing, as Stripe saves no idempotent result for a request that
 // failed validation, so it is Refused.
-func createError(a *answer) paykit.Result {
+func (p *Provider) createError(ctx context.Context, a *answer) paykit.Result {
 	d := errDetail(a)
 	if idempotencyConflict(a) {
 		return paykit.Result{Outcome: paykit.OutcomeUnknown, Detail: d}
@@ -271,7 +278,7 @@ func createError(a *answer) paykit.Result {
 			r.Outcome, r.FailureCode, r.Action = paykit.OutcomeFailed, paykit.FailureProviderDeclined, nil
 		}
 		r.Detail += "; " + d
-		return r
+		return p.withFee(ctx, r, pi, "")
 	}
 	switch a.status {
 	case http.StatusPaymentRequired:
@@ -308,13 +315,13 @@ func (p *Provider) createCheckout(ctx context.Context, req paykit.PaymentRequest
 		return fail.r
 	}
 	if a.err != nil {
-		return createError(a)
+		return p.createError(ctx, a)
 	}
 	s, ok := decodeSession(a)
 	if !ok {
 		return unknown("the create answer is not a Checkout Session")
 	}
-	return sessionResult(s)
+	return p.sessionOutcome(ctx, s)
 }
 
 // InquirePayment reads the attempt by its id, or finds it by Key through
@@ -329,19 +336,13 @@ func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) pa
 	return p.getPI(ctx, ref.Reference)
 }
 
+// getPI reads a PaymentIntent with its charge's balance transaction.
 func (p *Provider) getPI(ctx context.Context, id string) paykit.Result {
-	a, fail := p.call(ctx, http.MethodGet, "/v1/payment_intents/"+url.PathEscape(id), nil, "")
-	if fail != nil {
-		return fail.r
+	pi, r := p.fetchPI(ctx, id)
+	if pi == nil {
+		return r
 	}
-	if a.err != nil {
-		return readError(a)
-	}
-	pi, ok := decodePI(a)
-	if !ok {
-		return unknown("the answer is not a PaymentIntent")
-	}
-	return piResult(pi)
+	return p.piOutcome(ctx, pi)
 }
 
 func (p *Provider) getSession(ctx context.Context, id string) paykit.Result {
@@ -349,12 +350,13 @@ func (p *Provider) getSession(ctx context.Context, id string) paykit.Result {
 	if s == nil {
 		return r
 	}
-	return sessionResult(s)
+	return p.sessionOutcome(ctx, s)
 }
 
-// session reads a Checkout Session; without one, the Result says why.
+// session reads a Checkout Session with its PaymentIntent's balance
+// transaction; without one, the Result says why.
 func (p *Provider) session(ctx context.Context, id string) (*checkoutSession, paykit.Result) {
-	a, fail := p.call(ctx, http.MethodGet, "/v1/checkout/sessions/"+url.PathEscape(id), nil, "")
+	a, fail := p.call(ctx, http.MethodGet, "/v1/checkout/sessions/"+url.PathEscape(id), url.Values{"expand[]": {"payment_intent." + piExpansion}}, "")
 	if fail != nil {
 		return nil, fail.r
 	}
@@ -391,11 +393,11 @@ type attempt struct {
 }
 
 // result is the attempt's state: the session's for a Checkout payment.
-func (a *attempt) result() paykit.Result {
+func (a *attempt) result(ctx context.Context, p *Provider) paykit.Result {
 	if a.cs != nil {
-		return sessionResult(a.cs)
+		return p.sessionOutcome(ctx, a.cs)
 	}
-	return piResult(a.pi)
+	return p.piOutcome(ctx, a.pi)
 }
 
 // id is the attempt's Reference.
@@ -506,7 +508,7 @@ func (p *Provider) inquireByKey(ctx context.Context, key string) paykit.Result {
 	if at == nil {
 		return r
 	}
-	return at.result()
+	return at.result(ctx, p)
 }
 
 // sessionOf finds the Checkout Session of a PaymentIntent, nil if none or
@@ -541,7 +543,7 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 		}
 		if a.err == nil {
 			if s, ok := decodeSession(a); ok {
-				return sessionResult(s)
+				return p.sessionOutcome(ctx, s)
 			}
 			return unknown("the expire answer is not a Checkout Session")
 		}
@@ -556,14 +558,14 @@ func (p *Provider) CancelPayment(ctx context.Context, ref paykit.AttemptRef) pay
 	}
 	if a.err == nil {
 		if pi, ok := decodePI(a); ok {
-			return piResult(pi)
+			return p.piOutcome(ctx, pi)
 		}
 		return unknown("the cancel answer is not a PaymentIntent")
 	}
 	if a.status == http.StatusBadRequest && !idempotencyConflict(a) {
 		// payment_intent_unexpected_state: it succeeded, or is processing.
 		if pi := a.err.PaymentIntent; pi != nil && pi.ID != "" {
-			return piResult(pi)
+			return p.piOutcome(ctx, pi)
 		}
 		return p.getPI(ctx, id)
 	}

@@ -49,9 +49,10 @@ func fpxPayment(amount int64) paykit.PaymentRequest {
 
 // The adapter passes the Provider conformance suite against the stateful
 // fake, for a redirect method (FPX), a QR method (PromptPay) and cards
-// (Checkout Sessions). Stripe caps amounts at eight digits (99999999), so
-// the amounts stay within it; a PaymentIntent amount ending in 901 is
-// declined and a refund amount ending in 911 fails (the fake's triggers).
+// (Checkout Sessions), with fees and disputes. Stripe caps amounts at
+// eight digits (99999999), so the amounts stay within it; a PaymentIntent
+// amount ending in 901 is declined and a refund amount ending in 911 fails
+// (the fake's triggers).
 func TestProviderConformance(t *testing.T) {
 	t.Run("FPX", func(t *testing.T) {
 		declined := fpxPayment(10901)
@@ -66,26 +67,29 @@ func TestProviderConformance(t *testing.T) {
 	// so there is no Declined request. Refunds of card payments read the
 	// session before refunding its PaymentIntent, two calls the refund
 	// fault checks do not expect: refunds of sessions are covered by the
-	// flow and fault tests, and this run checks payments and cancels.
+	// flow and fault tests, and this run checks payments, cancels and
+	// disputes.
 	t.Run("CARD", func(t *testing.T) {
 		providertest.Run(t, harness(t, "MY", request("", "CARD", "MY", "MYR", 0), nil, true))
 	})
 }
 
-// paymentsOnly is the adapter declaring payments and cancel alone.
-type paymentsOnly struct{ *stripe.Provider }
+// noRefunds is the adapter declaring all but refunds.
+type noRefunds struct{ *stripe.Provider }
 
-func (paymentsOnly) Capabilities() paykit.Capabilities { return paykit.CapPayments | paykit.CapCancel }
+func (noRefunds) Capabilities() paykit.Capabilities {
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapDisputes
+}
 
-func harness(t *testing.T, country string, payment paykit.PaymentRequest, declined *paykit.PaymentRequest, noRefunds bool) providertest.Harness {
+func harness(t *testing.T, country string, payment paykit.PaymentRequest, declined *paykit.PaymentRequest, withoutRefunds bool) providertest.Harness {
 	fake := stripefake.New(stripefake.Options{SecretKey: testSecretKey, AccountCountry: country, WebhookSecret: testWebhookSecret})
 	amounts := []int64{1000, 12345, 99999999}
 	h := providertest.Harness{
 		Fake: fake,
 		New: func(baseURL string) paykit.Provider {
 			p := newAdapter(t, baseURL, func(c *stripe.Config) { c.AccountCountry = country })
-			if noRefunds {
-				return paymentsOnly{p}
+			if withoutRefunds {
+				return noRefunds{p}
 			}
 			return p
 		},
@@ -99,7 +103,8 @@ func harness(t *testing.T, country string, payment paykit.PaymentRequest, declin
 			if payment.Method == "CARD" && kind == "payment" {
 				return "cs_test_" + strings.Repeat("0", 58)
 			}
-			return map[string]string{"payment": "pi_000000000000000000000000", "refund": "re_000000000000000000000000"}[kind]
+			return map[string]string{"payment": "pi_000000000000000000000000", "refund": "re_000000000000000000000000",
+				"dispute": "du_000000000000000000000000"}[kind]
 		},
 		Callback:       webhook(t, fake, "payment_intent.requires_action"),
 		RefundCallback: webhook(t, fake, "refund.updated"),
@@ -108,6 +113,13 @@ func harness(t *testing.T, country string, payment paykit.PaymentRequest, declin
 				return fmt.Errorf("create: %s (%s)", r.Outcome, r.Detail)
 			}
 			return fake.Approve(req.Key)
+		},
+		Fee: fake.Fee,
+		OpenDispute: func(key string, amount int64) *http.Request {
+			if _, err := fake.OpenDispute(key, amount, ""); err != nil {
+				t.Fatalf("open dispute on %s: %v", key, err)
+			}
+			return webhook(t, fake, "charge.dispute.created")(key)
 		},
 	}
 	if payment.Method == "CARD" {

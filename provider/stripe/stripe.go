@@ -54,9 +54,9 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is the Stripe adapter: a paykit.Provider and
-// paykit.RefundProvider over the PaymentIntents, Checkout Sessions and
-// Refunds APIs.
+// Provider is the Stripe adapter: a paykit.Provider,
+// paykit.RefundProvider and paykit.DisputeProvider over the
+// PaymentIntents, Checkout Sessions, Refunds and Disputes APIs.
 type Provider struct {
 	cfg     Config
 	backend stripego.RawRequestBackend
@@ -64,8 +64,9 @@ type Provider struct {
 }
 
 var (
-	_ paykit.Provider       = (*Provider)(nil)
-	_ paykit.RefundProvider = (*Provider)(nil)
+	_ paykit.Provider        = (*Provider)(nil)
+	_ paykit.RefundProvider  = (*Provider)(nil)
+	_ paykit.DisputeProvider = (*Provider)(nil)
 )
 
 // availability lists, per paykit method, the business locations of Stripe
@@ -153,11 +154,11 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities: payments, cancel and refunds. Stripe payouts move the
-// account's own balance to its own bank account, not to third parties, so
-// the adapter is no paykit.PayoutProvider.
+// Capabilities: payments, cancel, refunds and disputes. Stripe payouts
+// move the account's own balance to its own bank account, not to third
+// parties, so the adapter is no paykit.PayoutProvider.
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapDisputes
 }
 
 // Methods returns the paykit methods this adapter's account serves.

@@ -201,4 +201,22 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 	check("inquire refund by key (list)", func() paykit.Result {
 		return my.InquireRefund(ctx, paykit.AttemptRef{Key: "rf_mock"})
 	}, paykit.OutcomeUnknown)
+	dispute := func(name string, call func() (paykit.ProviderDispute, error)) {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			d, err := call()
+			calls, bad := rc.take()
+			is.True(len(calls) > 0)
+			if len(bad) > 0 {
+				t.Errorf("stripe-mock refused %s", strings.Join(bad, "; "))
+			}
+			is.NoErr(err) // stripe-mock's dispute maps to paykit's words
+			is.True(d.Status.Valid() && d.Reason.Valid() && d.Amount > 0 && d.Reference != "")
+		})
+	}
+	dispute("inquire dispute", func() (paykit.ProviderDispute, error) { return my.InquireDispute(ctx, "dp_123") })
+	dispute("submit dispute evidence", func() (paykit.ProviderDispute, error) {
+		return my.SubmitDisputeEvidence(ctx, "dp_123", "The payer received the goods.")
+	})
+	dispute("accept (close) dispute", func() (paykit.ProviderDispute, error) { return my.AcceptDispute(ctx, "dp_123") })
 }

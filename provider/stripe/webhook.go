@@ -103,12 +103,22 @@ type event struct {
 	} `json:"data"`
 }
 
+// disputeEvents are the events about a dispute: each carries the Dispute.
+var disputeEvents = map[string]bool{
+	"charge.dispute.created": true, "charge.dispute.updated": true, "charge.dispute.closed": true,
+	"charge.dispute.funds_withdrawn": true, "charge.dispute.funds_reinstated": true,
+}
+
 // ParseCallback verifies a Stripe webhook (Stripe-Signature) and maps
 // PaymentIntent outcome events, checkout.session.* and refund events to
-// paykit events.
+// paykit events, and charge.dispute.* events to "dispute" events.
 // Events it does not map, or about objects without a paykit key, give no
-// event.
-func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.CallbackEvent, error) {
+// event. A succeeded payment's event carries no balance transaction, so
+// the adapter reads its fee from Stripe (see withFee); a dispute's event
+// names its PaymentIntent by id, which the adapter reads for paykit's key.
+// A dispute whose payment cannot be read now is an error: Stripe sends
+// the webhook again.
+func (p *Provider) ParseCallback(ctx context.Context, r *http.Request) ([]paykit.CallbackEvent, error) {
 	if r.Body == nil {
 		return nil, fmt.Errorf("%w: no body", ErrSignature)
 	}
@@ -126,12 +136,13 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 	if err := json.Unmarshal(payload, &ev); err != nil || ev.Object != "event" || ev.ID == "" {
 		return nil, errors.New("stripe: the webhook is not a Stripe event")
 	}
-	one := func(kind, key string, res paykit.Result) ([]paykit.CallbackEvent, error) {
+	one := func(kind, key string, res func() paykit.Result) ([]paykit.CallbackEvent, error) {
 		if key == "" {
 			return nil, nil
 		}
-		res.Detail += " (event " + ev.Type + ")"
-		return []paykit.CallbackEvent{{ID: ev.ID, Kind: kind, Key: key, Result: res}}, nil
+		r := res()
+		r.Detail += " (event " + ev.Type + ")"
+		return []paykit.CallbackEvent{{ID: ev.ID, Kind: kind, Key: key, Result: r}}, nil
 	}
 	switch {
 	case paymentEvents[ev.Type]:
@@ -142,23 +153,37 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 		if pi.Metadata[checkoutMetadata] != "" {
 			return nil, nil // a Checkout payment: its session's events tell
 		}
-		return one("payment", pi.Metadata[MetadataKey], piResult(&pi))
+		return one("payment", pi.Metadata[MetadataKey], func() paykit.Result { return p.piOutcome(ctx, &pi) })
 	case strings.HasPrefix(ev.Type, "checkout.session."):
 		var s checkoutSession
 		if json.Unmarshal(ev.Data.Object, &s) != nil || s.Object != "checkout.session" {
 			return nil, errors.New("stripe: " + ev.Type + " without a Checkout Session")
 		}
-		res := sessionResult(&s)
-		if ev.Type == "checkout.session.async_payment_failed" {
-			res.Outcome, res.FailureCode, res.Action = paykit.OutcomeFailed, paykit.FailureProviderDeclined, nil
-		}
-		return one("payment", s.Metadata[MetadataKey], res)
+		return one("payment", s.Metadata[MetadataKey], func() paykit.Result {
+			if ev.Type == "checkout.session.async_payment_failed" {
+				res := sessionResult(&s)
+				res.Outcome, res.FailureCode, res.Action = paykit.OutcomeFailed, paykit.FailureProviderDeclined, nil
+				return res
+			}
+			return p.sessionOutcome(ctx, &s)
+		})
 	case ev.Type == "refund.created" || ev.Type == "refund.updated" || ev.Type == "refund.failed" || ev.Type == "charge.refund.updated":
 		var rf refund
 		if json.Unmarshal(ev.Data.Object, &rf) != nil || rf.Object != "refund" {
 			return nil, errors.New("stripe: " + ev.Type + " without a Refund")
 		}
-		return one("refund", rf.Metadata[MetadataKey], refundResult(&rf))
+		return one("refund", rf.Metadata[MetadataKey], func() paykit.Result { return refundResult(&rf) })
+	case disputeEvents[ev.Type]:
+		var d dispute
+		if json.Unmarshal(ev.Data.Object, &d) != nil || d.Object != "dispute" || d.ID == "" {
+			return nil, errors.New("stripe: " + ev.Type + " without a Dispute")
+		}
+		pd, err := p.providerDispute(ctx, &d)
+		if err != nil {
+			return nil, fmt.Errorf("stripe: %s %s: %w", ev.Type, d.ID, err)
+		}
+		pd.Detail += " (event " + ev.Type + ")"
+		return []paykit.CallbackEvent{{ID: ev.ID, Kind: "dispute", Dispute: &pd}}, nil
 	}
 	return nil, nil
 }

@@ -17,12 +17,58 @@ import (
 	"github.com/paykit/paykit/provider/stripe"
 )
 
-var webhookNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+var (
+	webhookNow  = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	availableOn = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+)
+
+// stubPI is the body of a succeeded PaymentIntent id whose charge's
+// balance transaction (expanded, bt: a JSON object or null) is in
+// btCurrency.
+func stubPI(id, currency string, amount int64, bt string) string {
+	return fmt.Sprintf(`{"id":%q,"object":"payment_intent","amount":%d,"currency":%q,"status":"succeeded","metadata":{"paykit_key":"key_%s"},`+
+		`"latest_charge":{"id":"ch_%s","object":"charge","amount":%d,"currency":%q,"balance_transaction":%s}}`, id, amount, currency, id, id, amount, currency, bt)
+}
+
+// stripeStub answers the reads webhooks lead to: GET
+// /v1/payment_intents/{id} with its balance transaction expanded. pi_sgd
+// is an SGD payment of 5000 settled in MYR (15500, fee 465); pi_nobt has
+// no balance transaction yet; pi_cs is a Checkout payment (its session
+// cs_test_of_pi_cs); any other is a MYR payment of 5000 with a fee of 151.
+func stripeStub(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/checkout/sessions" {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"cs_test_of_%s","object":"checkout.session","status":"complete","payment_status":"paid","metadata":{}}]}`, r.URL.Query().Get("payment_intent"))
+			return
+		}
+		id, ok := strings.CutPrefix(r.URL.Path, "/v1/payment_intents/")
+		if !ok || r.URL.Query().Get("expand[]") != "latest_charge.balance_transaction" {
+			w.WriteHeader(404)
+			fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","code":"resource_missing","message":"No such %s"}}`, r.URL.Path)
+			return
+		}
+		bt := fmt.Sprintf(`{"id":"txn_1","object":"balance_transaction","amount":5000,"currency":"myr","fee":151,"net":4849,"available_on":%d,"status":"pending","type":"charge"}`, availableOn.Unix())
+		switch id {
+		case "pi_sgd":
+			fmt.Fprint(w, stubPI(id, "sgd", 5000, fmt.Sprintf(`{"id":"txn_2","object":"balance_transaction","amount":15500,"currency":"myr","fee":465,"net":15035,"available_on":%d}`, availableOn.Unix())))
+		case "pi_nobt":
+			fmt.Fprint(w, stubPI(id, "myr", 5000, "null"))
+		case "pi_cs":
+			fmt.Fprint(w, strings.Replace(stubPI(id, "myr", 5000, bt), `"metadata":{`, `"metadata":{"paykit_checkout":"true",`, 1))
+		default:
+			fmt.Fprint(w, stubPI(id, "myr", 5000, bt))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 func hookAdapter(t *testing.T, secrets ...string) *stripe.Provider {
-	return newAdapter(t, "http://stripe.invalid", func(c *stripe.Config) {
+	return newAdapter(t, stripeStub(t), func(c *stripe.Config) {
 		c.WebhookSecrets = secrets
 		c.Now = func() time.Time { return webhookNow }
+		c.Timeout = 5 * time.Second
 	})
 }
 
@@ -78,7 +124,7 @@ func TestWebhookSignatures(t *testing.T) {
 			is.NoErr(err)
 			is.Equal(len(evs), 1)
 			is.Equal(evs[0], paykit.CallbackEvent{ID: "evt_1", Kind: "payment", Key: "k1",
-				Result: paykit.Result{Outcome: paykit.OutcomeSucceeded, Reference: "pi_1", Detail: evs[0].Result.Detail}})
+				Result: paykit.Result{Outcome: paykit.OutcomeSucceeded, Reference: "pi_1", Fee: 151, AvailableOn: availableOn, Detail: evs[0].Result.Detail}})
 		})
 	}
 }
@@ -154,4 +200,130 @@ func TestWebhookNotAnEvent(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(bytes.NewReader(big)))
 	_, err = p.ParseCallback(context.Background(), r)
 	is.True(err != nil)
+}
+
+// A succeeded payment's event carries no balance transaction: the adapter
+// reads it, and the fee and available date are Stripe's. A fee stated in
+// another settlement currency is brought to the payment's at the charge's
+// own rate; without a balance transaction yet, the outcome is Unknown,
+// its Reference kept, never a succeeded payment without its fee.
+func TestWebhookFees(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		id      string
+		outcome paykit.Outcome
+		fee     int64
+	}{
+		{"pi_myr", paykit.OutcomeSucceeded, 151},
+		{"pi_sgd", paykit.OutcomeSucceeded, 150}, // 465 MYR × 5000 SGD / 15500 MYR
+		{"pi_nobt", paykit.OutcomeUnknown, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			body := strings.Replace(piEvent("payment_intent.succeeded", "succeeded", "k"), `"pi_1"`, `"`+c.id+`"`, 1)
+			evs, err := hookAdapter(t, "whsec_a").ParseCallback(context.Background(), hookRequest(body, stripe.Sign([]byte(body), "whsec_a", webhookNow)))
+			is.NoErr(err)
+			is.Equal(len(evs), 1)
+			r := evs[0].Result
+			is.Equal(r.Outcome, c.outcome)
+			is.Equal(r.Reference, c.id)
+			is.Equal(r.Fee, c.fee)
+			if c.outcome == paykit.OutcomeSucceeded {
+				is.Equal(r.AvailableOn, availableOn)
+			} else {
+				is.True(r.AvailableOn.IsZero())
+				is.True(strings.Contains(r.Detail, "no balance transaction"))
+			}
+		})
+	}
+}
+
+func disputeEvent(typ, status, reason, pi string, bts string) string {
+	return fmt.Sprintf(`{"id":"evt_d","object":"event","type":%q,"data":{"object":{"id":"du_1","object":"dispute","amount":4000,"currency":"myr",`+
+		`"status":%q,"reason":%q,"charge":"ch_9","payment_intent":%s,"balance_transactions":%s,"evidence_details":{"due_by":%d,"submission_count":0}}}}`,
+		typ, status, reason, pi, bts, availableOn.Unix())
+}
+
+// Dispute events map to paykit's dispute: statuses and reasons in paykit's
+// words, the fee of the withdrawal (not given back by a reinstatement),
+// the evidence deadline, and the disputed payment by its PaymentIntent's
+// key (a Checkout payment by its session).
+func TestWebhookDisputes(t *testing.T) {
+	t.Parallel()
+	withdrawn := `[{"id":"txn_w","object":"balance_transaction","amount":-4000,"currency":"myr","fee":1500,"net":-5500}]`
+	both := `[{"id":"txn_w","object":"balance_transaction","amount":-4000,"currency":"myr","fee":1500,"net":-5500},` +
+		`{"id":"txn_r","object":"balance_transaction","amount":4000,"currency":"myr","fee":0,"net":4000}]`
+	cases := []struct {
+		name, body string
+		status     paykit.DisputeStatus
+		reason     paykit.DisputeReason
+		fee        int64
+		key, ref   string
+	}{
+		{"created", disputeEvent("charge.dispute.created", "needs_response", "fraudulent", `"pi_a"`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeFraudulent, 1500, "key_pi_a", "pi_a"},
+		{"inquiry", disputeEvent("charge.dispute.created", "warning_needs_response", "product_not_received", `"pi_a"`, `[]`), paykit.DisputeNeedsResponse, paykit.DisputeProductNotReceived, 0, "key_pi_a", "pi_a"},
+		{"updated", disputeEvent("charge.dispute.updated", "under_review", "product_unacceptable", `"pi_a"`, withdrawn), paykit.DisputeUnderReview, paykit.DisputeProductUnacceptable, 1500, "key_pi_a", "pi_a"},
+		{"inquiry under review", disputeEvent("charge.dispute.updated", "warning_under_review", "duplicate", `"pi_a"`, `[]`), paykit.DisputeUnderReview, paykit.DisputeDuplicate, 0, "key_pi_a", "pi_a"},
+		{"won, the fee kept", disputeEvent("charge.dispute.closed", "won", "credit_not_processed", `"pi_a"`, both), paykit.DisputeWon, paykit.DisputeCreditNotProcessed, 1500, "key_pi_a", "pi_a"},
+		{"funds reinstated", disputeEvent("charge.dispute.funds_reinstated", "won", "general", `"pi_a"`, both), paykit.DisputeWon, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"},
+		{"inquiry closed", disputeEvent("charge.dispute.closed", "warning_closed", "unrecognized", `"pi_a"`, `[]`), paykit.DisputeWon, paykit.DisputeGeneral, 0, "key_pi_a", "pi_a"},
+		{"lost", disputeEvent("charge.dispute.closed", "lost", "subscription_canceled", `"pi_a"`, withdrawn), paykit.DisputeLost, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"},
+		{"funds withdrawn", disputeEvent("charge.dispute.funds_withdrawn", "needs_response", "general", `"pi_a"`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"},
+		{"a Checkout payment", disputeEvent("charge.dispute.created", "needs_response", "general", `"pi_cs"`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_cs", "cs_test_of_pi_cs"},
+		{"a charge without PaymentIntent", disputeEvent("charge.dispute.created", "needs_response", "general", `null`, withdrawn), paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "", "ch_9"},
+		{"settled in another currency", disputeEvent("charge.dispute.created", "needs_response", "general", `"pi_a"`,
+			`[{"id":"txn_w","object":"balance_transaction","amount":-12400,"currency":"sgd","fee":4650,"net":-17050}]`),
+			paykit.DisputeNeedsResponse, paykit.DisputeGeneral, 1500, "key_pi_a", "pi_a"}, // 4650 SGD × 4000 MYR / 12400 SGD
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			evs, err := hookAdapter(t, "whsec_a").ParseCallback(context.Background(), hookRequest(c.body, stripe.Sign([]byte(c.body), "whsec_a", webhookNow)))
+			is.NoErr(err)
+			is.Equal(len(evs), 1)
+			e := evs[0]
+			is.Equal(e.Kind, "dispute")
+			is.Equal(e.ID, "evt_d")
+			is.True(e.Dispute != nil)
+			d := *e.Dispute
+			is.Equal(d.Reference, "du_1")
+			is.Equal(d.Status, c.status)
+			is.Equal(d.Reason, c.reason)
+			is.Equal(d.Amount, int64(4000))
+			is.Equal(d.Currency, "MYR")
+			is.Equal(d.Fee, c.fee)
+			is.Equal(d.EvidenceDueBy, availableOn)
+			is.Equal(d.PaymentKey, c.key)
+			is.Equal(d.PaymentRef, c.ref)
+		})
+	}
+}
+
+// A dispute event the adapter cannot map now is an error, so that Stripe
+// sends it again: a status it does not know, or a PaymentIntent it cannot
+// read.
+func TestWebhookDisputeErrors(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	parse := func(p *stripe.Provider, body string) error {
+		_, err := p.ParseCallback(context.Background(), hookRequest(body, stripe.Sign([]byte(body), "whsec_a", webhookNow)))
+		return err
+	}
+	err := parse(hookAdapter(t, "whsec_a"), disputeEvent("charge.dispute.updated", "charge_refunded", "general", `"pi_a"`, `[]`))
+	is.True(err != nil)
+	is.True(!errors.Is(err, stripe.ErrSignature)) // verified, not mapped
+	is.True(strings.Contains(err.Error(), "charge_refunded"))
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	p := newAdapter(t, down.URL, func(c *stripe.Config) {
+		c.WebhookSecrets, c.Now = []string{"whsec_a"}, func() time.Time { return webhookNow }
+	})
+	err = parse(p, disputeEvent("charge.dispute.created", "needs_response", "general", `"pi_a"`, `[]`))
+	is.True(err != nil)
+	is.True(!errors.Is(err, stripe.ErrSignature))
+	is.True(strings.Contains(err.Error(), "PaymentIntent"))
 }

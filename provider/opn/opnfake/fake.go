@@ -1,10 +1,30 @@
 // Package opnfake is a stateful fake of the Opn Payments (Omise) API
 // endpoints the provider/opn adapter uses, for tests: charges with
-// sources, charge expiry, QR documents, refunds, recipients, transfers
-// and search, answering with the JSON objects of Opn's API reference
-// (templates in fixtures/, written from the documentation) and its error
-// objects. Idempotency-Key replays the first answer. Webhooks are signed
-// as Opn signs them (Omise-Signature, Omise-Signature-Timestamp).
+// sources, charge expiry, QR documents, refunds, recipients, transfers,
+// transactions, disputes and search, answering with the JSON objects of
+// Opn's API reference (templates in fixtures/, written from the
+// documentation) and its error objects. Idempotency-Key replays the first
+// answer. Webhooks are signed as Opn signs them (Omise-Signature,
+// Omise-Signature-Timestamp).
+//
+// A successful charge states its fee and fee_vat at the rates of Opn's
+// documented charge example (transaction_fees: fee_rate 3.65 %, vat_rate
+// 7 %, each rounded half up to a whole minor unit; Fee reports their sum)
+// and names its transaction (GET /transactions/{id}), a credit of the net
+// whose transferable_at, the fake's own choice, is 00:00 UTC three days
+// after the payment.
+//
+// Disputes: Opn's test mode opens one through POST /charges/{id}/disputes
+// (a dispute of the whole charge); OpenDispute opens one of any amount
+// (the payer's bank disputes the payment). A dispute is open; updating its
+// message (PATCH /disputes/{id}) is the merchant's response and makes it
+// pending, and accepting it (PATCH /disputes/{id}/accept) makes it lost;
+// both refuse a dispute that is not open (400 bad_request). As the fake's
+// own test convention, a message containing winning_evidence wins the
+// dispute at once and one containing losing_evidence loses it;
+// DecideDispute decides a pending one. Events dispute.create,
+// dispute.update and dispute.close carry the dispute. A charge with a
+// dispute cannot be refunded (400 failed_refund).
 //
 // Magic values: a charge amount ending in 901 fails at once
 // (failure_code payment_rejected); a refund amount ending in 911 fails; a recipient account
@@ -190,6 +210,16 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request) {
 		f.get(w, "transfer", parts[1])
 	case r.Method == http.MethodDelete && len(parts) == 2 && parts[0] == "transfers":
 		f.destroyTransfer(w, parts[1])
+	case r.Method == http.MethodGet && len(parts) == 2 && parts[0] == "transactions":
+		f.get(w, "transaction", parts[1])
+	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "charges" && parts[2] == "disputes":
+		f.createDispute(w, parts[1])
+	case r.Method == http.MethodGet && len(parts) == 2 && parts[0] == "disputes":
+		f.get(w, "dispute", parts[1])
+	case r.Method == http.MethodPatch && len(parts) == 2 && parts[0] == "disputes":
+		f.updateDispute(w, r, parts[1])
+	case r.Method == http.MethodPatch && len(parts) == 3 && parts[0] == "disputes" && parts[2] == "accept":
+		f.acceptDispute(w, parts[1])
 	default:
 		writeError(w, http.StatusNotFound, "not_found", "the requested resource was not found")
 	}
@@ -409,6 +439,10 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, chargeID str
 		writeError(w, http.StatusBadRequest, "invalid_charge", "charge is not refundable")
 		return
 	}
+	if c["dispute"] != nil {
+		writeError(w, http.StatusBadRequest, "failed_refund", "charge is disputed and cannot be refunded")
+		return
+	}
 	total, _ := num(c["amount"])
 	refunded, _ := num(c["refunded_amount"])
 	if amount > total-refunded {
@@ -606,6 +640,7 @@ func (f *Fake) complete(key, status string) error {
 		c["authorized"], c["paid"], c["captured"], c["paid_at"], c["refundable"] = true, true, true, f.now(), true
 		amount, _ := num(c["amount"])
 		c["authorized_amount"], c["captured_amount"] = amount, amount
+		f.settle(c, amount)
 	} else {
 		c["failure_code"], c["failure_message"] = "payment_rejected", "the payment was rejected by the payer"
 	}
@@ -678,11 +713,15 @@ func (f *Fake) Charges(key string) int {
 
 // Webhook returns a signed webhook request of event eventKey (e.g.
 // "charge.complete") about the newest charge, refund or transfer under
-// key, as Opn would POST it now.
+// key, or (dispute.*) the newest dispute of the charge under key, as Opn
+// would POST it now.
 func (f *Fake) Webhook(eventKey, key string) (*http.Request, error) {
 	f.mu.Lock()
 	kind := map[string]string{"charge": "charge", "refund": "refund", "transfer": "transfer"}[strings.Split(eventKey, ".")[0]]
 	obj := f.byKey(kind, key)
+	if strings.HasPrefix(eventKey, "dispute.") {
+		obj = f.disputeOf(key)
+	}
 	var body []byte
 	if obj != nil {
 		body = f.event(eventKey, obj)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -75,4 +76,65 @@ func TestEMVCoChecksum(t *testing.T) {
 	is.True(strings.HasPrefix(p, "000201010212"))
 	is.True(strings.Contains(p, "5303764540520.005802TH"))
 	is.Equal(len(p[strings.LastIndex(p, "6304")+4:]), 4)
+}
+
+// A successful charge states fee and fee_vat at the documented example's
+// rates and names its transaction; Opn's test-mode dispute endpoint opens
+// a dispute of the whole charge, once; a message makes it pending, after
+// which it takes no more updates nor an accept; its charge takes no
+// refund.
+func TestFeesAndDisputes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	now := time.Date(2026, 11, 24, 15, 4, 5, 0, time.UTC)
+	f := opnfake.New(opnfake.Options{SecretKey: "skey_test_1", Now: func() time.Time { return now }})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	form := url.Values{"amount": {"12345"}, "currency": {"thb"}, "source[type]": {"promptpay"}, "metadata[paykit_key]": {"kd"}}
+	_, c := do(t, srv, http.MethodPost, "/charges", "skey_test_1", form, "")
+	id := c["id"].(string)
+	status, _ := do(t, srv, http.MethodPost, "/charges/"+id+"/disputes", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusBadRequest) // pending: nothing to dispute
+	is.NoErr(f.Approve("kd"))
+
+	_, c = do(t, srv, http.MethodGet, "/charges/"+id, "skey_test_1", nil, "")
+	is.Equal(c["fee"], float64(451))    // 3.65 % of 12345
+	is.Equal(c["fee_vat"], float64(32)) // 7 % of 451
+	is.Equal(c["net"], float64(12345-451-32))
+	fee, ok := f.Fee("kd")
+	is.True(ok)
+	is.Equal(fee, int64(483))
+	_, tr := do(t, srv, http.MethodGet, "/transactions/"+c["transaction"].(string), "skey_test_1", nil, "")
+	is.Equal(tr["object"], "transaction")
+	is.Equal(tr["amount"], float64(12345-451-32))
+	is.Equal(tr["transferable_at"], "2026-11-27T00:00:00Z")
+
+	status, d := do(t, srv, http.MethodPost, "/charges/"+id+"/disputes", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusOK)
+	is.Equal(d["object"], "dispute")
+	is.Equal(d["status"], "open")
+	is.Equal(d["amount"], float64(12345))
+	is.Equal(d["charge"], id)
+	dispute := d["id"].(string)
+	status, _ = do(t, srv, http.MethodPost, "/charges/"+id+"/disputes", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusBadRequest) // once per charge
+
+	status, e := do(t, srv, http.MethodPost, "/charges/"+id+"/refunds", "skey_test_1", url.Values{"amount": {"100"}}, "")
+	is.Equal(status, http.StatusBadRequest)
+	is.Equal(e["code"], "failed_refund")
+
+	status, d = do(t, srv, http.MethodPatch, "/disputes/"+dispute, "skey_test_1", url.Values{"message": {"delivered"}}, "")
+	is.Equal(status, http.StatusOK)
+	is.Equal(d["status"], "pending")
+	is.Equal(d["message"], "delivered")
+	status, _ = do(t, srv, http.MethodPatch, "/disputes/"+dispute, "skey_test_1", url.Values{"message": {"again"}}, "")
+	is.Equal(status, http.StatusBadRequest)
+	status, _ = do(t, srv, http.MethodPatch, "/disputes/"+dispute+"/accept", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusBadRequest)
+	is.NoErr(f.DecideDispute(dispute, false))
+	_, d = do(t, srv, http.MethodGet, "/disputes/"+dispute, "skey_test_1", nil, "")
+	is.Equal(d["status"], "lost")
+	is.Equal(d["closed_at"], "2026-11-24T15:04:05Z")
+	status, _ = do(t, srv, http.MethodGet, "/disputes/dspt_test_none", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusNotFound)
 }

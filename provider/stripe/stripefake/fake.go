@@ -1,12 +1,33 @@
 // Package stripefake is a stateful fake of the Stripe API endpoints the
 // provider/stripe adapter calls (PaymentIntents with search, Checkout
-// Sessions, Refunds) and of Stripe's signed webhooks, written from Stripe's
-// API reference: the objects carry the documented fields, errors are
+// Sessions, Charges and their balance transactions, Refunds, Disputes) and
+// of Stripe's signed webhooks, written from Stripe's API reference: the
+// objects carry the documented fields, errors are
 // {"error": {"type", "code", "message", "param"}} with the documented
 // status codes, and Idempotency-Key is honoured (same key and parameters:
 // the saved answer; same key, other parameters: 400 idempotency_error).
 // Unlike Stripe's, its search is immediately consistent. Lists (GET
-// /v1/payment_intents, /v1/refunds) answer the newest objects first.
+// /v1/payment_intents, /v1/refunds, /v1/disputes) answer the newest
+// objects first. expand[] works on every answer, for the fields that name
+// another object of the fake by id (latest_charge, balance_transaction,
+// payment_intent, charge), "data." first in lists.
+//
+// A succeeded PaymentIntent has a charge (latest_charge) whose balance
+// transaction states the fee and available_on. The fee schedule is the
+// fake's own: 3 % of the amount rounded half up, plus 100 for cards
+// (Fee reports it); the funds become available at 00:00 UTC three days
+// after the charge.
+//
+// Disputes: Stripe's test mode opens one when a payment is made with a
+// dispute test card; the fake opens one on OpenDispute (the payer's bank
+// disputes the payment), status needs_response, evidence due seven days
+// later, with a balance transaction withdrawing the amount and a dispute
+// fee of 1500 (the fake's). As in Stripe's test mode, submitted evidence
+// whose uncategorized_text contains winning_evidence wins the dispute and
+// losing_evidence loses it (the fake decides at once); other evidence
+// leaves it under_review. Closing it (POST /v1/disputes/{id}/close) loses
+// it. A won dispute reinstates the amount; the fee is kept. A charge with
+// a dispute cannot be refunded (charge_disputed).
 //
 // Test triggers (the fake's own, documented here): a PaymentIntent whose
 // amount ends in 901 is declined at confirmation (402, status
@@ -56,6 +77,9 @@ type Fake struct {
 	pis  []*object // PaymentIntents, in creation order
 	css  []*object // Checkout Sessions
 	res  []*object // Refunds
+	chs  []*object // Charges
+	bts  []*object // balance transactions
+	dps  []*object // Disputes
 	idem map[string]*saved
 	evts []map[string]any
 }
@@ -249,9 +273,26 @@ func (f *Fake) route(method, path string, form url.Values) (int, []byte, bool) {
 		res = f.list(f.res, "/v1/refunds", form.Get("limit"))
 	case method == "GET" && len(seg) == 3 && seg[1] == "refunds":
 		res, err = f.get(f.res, "refund", seg[2])
+	case method == "GET" && len(seg) == 3 && seg[1] == "charges":
+		res, err = f.get(f.chs, "charge", seg[2])
+	case method == "GET" && len(seg) == 3 && seg[1] == "balance_transactions":
+		res, err = f.get(f.bts, "balance_transaction", seg[2])
+	case method == "GET" && path == "/v1/disputes":
+		res = f.list(f.dps, "/v1/disputes", form.Get("limit"))
+	case method == "GET" && len(seg) == 3 && seg[1] == "disputes":
+		res, err = f.get(f.dps, "dispute", seg[2])
+	case method == "POST" && len(seg) == 3 && seg[1] == "disputes":
+		res, err = f.updateDispute(seg[2], form)
+		exec = true
+	case method == "POST" && len(seg) == 4 && seg[1] == "disputes" && seg[3] == "close":
+		res, err = f.closeDispute(seg[2])
+		exec = true
 	default:
 		err = &apiErr{status: 404, typ: "invalid_request_error",
 			message: fmt.Sprintf("Unrecognized request URL (%s: %s). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.", method, path)}
+	}
+	if err == nil && len(form["expand[]"]) > 0 {
+		res, err = f.expand(res, form["expand[]"])
 	}
 	if err != nil {
 		return err.status, err.body(), exec
@@ -582,6 +623,11 @@ func (f *Fake) createRefund(form url.Values) (map[string]any, *apiErr) {
 	if pi["status"] != "succeeded" {
 		return nil, invalid("payment_intent", "This PaymentIntent (%s) does not have a successful charge to refund.", piID)
 	}
+	if ch := find(f.chs, "id", str(pi["latest_charge"])); ch != nil && ch.m["disputed"] == true {
+		e := invalid("", "Charge %s has been charged back; cannot issue a refund.", ch.m["id"])
+		e.code = "charge_disputed"
+		return nil, e
+	}
 	left := pi["amount_received"].(int64) - f.refunded(piID)
 	amt := left
 	if form.Get("amount") != "" {
@@ -748,7 +794,7 @@ func (f *Fake) sessionPI(s *object) map[string]any {
 
 func (f *Fake) succeed(pi map[string]any) {
 	pi["status"], pi["next_action"], pi["last_payment_error"] = "succeeded", nil, nil
-	pi["amount_received"], pi["latest_charge"] = pi["amount"], newID("ch_", 24)
+	pi["amount_received"], pi["latest_charge"] = pi["amount"], f.charge(pi)
 	pi["payment_method"] = newID("pm_", 24)
 	f.emit("payment_intent.succeeded", pi)
 }
@@ -810,8 +856,9 @@ func (f *Fake) act(fn func() error) error {
 
 // Webhook returns a signed webhook request of type eventType about the
 // current state of the object under key: payment_intent.* events are about
-// the PaymentIntent, checkout.session.* about the Checkout Session, and
-// refund.* and charge.refund.updated about the Refund.
+// the PaymentIntent, checkout.session.* about the Checkout Session,
+// refund.* and charge.refund.updated about the Refund, and charge.dispute.*
+// about the newest dispute of the payment under key.
 func (f *Fake) Webhook(eventType, key string) (*http.Request, error) {
 	f.mu.Lock()
 	var objs []*object
@@ -822,11 +869,16 @@ func (f *Fake) Webhook(eventType, key string) (*http.Request, error) {
 		objs = f.css
 	case strings.HasPrefix(eventType, "refund.") || eventType == "charge.refund.updated":
 		objs = f.res
+	case strings.HasPrefix(eventType, "charge.dispute."):
+		objs = f.disputesOf(key)
 	default:
 		f.mu.Unlock()
 		return nil, fmt.Errorf("stripefake: no object for event type %q", eventType)
 	}
 	o := byKey(objs, key)
+	if strings.HasPrefix(eventType, "charge.dispute.") && len(objs) > 0 {
+		o = objs[len(objs)-1]
+	}
 	if o == nil {
 		f.mu.Unlock()
 		return nil, ErrNotFound

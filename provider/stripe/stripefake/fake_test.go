@@ -109,3 +109,92 @@ func strconvParse(s string) (time.Time, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return time.Unix(n, 0), err
 }
+
+func get(t *testing.T, srv *httptest.Server, path, apiKey string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(apiKey, "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("%s: not JSON: %v", path, err)
+	}
+	return resp.StatusCode, m
+}
+
+// A succeeded PaymentIntent's charge and balance transaction expand in
+// place; a field that names no object does not. A dispute withdraws its
+// amount with the dispute fee; closed, it is lost and takes no more
+// updates; its charge takes no refund; unknown evidence fields are
+// refused before anything changes.
+func TestFakeChargesAndDisputes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := stripefake.New(stripefake.Options{SecretKey: "sk_test_1", WebhookSecret: "whsec_1"})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	form := url.Values{"amount": {"10000"}, "currency": {"myr"}, "confirm": {"true"}, "payment_method_types[0]": {"grabpay"},
+		"payment_method_data[type]": {"grabpay"}, "return_url": {"https://x.example"}, "metadata[paykit_key]": {"d1"}}
+	_, pi := post(t, srv, "/v1/payment_intents", "d1", "sk_test_1", form)
+	_, err := f.OpenDispute("d1", 0, "")
+	is.True(err != nil) // not succeeded yet
+	is.NoErr(f.Approve("d1"))
+
+	status, got := get(t, srv, "/v1/payment_intents/"+pi["id"].(string)+"?expand[]=latest_charge.balance_transaction", "sk_test_1")
+	is.Equal(status, 200)
+	ch := got["latest_charge"].(map[string]any)
+	is.Equal(ch["object"], "charge")
+	bt := ch["balance_transaction"].(map[string]any)
+	is.Equal(bt["object"], "balance_transaction")
+	is.Equal(bt["fee"], float64(300)) // 3 % of 10000
+	is.Equal(bt["net"], float64(9700))
+	fee, ok := f.Fee("d1")
+	is.True(ok)
+	is.Equal(fee, int64(300))
+	status, got = get(t, srv, "/v1/payment_intents/"+pi["id"].(string), "sk_test_1")
+	is.Equal(status, 200)
+	_, isID := got["latest_charge"].(string)
+	is.True(isID) // not expanded unless asked
+	status, got = get(t, srv, "/v1/payment_intents/"+pi["id"].(string)+"?expand[]=payment_method", "sk_test_1")
+	is.Equal(status, 400)
+	is.Equal(got["error"].(map[string]any)["param"], "expand")
+
+	id, err := f.OpenDispute("d1", 4000, "fraudulent")
+	is.NoErr(err)
+	_, err = f.OpenDispute("d1", 1000, "")
+	is.True(err != nil) // a charge is disputed once
+	status, d := get(t, srv, "/v1/disputes/"+id, "sk_test_1")
+	is.Equal(status, 200)
+	is.Equal(d["status"], "needs_response")
+	is.Equal(d["amount"], float64(4000))
+	w := d["balance_transactions"].([]any)[0].(map[string]any)
+	is.Equal(w["amount"], float64(-4000))
+	is.Equal(w["fee"], float64(stripefake.DisputeFee))
+
+	resp, body := post(t, srv, "/v1/disputes/"+id, "", "sk_test_1", url.Values{"evidence[no_such_field]": {"x"}})
+	is.Equal(resp.StatusCode, 400)
+	is.Equal(body["error"].(map[string]any)["param"], "evidence[no_such_field]")
+	resp, _ = post(t, srv, "/v1/disputes/"+id, "", "sk_test_1", url.Values{"evidence[uncategorized_text]": {"draft"}, "submit": {"false"}})
+	is.Equal(resp.StatusCode, 200)
+	resp, body = post(t, srv, "/v1/refunds", "r1", "sk_test_1", url.Values{"payment_intent": {pi["id"].(string)}, "amount": {"100"}})
+	is.Equal(resp.StatusCode, 400)
+	is.Equal(body["error"].(map[string]any)["code"], "charge_disputed")
+	resp, body = post(t, srv, "/v1/disputes/"+id+"/close", "", "sk_test_1", nil)
+	is.Equal(resp.StatusCode, 200)
+	is.Equal(body["status"], "lost")
+	is.Equal(body["evidence"].(map[string]any)["uncategorized_text"], "draft")
+	resp, _ = post(t, srv, "/v1/disputes/"+id+"/close", "", "sk_test_1", nil)
+	is.Equal(resp.StatusCode, 400)
+	status, _ = get(t, srv, "/v1/disputes/du_none", "sk_test_1")
+	is.Equal(status, 404)
+
+	evs := f.Events()
+	is.Equal(evs[len(evs)-4:], []string{"charge.dispute.created", "charge.dispute.funds_withdrawn", "charge.dispute.updated", "charge.dispute.closed"})
+}
