@@ -12,12 +12,14 @@ import (
 //   - a payout's reserved_amount is the sum of its postings to "reserved",
 //     completed_amount what went into "external:payouts" for it, and
 //     returned_amount what came back out of it;
-//   - a succeeded payment intent was credited its amount to "available"
-//     once; any other payment intent has no entries.
+//   - a succeeded payment intent was credited its net (amount less its
+//     fee) once: to "pending" while its SettledAt is nil, moved to
+//     "available" when set; any other payment intent has no entries to
+//     either.
 func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.LedgerEntry) {
 	t.Helper()
 	ctx := context.Background()
-	type sums struct{ reserved, paidOut, returned, available int64 }
+	type sums struct{ reserved, paidOut, returned, available, pending int64 }
 	byRef := map[string]*sums{}
 	for _, e := range entries {
 		r := byRef[e.RefID]
@@ -34,6 +36,8 @@ func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.L
 			r.returned -= e.Amount
 		case e.Account == paykit.AccountAvailable:
 			r.available += e.Amount
+		case e.Account == paykit.AccountPending:
+			r.pending += e.Amount
 		}
 	}
 	get := func(id string) sums {
@@ -58,12 +62,17 @@ func checkRefs(t testing.TB, s paykit.Tx, scope paykit.Scope, entries []paykit.L
 		t.Errorf("ledger of %v: list payment intents: %v", scope, err)
 	}
 	for _, pi := range intents {
-		want := int64(0)
-		if pi.Status == paykit.PaymentSucceeded {
-			want = pi.Amount
+		var pending, available int64 // what its entries should have left in each
+		switch {
+		case pi.Status != paykit.PaymentSucceeded:
+		case pi.SettledAt == nil:
+			pending = pi.Amount - pi.Fee
+		default:
+			available = pi.Amount - pi.Fee
 		}
-		if got := get(pi.ID).available; got != want {
-			t.Errorf("ledger of %v: payment intent %s (%s, amount %d) credited %d to available", scope, pi.ID, pi.Status, pi.Amount, got)
+		if r := get(pi.ID); r.pending != pending || r.available != available {
+			t.Errorf("ledger of %v: payment intent %s (%s, amount %d, fee %d, settled %t) credited %d to pending and %d to available, not %d and %d",
+				scope, pi.ID, pi.Status, pi.Amount, pi.Fee, pi.SettledAt != nil, r.pending, r.available, pending, available)
 		}
 	}
 }
