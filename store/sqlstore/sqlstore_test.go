@@ -182,6 +182,9 @@ func testLedgerRowsGuarded(t *testing.T, s *sqlstore.Store) {
 	scope := paykit.Scope{MerchantID: "mch_a", Environment: paykit.Test}
 	is.NoErr(s.PostLedger(ctx, &paykit.LedgerTxn{ID: "ltx_1", Scope: scope, Currency: "THB", Kind: "k", At: time.UnixMilli(1e12).UTC(),
 		Postings: []paykit.Posting{{Account: paykit.AccountAdjustments, Amount: -5}, {Account: paykit.AccountAvailable, Amount: 5}}}))
+	is.NoErr(s.CreateBalanceTransaction(ctx, &paykit.BalanceTransaction{ID: "txn_1", MerchantID: scope.MerchantID, Environment: scope.Environment,
+		Type: paykit.BalanceTxnAdjustment, Source: "adj_1", Amount: 5, Net: 5, Currency: "THB", Status: paykit.BalanceTxnAvailable,
+		AvailableOn: time.UnixMilli(1e12).UTC(), CreatedAt: time.UnixMilli(1e12).UTC(), UpdatedAt: time.UnixMilli(1e12).UTC()}))
 	for _, stmt := range []string{
 		"UPDATE ledger_entries SET amount = 7 WHERE id = 'ltx_1.1'",
 		"DELETE FROM ledger_entries WHERE id = 'ltx_1.0'",

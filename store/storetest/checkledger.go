@@ -20,15 +20,27 @@ import (
 //     there (Account.MayOverdraw);
 //   - each balance, as ListBalances and GetBalance return it, holds for
 //     every non-external account the sum of the entries to it, and
-//     Available and Reserved are those of "available" and "reserved", so
-//     the sum of the balance's accounts is the money that came in minus the
-//     money that went out (the negated sum of the external accounts);
+//     Available, Pending and Reserved are those of "available", "pending"
+//     and "reserved", so the sum of the balance's accounts is the money
+//     that came in minus the money that went out (the negated sum of the
+//     external accounts);
+//   - the balance transactions of scope each net their amount less their
+//     fee, and per currency their nets sum to the balance's Available +
+//     Pending + Reserved: every movement of the merchant's money has one;
 //   - the projected amounts of the payouts and payment intents of scope
 //     agree with their entries (see checkRefs).
 //
 // It only reads, so it serves any Store (or a Tx inside InTx), from any
 // package's tests, for instance in t.Cleanup after a flow test.
 func CheckLedger(t testing.TB, s paykit.Tx, scope paykit.Scope) {
+	t.Helper()
+	checkLedger(t, s, scope, true)
+}
+
+// checkLedger is CheckLedger, without the balance transactions' checks
+// unless balanceTxns: the conformance cases post to the ledger as no
+// Service would, with no balance transactions.
+func checkLedger(t testing.TB, s paykit.Tx, scope paykit.Scope, balanceTxns bool) {
 	t.Helper()
 	ctx := context.Background()
 	entries, err := s.ListLedgerEntries(ctx, paykit.LedgerQuery{Scope: scope})
@@ -93,6 +105,15 @@ func CheckLedger(t testing.TB, s paykit.Tx, scope paykit.Scope) {
 		}
 		checkBalance(t, scope, "ListBalances", b, byCurrency[b.Currency])
 	}
+	var nets map[string]int64
+	if balanceTxns {
+		nets = checkBalanceTxns(t, s, scope)
+	}
+	for currency, net := range nets {
+		if _, posted := byCurrency[currency]; !posted && net != 0 {
+			t.Errorf("ledger of %v: the %s balance transactions' nets sum to %d, but the balance has no entries", scope, currency, net)
+		}
+	}
 	for currency, c := range byCurrency {
 		if c.total != 0 {
 			t.Errorf("ledger of %v: %s entries sum to %d, not 0: money was made or lost", scope, currency, c.total)
@@ -106,6 +127,10 @@ func CheckLedger(t testing.TB, s paykit.Tx, scope paykit.Scope) {
 			continue
 		}
 		checkBalance(t, scope, "GetBalance", *b, c)
+		if held := b.Available + b.Pending + b.Reserved; balanceTxns && nets[currency] != held {
+			t.Errorf("ledger of %v: the %s balance transactions' nets sum to %d, but available + pending + reserved is %d",
+				scope, currency, nets[currency], held)
+		}
 		if !listed[currency] && len(b.Accounts) > 0 {
 			t.Errorf("ledger of %v: the %s balance is not in ListBalances", scope, currency)
 		}
@@ -131,6 +156,10 @@ func checkBalance(t testing.TB, scope paykit.Scope, via string, b paykit.Balance
 		t.Errorf("ledger of %v: %s: the %s balance shows available %d, reserved %d, but its accounts hold %d, %d",
 			scope, via, b.Currency, b.Available, b.Reserved, b.Accounts[paykit.AccountAvailable], b.Accounts[paykit.AccountReserved])
 	}
+	if b.Pending != b.Accounts[paykit.AccountPending] {
+		t.Errorf("ledger of %v: %s: the %s balance shows pending %d, but its account holds %d",
+			scope, via, b.Currency, b.Pending, b.Accounts[paykit.AccountPending])
+	}
 	for _, name := range slices.Sorted(maps.Keys(b.Accounts)) {
 		amount := b.Accounts[name]
 		a, ok := paykit.LookupAccount(name)
@@ -149,4 +178,29 @@ func checkBalance(t testing.TB, scope paykit.Scope, via string, b paykit.Balance
 			t.Errorf("ledger of %v: %s: the %s %s balance is %d; its entries sum to %d", scope, via, b.Currency, name, got, want[name])
 		}
 	}
+}
+
+// checkBalanceTxns checks each balance transaction of scope and returns
+// the sum of their nets by currency.
+func checkBalanceTxns(t testing.TB, s paykit.Tx, scope paykit.Scope) map[string]int64 {
+	t.Helper()
+	txns, err := s.ListBalanceTransactions(context.Background(), paykit.ListQuery[paykit.BalanceTransactionListParams]{Scope: scope})
+	if err != nil {
+		t.Errorf("ledger of %v: list balance transactions: %v", scope, err)
+		return nil
+	}
+	nets := map[string]int64{}
+	for _, b := range txns {
+		if b.Scope() != scope {
+			t.Errorf("ledger of %v: balance transaction %s belongs to %v", scope, b.ID, b.Scope())
+		}
+		if !b.Type.Valid() || !b.Status.Valid() {
+			t.Errorf("ledger of %v: balance transaction %s has type %q and status %q", scope, b.ID, b.Type, b.Status)
+		}
+		if b.Net != b.Amount-b.Fee {
+			t.Errorf("ledger of %v: balance transaction %s nets %d, not its amount %d less its fee %d", scope, b.ID, b.Net, b.Amount, b.Fee)
+		}
+		nets[b.Currency] += b.Net
+	}
+	return nets
 }

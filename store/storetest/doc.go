@@ -9,6 +9,7 @@
 // newStore must return an empty Store for every call; the suite closes it.
 //
 // CheckLedger asserts the ledger's invariants (every currency sums to zero,
-// no balance is negative, each balance equals its entries) through any
-// Store; tests of code that posts to the ledger can call it too.
+// no balance is negative, each balance equals its entries and the nets of
+// its balance transactions) through any Store; tests of code that posts
+// to the ledger can call it too.
 package storetest
