@@ -158,7 +158,7 @@ func TestCreatePaymentIntent(t *testing.T) {
 		is.True(strings.HasPrefix(next, e.srv.URL+"/pay/continue/")) // a service continuation, not the PSP's page
 		is.Equal(pi, map[string]any{
 			"object": "payment_intent", "id": id, "status": "requires_action",
-			"amount": "15000", "captured_amount": "0", "refunded_amount": "0", "currency": "MYR", "country": "MY",
+			"amount": "15000", "captured_amount": "0", "refunded_amount": "0", "disputed_amount": "0", "currency": "MYR", "country": "MY",
 			"merchant_reference": "order-1", "payment_method": "FPX", "environment": "test",
 			"next_action":  map[string]any{"type": "redirect_to_url", "url": next, "expires_at": "2026-06-01T08:30:00.000Z"},
 			"failure_code": nil, "receipt": nil,

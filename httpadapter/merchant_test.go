@@ -158,7 +158,7 @@ func TestGetPaymentIntentProjection(t *testing.T) {
 		got := e.do("GET", "/v1/payment_intents/"+pending.ID, nil, basic(k)).json(t)
 		is.Equal(got, map[string]any{
 			"object": "payment_intent", "id": pending.ID, "status": "requires_action",
-			"amount": "12345", "captured_amount": "0", "refunded_amount": "0", "currency": "MYR", "country": "MY",
+			"amount": "12345", "captured_amount": "0", "refunded_amount": "0", "disputed_amount": "0", "currency": "MYR", "country": "MY",
 			"merchant_reference": "ref-pending", "payment_method": "FPX", "environment": "test",
 			"next_action": map[string]any{
 				"type": "redirect_to_url", "url": "http://127.0.0.1/pay/continue/" + pending.ID,

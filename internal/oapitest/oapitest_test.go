@@ -19,7 +19,7 @@ func TestCheckRejectsDrift(t *testing.T) {
 	intent := func(change func(m map[string]any)) string {
 		m := map[string]any{
 			"object": "payment_intent", "id": "pi_1", "status": "requires_action", "amount": "100",
-			"captured_amount": "0", "refunded_amount": "0", "currency": "MYR", "country": "MY", "merchant_reference": "r",
+			"captured_amount": "0", "refunded_amount": "0", "disputed_amount": "0", "currency": "MYR", "country": "MY", "merchant_reference": "r",
 			"payment_method": "FPX", "environment": "test",
 			"next_action":  map[string]any{"type": "redirect_to_url", "url": "http://h/pay/x", "expires_at": "2026-01-01T00:30:00.000Z"},
 			"failure_code": nil, "receipt": nil, "expires_at": "2026-01-01T00:30:00.000Z", "completed_at": nil,

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.json")
 
 // resources are one value of each resource type.
 func resources() []paykit.Resource {
-	return []paykit.Resource{&paykit.PaymentIntent{}, &paykit.Checkout{}, &paykit.PayoutIntent{}, &paykit.Refund{}, &paykit.WebhookEndpoint{}}
+	return []paykit.Resource{&paykit.PaymentIntent{}, &paykit.Checkout{}, &paykit.PayoutIntent{}, &paykit.Refund{}, &paykit.WebhookEndpoint{}, &paykit.Dispute{}}
 }
 
 // TestFormat pins the snapshot of each resource type with every field set
@@ -119,7 +119,7 @@ func TestAnswer(t *testing.T) {
 // What is not a snapshot of a known type is refused.
 func TestRefused(t *testing.T) {
 	for _, b := range []string{
-		`{"object":"dispute","id":"dp_1"}`,
+		`{"object":"balance_transaction","id":"txn_1"}`,
 		`{"id":"pi_1"}`,
 		`{"object":"payment_intent","ID":"pi_1"}`,
 		`{"object":"payment_intent","id":"pi_1","note":"x"}`,
