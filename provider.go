@@ -312,7 +312,8 @@ type SettlementBatch struct {
 
 // SettlementLine is one movement of a settlement batch.
 type SettlementLine struct {
-	// Type is "payment", "refund" or "dispute".
+	// Type is "payment", "refund", "dispute" or "dispute_reversal" (a
+	// won dispute's amount coming back).
 	Type string
 	// Reference is the Provider's id of the attempt (or dispute) and Key
 	// its idempotency key where the Provider reports it.

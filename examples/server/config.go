@@ -46,6 +46,10 @@ type config struct {
 	CheckoutTTL       time.Duration
 	ApprovalTTL       time.Duration
 	ApprovalThreshold int64
+
+	// SandboxSettlementInterval is how often the sandbox PSP settles each
+	// merchant's funds.
+	SandboxSettlementInterval time.Duration
 }
 
 // envName is the environment variable of a flag.
@@ -69,6 +73,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Demo, "demo", true, "create a demo merchant (mch_demo) with a test balance on first start and print a fresh test key pair for it")
 	fs.DurationVar(&c.WorkerInterval, "worker-interval", time.Second, "how often background work is polled")
 	fs.DurationVar(&c.SandboxDelay, "sandbox-delay", 2*time.Second, "how long the sandbox Provider takes to settle an asynchronous outcome")
+	fs.DurationVar(&c.SandboxSettlementInterval, "sandbox-settlement-interval", 24*time.Hour, "how often the sandbox Provider settles each merchant's funds in a batch")
 	fs.DurationVar(&c.PaymentTTL, "payment-ttl", 30*time.Minute, "expiry of payments")
 	fs.DurationVar(&c.CheckoutTTL, "checkout-ttl", 24*time.Hour, "expiry of checkouts")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", 72*time.Hour, "expiry of payout approval holds")
@@ -142,8 +147,9 @@ func (c *config) validate() error {
 	positive := map[string]time.Duration{
 		"-worker-interval": c.WorkerInterval, "-payment-ttl": c.PaymentTTL,
 		"-checkout-ttl": c.CheckoutTTL, "-approval-ttl": c.ApprovalTTL,
+		"-sandbox-settlement-interval": c.SandboxSettlementInterval,
 	}
-	for _, name := range []string{"-worker-interval", "-payment-ttl", "-checkout-ttl", "-approval-ttl"} {
+	for _, name := range []string{"-worker-interval", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-sandbox-settlement-interval"} {
 		if positive[name] <= 0 {
 			bad("%s must be positive", name)
 		}

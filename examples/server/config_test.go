@@ -23,6 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 		Addr: "127.0.0.1:8080", DB: "sqlite:paykit.db", Demo: true, RateLimit: 100,
 		WorkerInterval: time.Second, SandboxDelay: 2 * time.Second, PaymentTTL: 30 * time.Minute,
 		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 16, DBWorkerConns: 4,
+		SandboxSettlementInterval: 24 * time.Hour,
 	})
 }
 
@@ -33,14 +34,14 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		PublicURL: "https://pay.example.com", OperatorToken: "0123456789abcdef-token", Demo: false,
 		WorkerInterval: 250 * time.Millisecond, SandboxDelay: 0, PaymentTTL: 10 * time.Minute,
 		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3, DBWorkerConns: 2,
-		Providers: "/etc/paykit/providers.json", PprofAddr: "127.0.0.1:6060",
+		Providers: "/etc/paykit/providers.json", PprofAddr: "127.0.0.1:6060", SandboxSettlementInterval: 90 * time.Minute,
 	}
 	values := map[string]string{
 		"addr": "0.0.0.0:9000", "db": want.DB, "public-url": "https://pay.example.com/",
 		"operator-token": want.OperatorToken, "demo": "false", "worker-interval": "250ms",
 		"sandbox-delay": "0s", "payment-ttl": "10m", "checkout-ttl": "1h", "approval-ttl": "2h",
 		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3", "db-worker-conns": "2",
-		"providers": "/etc/paykit/providers.json", "pprof-addr": "127.0.0.1:6060",
+		"providers": "/etc/paykit/providers.json", "pprof-addr": "127.0.0.1:6060", "sandbox-settlement-interval": "1h30m",
 	}
 	vars := map[string]string{}
 	var args []string
@@ -87,6 +88,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{[]string{"-worker-interval", "0s"}, nil, "-worker-interval"},
 		{[]string{"-worker-interval", "soon"}, nil, "worker-interval"},
 		{[]string{"-sandbox-delay", "-1s"}, nil, "-sandbox-delay"},
+		{[]string{"-sandbox-settlement-interval", "0s"}, nil, "-sandbox-settlement-interval"},
 		{[]string{"-payment-ttl", "0"}, nil, "-payment-ttl"},
 		{[]string{"-checkout-ttl", "-1h"}, nil, "-checkout-ttl"},
 		{[]string{"-approval-ttl", "0s"}, nil, "-approval-ttl"},
@@ -126,7 +128,7 @@ func TestConfigHelp(t *testing.T) {
 	_, err := parseConfig([]string{"-h"}, env(nil), &out)
 	is.True(errors.Is(err, flag.ErrHelp))
 	for _, name := range []string{"-addr", "-db", "-public-url", "-operator-token", "-demo", "-worker-interval",
-		"-sandbox-delay", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-approval-threshold", "-rate-limit", "-pprof-addr", "PAYKIT_"} {
+		"-sandbox-delay", "-sandbox-settlement-interval", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-approval-threshold", "-rate-limit", "-pprof-addr", "PAYKIT_"} {
 		is.True(strings.Contains(out.String(), name))
 	}
 }

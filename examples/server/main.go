@@ -225,7 +225,8 @@ func newSandbox(ctx context.Context, cfg config, baseURL string, store paykit.St
 	}
 	pspCfg := sandbox.PSPConfig{
 		BaseURL: cfg.PublicURL + "/sandbox", APIKey: key, Delay: delay, Hold: sandboxHold,
-		CallbackURL: baseURL + "/providers/" + sandbox.Name + "/webhooks",
+		SettlementInterval: cfg.SandboxSettlementInterval,
+		CallbackURL:        baseURL + "/providers/" + sandbox.Name + "/webhooks",
 	}
 	closeDB := func() {}
 	if _, ok := store.(*sqlstore.Store); ok && store.Persistent() {

@@ -43,9 +43,11 @@ type Config struct {
 }
 
 // Provider is the adapter: it implements paykit.Provider,
-// paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator and paykit.ReturnSimulator
-// by calling the PSP over HTTP (or, with Config.PSP, in this process), and
-// declares them in Capabilities. It is the template for real adapters: every way a call can end is
+// paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator,
+// paykit.ReturnSimulator, paykit.DisputeProvider,
+// paykit.DisputeSimulator, paykit.SettlementReporter and
+// paykit.SettlementSimulator by calling the PSP over HTTP (or, with
+// Config.PSP, in this process), and declares them in Capabilities. It is the template for real adapters: every way a call can end is
 // classified into an Outcome, and only the PSP's explicit word ever makes
 // an attempt failed.
 type Provider struct {
@@ -67,6 +69,11 @@ var (
 	_ paykit.RefundProvider  = (*Provider)(nil)
 	_ paykit.PayerSimulator  = (*Provider)(nil)
 	_ paykit.ReturnSimulator = (*Provider)(nil)
+
+	_ paykit.DisputeProvider     = (*Provider)(nil)
+	_ paykit.DisputeSimulator    = (*Provider)(nil)
+	_ paykit.SettlementReporter  = (*Provider)(nil)
+	_ paykit.SettlementSimulator = (*Provider)(nil)
 )
 
 // New returns an adapter for the PSP at cfg.BaseURL, or for cfg.PSP.
@@ -96,10 +103,12 @@ func (p *Provider) send(ctx context.Context, rt route, key string, body any) rep
 }
 
 // Capabilities declares everything the sandbox does: payments with
-// cancels, refunds, payouts, payer simulation and payout returns.
+// cancels, refunds, payouts, payer simulation, payout returns, disputes
+// and their simulation, and settlement reports and their simulation.
 func (p *Provider) Capabilities() paykit.Capabilities {
 	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts |
-		paykit.CapPayerSimulation | paykit.CapReturns
+		paykit.CapPayerSimulation | paykit.CapReturns |
+		paykit.CapDisputes | paykit.CapDisputeSimulation | paykit.CapSettlement | paykit.CapSettlementSimulation
 }
 
 // CreatePayment starts the attempt under req.Key at the PSP, or gets the
@@ -112,7 +121,7 @@ func (p *Provider) CreatePayment(ctx context.Context, req paykit.PaymentRequest)
 	}
 	body := paymentCreate{
 		AmountMinor: req.Amount, Ccy: req.Currency, Country: req.Country, Channel: ch.code,
-		Bank: req.Options["bank"], ReturnURL: req.ReturnURL,
+		Bank: req.Options["bank"], ReturnURL: req.ReturnURL, Merchant: req.Merchant,
 	}
 	// Only the payer fields the PSP uses leave the service.
 	for _, f := range []string{"name", "email"} {
@@ -218,7 +227,12 @@ func notOffered(what string) paykit.Result {
 
 // command sends a payer or test action; anything but a 2xx is an error.
 func (p *Provider) command(ctx context.Context, rt route, key string) error {
-	rp := p.send(ctx, rt, key, nil)
+	return answerError(p.send(ctx, rt, key, nil))
+}
+
+// answerError is the error of a call that got no 2xx answer; nil for one
+// that did.
+func answerError(rp reply) error {
 	switch {
 	case rp.failed != nil:
 		return fmt.Errorf("sandbox: %s: %s", rp.failed.Outcome, rp.failed.Detail)
@@ -226,6 +240,20 @@ func (p *Provider) command(ctx context.Context, rt route, key string) error {
 		return fmt.Errorf("sandbox: %s", errorDetail(rp))
 	}
 	return nil
+}
+
+// answerOf is the 2xx answer of rp as a T; any other end of the call is
+// an error.
+func answerOf[T any](rp reply) (T, error) {
+	if err := answerError(rp); err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := answerAs[T](rp)
+	if err != nil {
+		return v, fmt.Errorf("sandbox: http %d, unreadable answer: %w", rp.status, err)
+	}
+	return v, nil
 }
 
 // reply is how one call ended: an answer, or (failed) the outcome of
@@ -267,6 +295,12 @@ func (p *httpConn) call(ctx context.Context, deadline time.Time, rt route, key s
 	method, path, idemKey := routes[rt].method, rt.path(key), ""
 	if rt.creates() {
 		idemKey = key
+	}
+	if q, ok := body.(interface{ query() url.Values }); ok && method == http.MethodGet {
+		if v := q.query(); len(v) > 0 {
+			path += "?" + v.Encode()
+		}
+		body = nil
 	}
 	var payload []byte
 	if body != nil {
@@ -446,8 +480,11 @@ func paymentResult(rp reply) (paykit.Result, error) {
 	r := stateResult(v.State, v.ErrorCode)
 	r.Reference = v.ID
 	r.Detail = stateDetail(v.State, v.ErrorCode, v.CancelRequestedAt)
-	if r.Outcome == paykit.OutcomeRequiresAction {
+	switch r.Outcome {
+	case paykit.OutcomeRequiresAction:
 		r.Action = providerAction(v)
+	case paykit.OutcomeSucceeded:
+		r.Fee, r.AvailableOn = v.FeeMinor, v.AvailableOn.UTC()
 	}
 	return r, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/paykit/paykit"
 )
@@ -20,6 +21,8 @@ import (
 //
 //	{"id":"evt_…","kind":"payment"|"payout"|"refund","key":"<idempotency key>","ref":"<the PSP's id>","state":"SUCCESS","error_code":""}
 //
+// (a SUCCESS payment's with its fee_minor and available_on; a dispute's,
+// kind "dispute", with key and ref its id and the dispute in "dispute")
 // with header Sandbox-Signature: the hex HMAC-SHA256 of the raw body under
 // the API key. The PSP sends them when PSPConfig.CallbackURL is set (see
 // SendCallbacks); the adapter verifies and parses them.
@@ -35,6 +38,11 @@ type callbackView struct {
 	Ref       string `json:"ref,omitempty"` // the PSP's id of the payment, transfer or refund
 	State     string `json:"state"`
 	ErrorCode string `json:"error_code,omitempty"`
+	// FeeMinor and AvailableOn are a SUCCESS payment's.
+	FeeMinor    int64     `json:"fee_minor,omitempty"`
+	AvailableOn time.Time `json:"available_on,omitzero"`
+	// Dispute is a dispute callback's dispute.
+	Dispute *disputeView `json:"dispute,omitempty"`
 }
 
 // mac is the HMAC-SHA256 of a callback body under key; the header carries
@@ -69,14 +77,29 @@ func (p *Provider) ParseCallback(_ context.Context, r *http.Request) ([]paykit.C
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("sandbox: callback body: %w", err)
 	}
-	if c.ID == "" || c.Key == "" || (c.Kind != "payment" && c.Kind != "payout" && c.Kind != "refund") {
-		return nil, errors.New("sandbox: callback needs id, key and kind payment, payout or refund")
+	if c.ID == "" || c.Key == "" || (c.Kind != "payment" && c.Kind != "payout" && c.Kind != "refund" && c.Kind != "dispute") {
+		return nil, errors.New("sandbox: callback needs id, key and kind payment, payout, refund or dispute")
+	}
+	if c.Kind == "dispute" {
+		if c.Dispute == nil {
+			return nil, errors.New("sandbox: dispute callback without its dispute")
+		}
+		d, err := disputeOf(*c.Dispute)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: dispute callback: %w", err)
+		}
+		return []paykit.CallbackEvent{{ID: c.ID, Kind: c.Kind, Dispute: &d}}, nil
 	}
 	// A PAYER_ACTION callback carries no action: it changes nothing until
 	// an inquiry fetches the action.
 	res := stateResult(c.State, c.ErrorCode)
-	if c.Kind == "refund" {
+	switch c.Kind {
+	case "refund":
 		res = refundStateResult(c.State, c.ErrorCode)
+	case "payment":
+		if res.Outcome == paykit.OutcomeSucceeded {
+			res.Fee, res.AvailableOn = c.FeeMinor, c.AvailableOn.UTC()
+		}
 	}
 	res.Detail = stateDetail(c.State, c.ErrorCode, nil)
 	if res.Reference == "" {

@@ -16,11 +16,40 @@ const (
 	stateReversed    = "REVERSED" // a successful transfer whose funds came back
 )
 
+// Local dispute states. WON and LOST are final.
+const (
+	stateNeedsResponse = "NEEDS_RESPONSE" // the merchant may answer until evidence_due_by
+	stateUnderReview   = "UNDER_REVIEW"   // evidence submitted, the bank decides
+	stateWon           = "WON"
+	stateLost          = "LOST"
+)
+
+// Local dispute reasons: why the payer's bank took the money back.
+const (
+	reasonFraud              = "FRAUD"
+	reasonNotReceived        = "NOT_RECEIVED"
+	reasonNotAsDescribed     = "NOT_AS_DESCRIBED"
+	reasonDuplicate          = "DUPLICATE"
+	reasonCreditNotProcessed = "CREDIT_NOT_PROCESSED"
+	reasonGeneral            = "GENERAL"
+)
+
+// disputeReasons are the local dispute reasons.
+var disputeReasons = []string{reasonFraud, reasonNotReceived, reasonNotAsDescribed, reasonDuplicate, reasonCreditNotProcessed, reasonGeneral}
+
+// Local settlement line types.
+const (
+	linePayment         = "PAYMENT"          // a succeeded payment: +amount, its fee
+	lineRefund          = "REFUND"           // a succeeded refund: -amount
+	lineDispute         = "DISPUTE"          // an opened dispute: -amount, the dispute fee
+	lineDisputeReversal = "DISPUTE_REVERSAL" // a won dispute: +amount
+)
+
 // final reports whether no scheduled transition applies to a state any
 // more (REVERSED is reached from SUCCESS only by an explicit return).
 func final(state string) bool {
 	switch state {
-	case stateSuccess, stateFailed, stateCancelled, stateExpired, stateReversed:
+	case stateSuccess, stateFailed, stateCancelled, stateExpired, stateReversed, stateWon, stateLost:
 		return true
 	}
 	return false
@@ -46,6 +75,10 @@ const (
 	errRefundUnsupported = "ERR_REFUND_UNSUPPORTED" // the payment's channel cannot refund
 	// errRefundDeclined: a recorded refund the PSP declined (FAILED).
 	errRefundDeclined = "ERR_REFUND_DECLINED"
+
+	// Dispute refusals (422): nothing was recorded.
+	errDisputePayment = "ERR_DISPUTE_PAYMENT" // no such payment, or not SUCCESS
+	errDisputeAmount  = "ERR_DISPUTE_AMOUNT"  // more than its refunds and disputes left of the payment
 )
 
 // errorMessages are the PSP's English texts of its error codes.
@@ -114,6 +147,9 @@ func (c channel) payerFields() []string {
 	}
 	return []string{"name"}
 }
+
+// isCard reports whether c is the channel of method CARD.
+func (c channel) isCard() bool { return c.code == "card_my" || c.code == "card_th" }
 
 // channelByCode finds a channel by its local code.
 func channelByCode(code string) (channel, bool) {

@@ -6,19 +6,24 @@
 //     database (PSPConfig.State, package sandboxsql) where it survives
 //     restarts and is shared by every PSP on it. It serves a JSON
 //     server-to-server API under /api/ (payments, payouts, refunds,
-//     cancels, payer simulation, returns; bearer API key; Idempotency-Key
-//     on creates) and
-//     payer pages under /pay/ where a payer approves or declines. Outcomes
-//     are chosen by magic amounts and account numbers (the constants in
-//     psp.go; the README lists them); asynchronous outcomes settle
-//     lazily from its clock, so tests with a manual clock are
+//     cancels, payer simulation, returns, disputes, settlement batches;
+//     bearer API key; Idempotency-Key on creates) and
+//     payer pages under /pay/ where a payer approves or declines. It keeps
+//     a fee from each payment and settles each merchant's funds in
+//     batches every settlement interval (psp_settlement.go). Outcomes
+//     are chosen by magic amounts, account numbers and evidence texts (the
+//     constants in psp.go, psp_settlement.go and psp_disputes.go);
+//     asynchronous outcomes, settlement included,
+//     happen lazily from its clock, so tests with a manual clock are
 //     deterministic. Test hooks (InjectFault, CreateCalls, Payments,
-//     Transfers, Refunds) let
+//     Transfers, Refunds, SettlementBatches) let
 //     tests break the network on purpose and see what the PSP recorded.
 //
 //   - Provider (New) is the adapter: it implements paykit.Provider,
-//     paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator
-//     and paykit.ReturnSimulator by calling the PSP, and declares them in its
+//     paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator,
+//     paykit.ReturnSimulator, paykit.DisputeProvider,
+//     paykit.DisputeSimulator, paykit.SettlementReporter and
+//     paykit.SettlementSimulator by calling the PSP, and declares them in its
 //     Capabilities. It passes the provider/providertest suite.
 //     It is the template for real adapters. The PSP's wire shapes (wire.go)
 //     and vocabulary (codes.go) stay in this package; the adapter maps them

@@ -67,7 +67,8 @@ func (c *localConn) call(ctx context.Context, deadline time.Time, rt route, key 
 // assign copies src, the adapter's request body, into dst, the PSP's
 // request of the same type.
 func assign(dst, src any) error {
-	if assignAs[paymentCreate](dst, src) || assignAs[payoutCreate](dst, src) || assignAs[refundCreate](dst, src) {
+	if assignAs[paymentCreate](dst, src) || assignAs[payoutCreate](dst, src) || assignAs[refundCreate](dst, src) ||
+		assignAs[disputeCreate](dst, src) || assignAs[evidenceSubmit](dst, src) || assignAs[settlementQuery](dst, src) {
 		return nil
 	}
 	return fmt.Errorf("a %T body for a %T request", src, dst)

@@ -51,6 +51,11 @@ type PSPConfig struct {
 	// recorded. Nil keeps it in memory. Injected faults stay per PSP
 	// either way.
 	State State
+	// SettlementInterval is how often the PSP settles each merchant's
+	// funds in batches; default 24h. A batch closes at the first boundary
+	// of the interval (a multiple of it since the zero time) after its
+	// lines arose, lazily from Now like the other asynchronous outcomes.
+	SettlementInterval time.Duration
 }
 
 // Fault operations: which API call a Fault hits.
@@ -111,13 +116,14 @@ type Transfer struct {
 // with its state in memory or (PSPConfig.State) in a database. It is safe for
 // concurrent use, and so are several PSPs on one database.
 type PSP struct {
-	baseURL string
-	apiKey  string
-	delay   time.Duration
-	hold    time.Duration
-	now     func() time.Time
-	mux     *http.ServeMux
-	st      state
+	baseURL  string
+	apiKey   string
+	delay    time.Duration
+	hold     time.Duration
+	interval time.Duration // settlement
+	now      func() time.Time
+	mux      *http.ServeMux
+	st       state
 
 	mu     sync.Mutex
 	faults []*Fault // injected, not yet spent
@@ -149,17 +155,19 @@ const slowTransfer = time.Minute
 // request names no expiry.
 const defaultPaymentTTL = 30 * time.Minute
 
-// maxBody bounds request bodies of the API.
-const maxBody = 64 << 10
+// maxBody bounds request bodies of the API and callbacks (a dispute's
+// evidence text of 20 000 characters fits, escaped).
+const maxBody = 256 << 10
 
 // NewPSP returns a PSP on cfg.State, or on empty state in memory.
 func NewPSP(cfg PSPConfig) *PSP {
 	p := &PSP{
-		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		apiKey:  cfg.APIKey,
-		delay:   cfg.Delay,
-		hold:    cfg.Hold,
-		now:     cfg.Now,
+		baseURL:  strings.TrimRight(cfg.BaseURL, "/"),
+		apiKey:   cfg.APIKey,
+		delay:    cfg.Delay,
+		hold:     cfg.Hold,
+		interval: cfg.SettlementInterval,
+		now:      cfg.Now,
 
 		callbackURL: cfg.CallbackURL,
 		client:      &http.Client{Timeout: 10 * time.Second},
@@ -178,6 +186,9 @@ func NewPSP(cfg PSPConfig) *PSP {
 	}
 	if p.hold <= 0 {
 		p.hold = 30 * time.Second
+	}
+	if p.interval <= 0 {
+		p.interval = defaultSettlementInterval
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -229,6 +240,8 @@ type Payment struct {
 	Channel     string // the PSP's local channel code
 	Bank        string // the PSP's local bank code, if any
 	ErrorCode   string
+	Merchant    string // the sub-merchant it is for
+	FeeMinor    int64  // the PSP's fee, once SUCCESS
 }
 
 // Payments returns every distinct payment attempt the PSP recorded, in
@@ -239,10 +252,15 @@ func (p *PSP) Payments() []Payment {
 	must(p.st.payments().list(context.Background(), func(pm *payment) {
 		l := pm.lifecycle // settled on a copy: list only reads
 		l.settle(now)
-		out = append(out, Payment{
+		v := Payment{
 			Key: l.Key, ID: l.ID, State: l.State, AmountMinor: pm.In.AmountMinor, Ccy: pm.In.Ccy,
 			Country: pm.In.Country, Channel: pm.In.Channel, Bank: pm.In.Bank, ErrorCode: l.ErrCode,
-		})
+			Merchant: pm.In.Merchant,
+		}
+		if l.State == stateSuccess {
+			v.FeeMinor = pm.fee()
+		}
+		out = append(out, v)
 	}))
 	return out
 }
@@ -372,7 +390,7 @@ func keyedOp[T record](p *PSP, ctx context.Context, c apiCall, op string, record
 		var a answer
 		found, err := records.update(ctx, byKey(key), func(rec T) {
 			now := p.now()
-			rec.base().settle(now)
+			rec.settle(now)
 			a = effect(rec, now)
 		})
 		switch {
@@ -395,7 +413,7 @@ func replay[T record](ctx context.Context, p *PSP, records table[T], key, fp str
 			a = errAnswer(http.StatusConflict, errIdempotency, "This Idempotency-Key was used with a different request.")
 			return
 		}
-		rec.base().settle(p.now())
+		rec.settle(p.now())
 		a = okAnswer(view(rec))
 	})
 	return a, found, err

@@ -15,7 +15,8 @@ import (
 
 // Callbacks: with PSPConfig.CallbackURL set, the PSP tells the merchant's
 // service about every attempt, transfer and refund that reached a final state (and
-// about a transfer's reversal) by POSTing a signed callbackView. Like
+// about a transfer's reversal), and every dispute that time decided, by
+// POSTing a signed callbackView. Like
 // settlement, sending is driven from outside: SendCallbacks sends what is
 // due now, and Run calls it periodically and whenever a payer decides.
 // Which state a receiver acknowledged is part of the PSP's state, so a
@@ -32,26 +33,30 @@ type pendingCallback struct {
 // dueCallbacks settles every record due for a look and returns the
 // final states the receiver has not acknowledged, oldest first.
 func (p *PSP) dueCallbacks(ctx context.Context, now time.Time) ([]pendingCallback, error) {
-	pays, err := dueIn(ctx, p.st.payments(), "payment", now)
+	pays, err := dueIn(ctx, p, p.st.payments(), "payment", now)
 	if err != nil {
 		return nil, err
 	}
-	trfs, err := dueIn(ctx, p.st.transfers(), "payout", now)
+	trfs, err := dueIn(ctx, p, p.st.transfers(), "payout", now)
 	if err != nil {
 		return nil, err
 	}
-	rfds, err := dueIn(ctx, p.st.refunds(), "refund", now)
+	rfds, err := dueIn(ctx, p, p.st.refunds(), "refund", now)
 	if err != nil {
 		return nil, err
 	}
-	out := append(append(pays, trfs...), rfds...)
+	dsps, err := dueIn(ctx, p, p.st.disputes(), "dispute", now)
+	if err != nil {
+		return nil, err
+	}
+	out := append(append(append(pays, trfs...), rfds...), dsps...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].order.Before(out[j].order) })
 	return out, nil
 }
 
 // dueIn settles the due records of one table and returns their owed
 // callbacks.
-func dueIn[T record](ctx context.Context, records table[T], kind string, now time.Time) ([]pendingCallback, error) {
+func dueIn[T record](ctx context.Context, p *PSP, records table[T], kind string, now time.Time) ([]pendingCallback, error) {
 	keys, err := records.due(ctx, now)
 	if err != nil {
 		return nil, err
@@ -59,10 +64,11 @@ func dueIn[T record](ctx context.Context, records table[T], kind string, now tim
 	var out []pendingCallback
 	for _, key := range keys {
 		_, err := records.update(ctx, byKey(key), func(rec T) {
-			l := rec.base()
-			l.settle(now)
-			if final(l.State) && l.Notified != l.State {
-				out = append(out, pendingCallback{l.Updated, callbackView{Kind: kind, Key: l.Key, Ref: l.ID, State: l.State, ErrorCode: l.ErrCode}})
+			rec.settle(now)
+			if l := rec.base(); final(l.State) && l.Notified != l.State {
+				c := rec.callback(p.interval)
+				c.Kind = kind
+				out = append(out, pendingCallback{l.Updated, c})
 			}
 		})
 		if err != nil {
@@ -81,6 +87,8 @@ func (p *PSP) acknowledged(ctx context.Context, c callbackView) error {
 		_, err = p.st.payments().update(ctx, byKey(c.Key), func(pm *payment) { mark(pm.base()) })
 	case "refund":
 		_, err = p.st.refunds().update(ctx, byKey(c.Key), func(rf *refund) { mark(rf.base()) })
+	case "dispute":
+		_, err = p.st.disputes().update(ctx, byKey(c.Key), func(d *dispute) { mark(d.base()) })
 	default:
 		_, err = p.st.transfers().update(ctx, byKey(c.Key), func(t *transfer) { mark(t.base()) })
 	}

@@ -23,6 +23,55 @@ type payment struct {
 	// Refunded is how much of the payment its refunds took (declined
 	// refunds take nothing).
 	Refunded int64 `json:"refunded,omitempty"`
+	// Disputed is how much of the payment its disputes took.
+	Disputed int64 `json:"disputed,omitempty"`
+	// SettledIn is the batch that settled the payment, at SettledAt.
+	SettledIn string    `json:"settled_in,omitempty"`
+	SettledAt time.Time `json:"settled_at,omitzero"`
+}
+
+// fee is the PSP's fee for the payment, once SUCCESS.
+func (pm *payment) fee() int64 { return paymentFee(pm.In.AmountMinor, pm.channel()) }
+
+// availableOn is when the PSP pays out a SUCCESS payment's net: when a
+// batch settled it, else the boundary after its success (which an amount
+// ending in 922 never keeps).
+func (pm *payment) availableOn(interval time.Duration) time.Time {
+	if pm.SettledIn != "" {
+		return pm.SettledAt
+	}
+	return boundary(pm.Updated, interval)
+}
+
+func (pm *payment) merchant() string { return pm.In.Merchant }
+
+// openLines is the payment's line once it succeeded (or, pending, will),
+// until settled; an amount ending in 922 has none, one ending in 921
+// states a fee one minor unit above the one its answers stated.
+func (pm *payment) openLines() []openLine {
+	at, ok := pm.successAt()
+	if !ok || pm.SettledIn != "" || pm.In.AmountMinor%1000 == amountNeverSettle {
+		return nil
+	}
+	fee := pm.fee()
+	if pm.In.AmountMinor%1000 == amountFeeMismatch {
+		fee++
+	}
+	return []openLine{{
+		at:      at,
+		line:    lineView{Type: linePayment, Reference: pm.ID, Key: pm.Key, AmountMinor: pm.In.AmountMinor, FeeMinor: fee, Ccy: pm.In.Ccy},
+		settled: func(b string, at time.Time) { pm.SettledIn, pm.SettledAt = b, at },
+	}}
+}
+
+// callback is the generic callback with, once SUCCESS, the fee and when
+// the net is paid out.
+func (pm *payment) callback(interval time.Duration) callbackView {
+	c := pm.lifecycle.callback(interval)
+	if pm.State == stateSuccess {
+		c.FeeMinor, c.AvailableOn = pm.fee(), pm.availableOn(interval)
+	}
+	return c
 }
 
 // channel is the attempt's channel, which creation checked.
@@ -44,12 +93,16 @@ func (pm *payment) decide(approve bool, now time.Time) error {
 }
 
 // view is the PSP's answer about the attempt.
-func (pm *payment) view(baseURL string) paymentView {
+func (pm *payment) view(p *PSP) paymentView {
 	v := paymentView{
 		ID: pm.ID, Key: pm.Key, State: pm.State, AmountMinor: pm.In.AmountMinor, Ccy: pm.In.Ccy,
 		Country: pm.In.Country, Channel: pm.In.Channel, Bank: pm.In.Bank,
 		ErrorCode: pm.ErrCode, ErrorMessage: errorMessages[pm.ErrCode],
 		CreatedAt: pm.Created, UpdatedAt: pm.Updated, ExpiresAt: pm.Expires, CancelRequestedAt: pm.CancelRequestedAt,
+		Merchant: pm.In.Merchant,
+	}
+	if pm.State == stateSuccess {
+		v.FeeMinor, v.AvailableOn = pm.fee(), pm.availableOn(p.interval)
 	}
 	if pm.State == statePayerAction {
 		a := &payerActionView{Kind: pm.channel().action}
@@ -59,7 +112,7 @@ func (pm *payment) view(baseURL string) paymentView {
 		case actionVA:
 			a.VA = pm.VA
 		default:
-			a.URL = baseURL + "/pay/" + pm.ID
+			a.URL = p.baseURL + "/pay/" + pm.ID
 		}
 		v.PayerAction = a
 	}
@@ -81,7 +134,7 @@ func (p *PSP) recordPayment(ctx context.Context, key string, in paymentCreate) a
 		in.ExpiresAt = &t
 	}
 	fp := in.fingerprint()
-	view := func(pm *payment) any { return pm.view(p.baseURL) }
+	view := func(pm *payment) any { return pm.view(p) }
 	return recordNew(ctx, p, p.st.payments(), key, fp, view, func(now time.Time) (*payment, answer, bool) {
 		return p.newPayment(key, fp, in, now)
 	})
@@ -126,7 +179,7 @@ func (p *PSP) newPayment(key, fp string, in paymentCreate, now time.Time) (*paym
 	if ch.action == actionVA {
 		pm.VA = virtualAccount(pm.ID, pm.Ref, in.Country)
 	}
-	a.body = pm.view(p.baseURL)
+	a.body = pm.view(p)
 	return pm, a, true
 }
 
@@ -201,7 +254,7 @@ func virtualAccount(id, ref, country string) *vaView {
 
 func (p *PSP) inquirePayment(ctx context.Context, c apiCall) answer {
 	return keyedOp(p, ctx, c, OpInquirePayment, p.st.payments(), func(pm *payment, _ time.Time) answer {
-		return okAnswer(pm.view(p.baseURL))
+		return okAnswer(pm.view(p))
 	})
 }
 
@@ -216,7 +269,7 @@ func (p *PSP) cancelPayment(ctx context.Context, c apiCall) answer {
 				pm.State, pm.Updated = stateCancelled, now
 			}
 		}
-		return okAnswer(pm.view(p.baseURL))
+		return okAnswer(pm.view(p))
 	})
 }
 
@@ -227,7 +280,7 @@ func (p *PSP) payerAPI(ctx context.Context, c apiCall, approve bool) answer {
 		if err := pm.decide(approve, now); err != nil {
 			return errAnswer(http.StatusConflict, errState, err.Error())
 		}
-		return okAnswer(pm.view(p.baseURL))
+		return okAnswer(pm.view(p))
 	})
 	p.wake() // once the choice is kept, so the round sees it
 	return a

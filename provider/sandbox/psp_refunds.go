@@ -15,6 +15,27 @@ type refund struct {
 	PaymentID   string `json:"payment_id"`
 	AmountMinor int64  `json:"amount_minor"`
 	Ccy         string `json:"ccy"`
+	// Merchant is the refunded payment's.
+	Merchant string `json:"merchant,omitempty"`
+	// SettledIn is the batch that settled the refund, at SettledAt.
+	SettledIn string    `json:"settled_in,omitempty"`
+	SettledAt time.Time `json:"settled_at,omitzero"`
+}
+
+func (rf *refund) merchant() string { return rf.Merchant }
+
+// openLines is the refund's line once it succeeded (or, in flight, will),
+// until settled: its amount back, without a fee.
+func (rf *refund) openLines() []openLine {
+	at, ok := rf.successAt()
+	if !ok || rf.SettledIn != "" {
+		return nil
+	}
+	return []openLine{{
+		at:      at,
+		line:    lineView{Type: lineRefund, Reference: rf.ID, Key: rf.Key, AmountMinor: -rf.AmountMinor, Ccy: rf.Ccy},
+		settled: func(b string, at time.Time) { rf.SettledIn, rf.SettledAt = b, at },
+	}}
 }
 
 // view is the PSP's answer about the refund.
@@ -78,6 +99,7 @@ func (p *PSP) recordRefund(ctx context.Context, key string, in refundCreate) ans
 				Created: now, Updated: now, SettleAt: p.settleTime(now), SettleTo: stateSuccess,
 			},
 			PaymentKey: pm.Key, PaymentID: pm.ID, AmountMinor: in.AmountMinor, Ccy: in.Ccy,
+			Merchant: pm.In.Merchant,
 		}
 		a = answer{status: http.StatusCreated}
 		switch {
@@ -130,8 +152,8 @@ func (p *PSP) takeRefundable(ctx context.Context, in refundCreate, take bool) (p
 			refuse(errRefundUnsupported, fmt.Sprintf("Payments by %s cannot be refunded.", pm.In.Channel))
 		case pm.In.Ccy != in.Ccy:
 			refuse(errRefundPayment, fmt.Sprintf("The payment is in %s, not %q.", pm.In.Ccy, in.Ccy))
-		case in.AmountMinor > pm.In.AmountMinor-pm.Refunded:
-			refuse(errRefundAmount, fmt.Sprintf("At most %d of the payment can still be refunded.", pm.In.AmountMinor-pm.Refunded))
+		case in.AmountMinor > pm.In.AmountMinor-pm.Refunded-pm.Disputed:
+			refuse(errRefundAmount, fmt.Sprintf("At most %d of the payment can still be refunded.", pm.In.AmountMinor-pm.Refunded-pm.Disputed))
 		default:
 			if take {
 				pm.Refunded += in.AmountMinor

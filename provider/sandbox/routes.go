@@ -23,33 +23,55 @@ const (
 	routeReturnPayout
 	routeCreateRefund
 	routeInquireRefund
+	routeOpenDispute
+	routeInquireDispute
+	routeDisputeEvidence
+	routeAcceptDispute
+	routeListSettlements
+	routeSettleNow
 	routeCount
 )
 
+// keyPlace is where a route's call names its record.
+type keyPlace int
+
+const (
+	keyInPath   keyPlace = iota // /api/{kind}/{key}[/{action}]
+	keyInHeader                 // a create: the Idempotency-Key header
+	keyNone                     // no record key: /api/{kind}
+)
+
 // routes are the API's paths: a create is POST /api/{kind} under an
-// Idempotency-Key header; the others name their record by its key in the
-// path, /api/{kind}/{key}[/{action}].
+// Idempotency-Key header; most others name their record by its key in
+// the path, /api/{kind}/{key}[/{action}] (a dispute by its id, a settle-now
+// the merchant); opening a dispute and listing settlement batches name
+// none.
 var routes = [routeCount]struct {
 	method, kind, action string
+	key                  keyPlace
 }{
-	routeCreatePayment:  {http.MethodPost, "payments", ""},
-	routeInquirePayment: {http.MethodGet, "payments", ""},
-	routeCancelPayment:  {http.MethodPost, "payments", "cancel"},
-	routeApprovePayment: {http.MethodPost, "payments", "approve"},
-	routeDeclinePayment: {http.MethodPost, "payments", "decline"},
-	routeCreatePayout:   {http.MethodPost, "payouts", ""},
-	routeInquirePayout:  {http.MethodGet, "payouts", ""},
-	routeCancelPayout:   {http.MethodPost, "payouts", "cancel"},
-	routeReturnPayout:   {http.MethodPost, "payouts", "return"},
-	routeCreateRefund:   {http.MethodPost, "refunds", ""},
-	routeInquireRefund:  {http.MethodGet, "refunds", ""},
+	routeCreatePayment:   {http.MethodPost, "payments", "", keyInHeader},
+	routeInquirePayment:  {http.MethodGet, "payments", "", keyInPath},
+	routeCancelPayment:   {http.MethodPost, "payments", "cancel", keyInPath},
+	routeApprovePayment:  {http.MethodPost, "payments", "approve", keyInPath},
+	routeDeclinePayment:  {http.MethodPost, "payments", "decline", keyInPath},
+	routeCreatePayout:    {http.MethodPost, "payouts", "", keyInHeader},
+	routeInquirePayout:   {http.MethodGet, "payouts", "", keyInPath},
+	routeCancelPayout:    {http.MethodPost, "payouts", "cancel", keyInPath},
+	routeReturnPayout:    {http.MethodPost, "payouts", "return", keyInPath},
+	routeCreateRefund:    {http.MethodPost, "refunds", "", keyInHeader},
+	routeInquireRefund:   {http.MethodGet, "refunds", "", keyInPath},
+	routeOpenDispute:     {http.MethodPost, "disputes", "", keyNone},
+	routeInquireDispute:  {http.MethodGet, "disputes", "", keyInPath},
+	routeDisputeEvidence: {http.MethodPost, "disputes", "evidence", keyInPath},
+	routeAcceptDispute:   {http.MethodPost, "disputes", "accept", keyInPath},
+	routeListSettlements: {http.MethodGet, "settlements", "", keyNone},
+	routeSettleNow:       {http.MethodPost, "merchants", "settle", keyInPath},
 }
 
 // creates reports whether rt creates a record (its key is the
 // Idempotency-Key header).
-func (rt route) creates() bool {
-	return rt == routeCreatePayment || rt == routeCreatePayout || rt == routeCreateRefund
-}
+func (rt route) creates() bool { return routes[rt].key == keyInHeader }
 
 // pattern is rt's ServeMux pattern.
 func (rt route) pattern() string { return routes[rt].method + " " + rt.withKey("{key}") }
@@ -62,7 +84,7 @@ func (rt route) path(key string) string { return rt.withKey(url.PathEscape(key))
 func (rt route) withKey(keySegment string) string {
 	r := routes[rt]
 	p := "/api/" + r.kind
-	if !rt.creates() {
+	if r.key == keyInPath {
 		p += "/" + keySegment
 	}
 	if r.action != "" {
@@ -92,24 +114,39 @@ func (p *PSP) call(ctx context.Context, rt route, c apiCall) answer {
 
 // operations are the routes' operations.
 var operations = [routeCount]func(p *PSP, ctx context.Context, c apiCall) answer{
-	routeCreatePayment:  (*PSP).createPayment,
-	routeInquirePayment: (*PSP).inquirePayment,
-	routeCancelPayment:  (*PSP).cancelPayment,
-	routeApprovePayment: func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, true) },
-	routeDeclinePayment: func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, false) },
-	routeCreatePayout:   (*PSP).createPayout,
-	routeInquirePayout:  (*PSP).inquirePayout,
-	routeCancelPayout:   (*PSP).cancelPayout,
-	routeReturnPayout:   (*PSP).returnPayout,
-	routeCreateRefund:   (*PSP).createRefund,
-	routeInquireRefund:  (*PSP).inquireRefund,
+	routeCreatePayment:   (*PSP).createPayment,
+	routeInquirePayment:  (*PSP).inquirePayment,
+	routeCancelPayment:   (*PSP).cancelPayment,
+	routeApprovePayment:  func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, true) },
+	routeDeclinePayment:  func(p *PSP, ctx context.Context, c apiCall) answer { return p.payerAPI(ctx, c, false) },
+	routeCreatePayout:    (*PSP).createPayout,
+	routeInquirePayout:   (*PSP).inquirePayout,
+	routeCancelPayout:    (*PSP).cancelPayout,
+	routeReturnPayout:    (*PSP).returnPayout,
+	routeCreateRefund:    (*PSP).createRefund,
+	routeInquireRefund:   (*PSP).inquireRefund,
+	routeOpenDispute:     (*PSP).openDispute,
+	routeInquireDispute:  (*PSP).inquireDispute,
+	routeDisputeEvidence: (*PSP).disputeEvidence,
+	routeAcceptDispute:   (*PSP).acceptDispute,
+	routeListSettlements: (*PSP).listSettlements,
+	routeSettleNow:       (*PSP).settleNow,
 }
 
+// queryRequest is a request read from the URL's query (a GET's).
+type queryRequest interface{ fromQuery(url.Values) error }
+
 // serveRoute serves rt over HTTP: the key from the header or path, the
-// body decoded strictly, the answer written, held or dropped.
+// body decoded strictly (or a GET's query), the answer written, held or
+// dropped.
 func (p *PSP) serveRoute(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c := apiCall{key: r.PathValue("key"), body: func(v any) error { return decode(r, v) }}
+		c := apiCall{key: r.PathValue("key"), body: func(v any) error {
+			if q, ok := v.(queryRequest); ok && r.Method == http.MethodGet {
+				return q.fromQuery(r.URL.Query())
+			}
+			return decode(r, v)
+		}}
 		if rt.creates() {
 			c.key = r.Header.Get("Idempotency-Key")
 		}

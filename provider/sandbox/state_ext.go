@@ -13,13 +13,56 @@ import (
 // provider/sandbox/sandboxsql keeps them in a SQLite or PostgreSQL
 // database. Each call is atomic on its own, across every PSP sharing it.
 type State interface {
-	// Records returns the records of one kind: "payments", "transfers"
-	// or "refunds".
+	// Records returns the records of one kind: "payments", "transfers",
+	// "refunds" or "disputes".
 	Records(kind string) Records
 	// CountCreate counts one create request under key.
 	CountCreate(ctx context.Context, key string) error
 	// CreateCalls returns how many create requests came under key.
 	CreateCalls(ctx context.Context, key string) (int, error)
+	// Settle closes settlement lines into batches, as one transaction:
+	// it calls fn with the Data of the records of kinds "payments",
+	// "refunds" and "disputes" (in that order, each in creation order)
+	// whose LineAt is set and before sel.Before or, when sel.Merchant is
+	// set, whose Merchant is sel.Merchant and LineAt is set; it stores the
+	// records fn returns and appends the batches fn returns to the stored
+	// ones. Settles run one at a time across every PSP on the State (so
+	// that batches are stored in the order they commit), and no Update of
+	// the records fn is given runs in between.
+	Settle(ctx context.Context, sel Selection, fn func(found []KindData) ([]KindRecord, []Batch, error)) error
+	// Batches calls fn with the Data of the batches stored after the one
+	// whose ID is after ("" from the first), in the order stored, at most
+	// limit of them. It reports false when no batch has the ID after.
+	Batches(ctx context.Context, after string, limit int, fn func(data []byte) error) (bool, error)
+}
+
+// Selection names the records a Settle looks at.
+type Selection struct {
+	// Before selects the records with a LineAt before it.
+	Before time.Time
+	// Merchant, when set, also selects every record of Merchant with a
+	// LineAt.
+	Merchant string
+}
+
+// KindData is the Data of a record of a kind ("payments", ...).
+type KindData struct {
+	Kind string
+	Data []byte
+}
+
+// KindRecord is a record of a kind ("payments", ...).
+type KindRecord struct {
+	Kind   string
+	Record Record
+}
+
+// Batch is one settlement batch as a State keeps it: the values that find
+// it, and the PSP's JSON form of the whole batch.
+type Batch struct {
+	ID       string // unique
+	Merchant string
+	Data     []byte
 }
 
 // Records are a State's records of one kind.
@@ -48,7 +91,12 @@ type Record struct {
 	ID    string    // the PSP's id; unique
 	State string    // the PSP's local state
 	Due   time.Time // when it needs attention (a callback); zero: never
-	Data  []byte
+	// Merchant is the sub-merchant its settlement lines are for, and
+	// LineAt when its earliest line not yet settled arose (or will, as
+	// time settles it); zero: it has none.
+	Merchant string
+	LineAt   time.Time
+	Data     []byte
 }
 
 // extState is the state on a State.
@@ -57,6 +105,7 @@ type extState struct {
 	pays extTable[*payment]
 	trfs extTable[*transfer]
 	rfds extTable[*refund]
+	dsps extTable[*dispute]
 }
 
 func newExtState(st State) *extState {
@@ -64,12 +113,78 @@ func newExtState(st State) *extState {
 		pays: extTable[*payment]{st.Records("payments"), "payments"},
 		trfs: extTable[*transfer]{st.Records("transfers"), "transfers"},
 		rfds: extTable[*refund]{st.Records("refunds"), "refunds"},
+		dsps: extTable[*dispute]{st.Records("disputes"), "disputes"},
 	}
 }
 
 func (s *extState) payments() table[*payment]   { return s.pays }
 func (s *extState) transfers() table[*transfer] { return s.trfs }
 func (s *extState) refunds() table[*refund]     { return s.rfds }
+func (s *extState) disputes() table[*dispute]   { return s.dsps }
+
+func (s *extState) settle(ctx context.Context, sel lineSelection, fn func([]settleable) ([]*batchView, error)) error {
+	return s.st.Settle(ctx, Selection(sel), func(found []KindData) ([]KindRecord, []Batch, error) {
+		recs := make([]settleable, len(found))
+		for i, f := range found {
+			var err error
+			switch f.Kind {
+			case "payments":
+				recs[i], err = s.pays.decode(f.Data)
+			case "refunds":
+				recs[i], err = s.rfds.decode(f.Data)
+			case "disputes":
+				recs[i], err = s.dsps.decode(f.Data)
+			default:
+				err = fmt.Errorf("sandbox: no settleable records of kind %q", f.Kind)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		batches, err := fn(recs)
+		if err != nil {
+			return nil, nil, err
+		}
+		var changed []KindRecord
+		for i, rec := range recs {
+			r, err := toRecord(rec)
+			if err != nil {
+				return nil, nil, err
+			}
+			if string(r.Data) != string(found[i].Data) {
+				changed = append(changed, KindRecord{found[i].Kind, r})
+			}
+		}
+		out := make([]Batch, len(batches))
+		for i, b := range batches {
+			data, err := json.Marshal(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			out[i] = Batch{ID: b.ID, Merchant: b.Merchant, Data: data}
+		}
+		return changed, out, nil
+	})
+}
+
+func (s *extState) batches(ctx context.Context, after string, limit int, fn func(*batchView)) (bool, error) {
+	var out []*batchView
+	found, err := s.st.Batches(ctx, after, limit, func(data []byte) error {
+		b := &batchView{}
+		if err := json.Unmarshal(data, b); err != nil {
+			return fmt.Errorf("sandbox: settlement batch: %w", err)
+		}
+		out = append(out, b)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	for _, b := range out {
+		fn(b)
+	}
+	return found, nil
+}
 
 func (s *extState) countCreate(ctx context.Context, key string) error {
 	return s.st.CountCreate(ctx, key)
@@ -93,9 +208,12 @@ func toRecord[T record](rec T) (Record, error) {
 		return Record{}, err
 	}
 	l := rec.base()
-	r := Record{Key: l.Key, ID: l.ID, State: l.State, Data: b}
-	if at, ok := l.attention(); ok {
+	r := Record{Key: l.Key, ID: l.ID, State: l.State, Data: b, LineAt: firstLine(rec)}
+	if at, ok := rec.attention(); ok {
 		r.Due = at
+	}
+	if s, ok := any(rec).(settleable); ok {
+		r.Merchant = s.merchant()
 	}
 	return r, nil
 }

@@ -302,6 +302,37 @@ var pspScenarios = []struct {
 		is.Equal(n, 1)
 		is.Equal(sink.received()[2], "payout po_cb returned")
 	}},
+	{"fees, a settlement batch and a dispute decided on its own", func(t *testing.T, e *env, sink *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		req := e.payment("pi_fee", "CARD", "TH", 10000)
+		req.Merchant = "mch_fee"
+		e.prov.CreatePayment(ctx, req)
+		is.NoErr(e.prov.Approve(ctx, "pi_fee"))
+		paid := e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: "pi_fee"})
+		is.Equal(paid.Fee, int64(390)) // 2.9 % and 100 for a card
+		d, err := e.prov.OpenDispute(ctx, paykit.DisputeOpening{PaymentKey: "pi_fee", Amount: 4000})
+		is.NoErr(err)
+		_, err = e.prov.SubmitDisputeEvidence(ctx, d.Reference, "winning_evidence")
+		is.NoErr(err)
+		batches, err := e.prov.SettleNow(ctx, "mch_fee")
+		is.NoErr(err)
+		is.Equal(len(batches), 1)
+		is.Equal(batches[0].Lines, []paykit.SettlementLine{
+			{Type: "payment", Reference: paid.Reference, Key: "pi_fee", Amount: 10000, Fee: 390, Currency: "THB"},
+			{Type: "dispute", Reference: d.Reference, Amount: -4000, Fee: 1500, Currency: "THB"},
+		})
+		e.clock.Advance(testDelay)
+		_, err = e.psp.SendCallbacks(ctx)
+		is.NoErr(err)
+		is.Equal(sink.received()[len(sink.received())-1], "dispute  ") // no key or result: the dispute says it
+		sink.mu.Lock()
+		won := sink.got[len(sink.got)-1].Dispute
+		sink.mu.Unlock()
+		is.Equal(won.Status, paykit.DisputeWon)
+		is.Equal(won.Reference, d.Reference)
+		is.Equal(e.psp.SettlementBatches()[0].ID, batches[0].Reference)
+	}},
 }
 
 // TestPSPOnEveryState runs the PSP's scenarios on each state it can keep.

@@ -1,6 +1,12 @@
 package sandbox
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
 
 // The PSP's JSON API, in its own words. The PSP writes these and the
 // adapter reads them; a real adapter would declare its Provider's shapes
@@ -16,6 +22,9 @@ type paymentCreate struct {
 	Payer       map[string]string `json:"payer,omitempty"`
 	ReturnURL   string            `json:"return_url,omitempty"`
 	ExpiresAt   *time.Time        `json:"expires_at,omitempty"`
+	// Merchant is the sub-merchant the payment is for: the PSP settles
+	// each merchant's payments in batches of their own.
+	Merchant string `json:"merchant,omitempty"`
 }
 
 // fingerprint identifies the request among those sent under its key.
@@ -30,6 +39,9 @@ func (in *paymentCreate) fingerprint() string {
 	w.strs(in.Payer)
 	w.str(in.ReturnURL)
 	w.time(in.ExpiresAt)
+	if in.Merchant != "" { // so that a request without one keeps its fingerprint
+		w.str(in.Merchant)
+	}
 	return w.sum()
 }
 
@@ -50,6 +62,12 @@ type paymentView struct {
 	UpdatedAt         time.Time        `json:"updated_at"`
 	ExpiresAt         time.Time        `json:"expires_at"`
 	CancelRequestedAt *time.Time       `json:"cancel_requested_at,omitempty"`
+	// FeeMinor and AvailableOn, once SUCCESS: the PSP's fee, and when it
+	// pays out the net (the settlement interval's boundary after the
+	// success, or when a settle-now settled it).
+	FeeMinor    int64     `json:"fee_minor,omitempty"`
+	AvailableOn time.Time `json:"available_on,omitzero"`
+	Merchant    string    `json:"merchant,omitempty"`
 }
 
 // payerActionView says what the payer must do.
@@ -150,4 +168,103 @@ type refundView struct {
 type errorView struct {
 	Code    string `json:"error_code"`
 	Message string `json:"error_message"`
+}
+
+// disputeCreate is the body of POST /api/disputes: the payer's bank
+// disputes a SUCCESS payment, named by its idempotency key or its id (both:
+// they must agree).
+type disputeCreate struct {
+	PaymentKey string `json:"payment_key,omitempty"`
+	PaymentID  string `json:"payment_id,omitempty"`
+	// AmountMinor is the disputed amount; 0 disputes what the payment's
+	// refunds and disputes left of it.
+	AmountMinor int64  `json:"amount_minor,omitempty"`
+	Reason      string `json:"reason,omitempty"` // a local reason; default GENERAL
+}
+
+// evidenceSubmit is the body of POST /api/disputes/{id}/evidence.
+type evidenceSubmit struct {
+	Text   string `json:"text"`
+	Submit bool   `json:"submit,omitempty"` // send it to the bank: UNDER_REVIEW
+}
+
+// disputeView is the PSP's answer about a dispute.
+type disputeView struct {
+	ID                  string     `json:"id"`
+	State               string     `json:"state"`
+	PaymentKey          string     `json:"payment_key"`
+	PaymentID           string     `json:"payment_id"`
+	Merchant            string     `json:"merchant,omitempty"`
+	AmountMinor         int64      `json:"amount_minor"`
+	Ccy                 string     `json:"ccy"`
+	FeeMinor            int64      `json:"fee_minor"`
+	Reason              string     `json:"reason"`
+	EvidenceDueBy       time.Time  `json:"evidence_due_by"`
+	EvidenceSubmittedAt *time.Time `json:"evidence_submitted_at,omitempty"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+	ClosedAt            *time.Time `json:"closed_at,omitempty"`
+}
+
+// lineView is one line of a settlement batch: a payment, refund, dispute
+// or dispute reversal, with its signed amount and the PSP's fee for it.
+type lineView struct {
+	Type        string `json:"type"`
+	Reference   string `json:"reference"`                 // the PSP's id of the payment, refund or dispute
+	Key         string `json:"idempotency_key,omitempty"` // of a payment or refund
+	AmountMinor int64  `json:"amount_minor"`
+	FeeMinor    int64  `json:"fee_minor"`
+	Ccy         string `json:"ccy"`
+}
+
+// batchView is a settlement batch: what the PSP paid a merchant in one
+// currency at SettledAt, line by line.
+type batchView struct {
+	ID        string     `json:"id"`
+	Merchant  string     `json:"merchant"`
+	Ccy       string     `json:"ccy"`
+	SettledAt time.Time  `json:"settled_at"`
+	Lines     []lineView `json:"lines"`
+}
+
+// batchListView is the answer of GET /api/settlements and of a settle-now.
+type batchListView struct {
+	Data    []batchView `json:"data"`
+	HasMore bool        `json:"has_more"`
+}
+
+// settlementQuery is the query of GET /api/settlements.
+type settlementQuery struct {
+	After string // the id of the last batch already read; "" from the first
+	Limit int    // 1 to maxBatchPage; 0: defaultBatchPage
+}
+
+// query is q as URL parameters.
+func (q settlementQuery) query() url.Values {
+	v := url.Values{}
+	if q.After != "" {
+		v.Set("after", q.After)
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	return v
+}
+
+// fromQuery reads q from URL parameters.
+func (q *settlementQuery) fromQuery(v url.Values) error {
+	for name := range v {
+		if name != "after" && name != "limit" {
+			return fmt.Errorf("unknown parameter %q", name)
+		}
+	}
+	q.After = v.Get("after")
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return errors.New("limit must be 1 to 100")
+		}
+		q.Limit = n
+	}
+	return nil
 }

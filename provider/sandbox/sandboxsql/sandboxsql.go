@@ -26,11 +26,15 @@ import (
 
 // The SQL state keeps each record as JSON in a data column, beside the
 // columns that find it: idem_key and id (both unique), seq (creation
-// order) and due_at (attention time in Unix microseconds, NULL when none)
-// for the callback round. Concurrency is the database's: a unique key
-// decides which of two creates under one key wins, and an update runs in
-// a transaction that locks the row (FOR UPDATE on PostgreSQL; on SQLite
-// the write lock, taken at BEGIN with sqlstore's _txlock=immediate).
+// order), due_at (attention time in Unix microseconds, NULL when none)
+// for the callback round, and merchant and line_at (the time of its first
+// settlement line not yet settled, NULL when none) for settlement. The
+// settlement batches are JSON too, in seq order. Concurrency is the
+// database's: a unique key decides which of two creates under one key
+// wins, and an update runs in a transaction that locks the row (FOR
+// UPDATE on PostgreSQL; on SQLite the write lock, taken at BEGIN with
+// sqlstore's _txlock=immediate); a settlement close also takes an
+// advisory lock on PostgreSQL, so that closes run one at a time.
 
 // sqlMigrations are the sandbox schema, in order; an applied one is never
 // edited. %[1]s is the seq column's type, which differs per dialect.
@@ -66,7 +70,43 @@ var sqlMigrations = []string{
 		data     TEXT   NOT NULL
 	);
 	CREATE INDEX sandbox_refunds_due_at ON sandbox_refunds (due_at)`,
+	// Settlement: each record's merchant and the time of its first line
+	// not yet settled (Unix microseconds, NULL when none), the disputes,
+	// and the batches in the order stored.
+	`ALTER TABLE sandbox_payments ADD COLUMN merchant TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sandbox_payments ADD COLUMN line_at BIGINT;
+	CREATE INDEX sandbox_payments_line_at ON sandbox_payments (line_at) WHERE line_at IS NOT NULL;
+	CREATE INDEX sandbox_payments_merchant ON sandbox_payments (merchant) WHERE line_at IS NOT NULL;
+	ALTER TABLE sandbox_transfers ADD COLUMN merchant TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sandbox_transfers ADD COLUMN line_at BIGINT;
+	ALTER TABLE sandbox_refunds ADD COLUMN merchant TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sandbox_refunds ADD COLUMN line_at BIGINT;
+	CREATE INDEX sandbox_refunds_line_at ON sandbox_refunds (line_at) WHERE line_at IS NOT NULL;
+	CREATE INDEX sandbox_refunds_merchant ON sandbox_refunds (merchant) WHERE line_at IS NOT NULL;
+	CREATE TABLE sandbox_disputes (
+		seq      %[1]s,
+		idem_key TEXT   NOT NULL UNIQUE,
+		id       TEXT   NOT NULL UNIQUE,
+		state    TEXT   NOT NULL,
+		due_at   BIGINT,
+		merchant TEXT   NOT NULL DEFAULT '',
+		line_at  BIGINT,
+		data     TEXT   NOT NULL
+	);
+	CREATE INDEX sandbox_disputes_due_at ON sandbox_disputes (due_at);
+	CREATE INDEX sandbox_disputes_line_at ON sandbox_disputes (line_at) WHERE line_at IS NOT NULL;
+	CREATE INDEX sandbox_disputes_merchant ON sandbox_disputes (merchant) WHERE line_at IS NOT NULL;
+	CREATE TABLE sandbox_settlement_batches (
+		seq      %[1]s,
+		id       TEXT   NOT NULL UNIQUE,
+		merchant TEXT   NOT NULL,
+		data     TEXT   NOT NULL
+	)`,
 }
+
+// settleLockID is the PostgreSQL advisory lock that runs Settles one at a
+// time, so that batches commit in the order of their seq.
+const settleLockID = 0x73616e64626f79
 
 // migrateLockID is the PostgreSQL advisory lock that serializes Migrate
 // calls of several processes.
@@ -130,6 +170,8 @@ func isPG(db *bun.DB) (bool, error) {
 // State is the PSP's state in a database migrated by Migrate.
 type State struct {
 	db     *bun.DB
+	inTx   TxRunner // nil: none
+	pg     bool
 	tables map[string]*table
 }
 
@@ -152,10 +194,11 @@ func New(db *bun.DB, inTx TxRunner) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &State{db: db, tables: map[string]*table{
+	return &State{db: db, inTx: inTx, pg: pg, tables: map[string]*table{
 		"payments":  newTable(db, inTx, pg, "sandbox_payments", pg && isPgx(db)),
 		"transfers": newTable(db, inTx, pg, "sandbox_transfers", false),
 		"refunds":   newTable(db, inTx, pg, "sandbox_refunds", false),
+		"disputes":  newTable(db, inTx, pg, "sandbox_disputes", false),
 	}}, nil
 }
 
@@ -164,7 +207,7 @@ func newTable(db *bun.DB, inTx TxRunner, pg bool, name string, cached bool) *tab
 	t := &table{db: db, inTx: inTx, pg: pg, name: name, cached: cached}
 	// A conflict means another create under the key (on any PSP sharing
 	// the database) won: the caller answers with that record.
-	t.insertSQL = "INSERT INTO " + name + " (idem_key, id, state, due_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	t.insertSQL = "INSERT INTO " + name + " (idem_key, id, state, due_at, merchant, line_at, data) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	t.countedSQL = "WITH counted AS (" + countCreate + "), inserted AS (" + t.insertSQL + " RETURNING 1) SELECT count(*) FROM inserted"
 	if cached {
 		t.countedSQL = sqltext.Dollar(t.countedSQL, 0)
@@ -233,22 +276,25 @@ func (t *table) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun
 }
 
 // dueAt is r's due_at column: Unix microseconds, or NULL.
-func dueAt(r sandbox.Record) any {
-	if r.Due.IsZero() {
+func dueAt(r sandbox.Record) any { return micros(r.Due) }
+
+// micros is t in Unix microseconds, or NULL for the zero time.
+func micros(t time.Time) any {
+	if t.IsZero() {
 		return nil
 	}
-	return r.Due.UnixMicro()
+	return t.UnixMicro()
 }
 
 // Insert implements sandbox.Records.
 func (t *table) Insert(ctx context.Context, r sandbox.Record, count bool) (stored, counted bool, err error) {
-	key, id, state, due, data := r.Key, r.ID, r.State, dueAt(r), string(r.Data)
+	key, id, state, due, merchant, lineAt, data := r.Key, r.ID, r.State, dueAt(r), r.Merchant, micros(r.LineAt), string(r.Data)
 	switch {
 	case !count || (!t.pg && t.inTx == nil):
 		// On SQLite, a statement outside a transaction queues for the
 		// process's writer (sqlstore's pool) instead of polling the
 		// file's lock as db.RunInTx would: the PSP counts after.
-		res, err := t.db.ExecContext(ctx, t.insertSQL, key, id, state, due, data)
+		res, err := t.db.ExecContext(ctx, t.insertSQL, key, id, state, due, merchant, lineAt, data)
 		if err != nil {
 			return false, false, err
 		}
@@ -266,7 +312,7 @@ func (t *table) Insert(ctx context.Context, r sandbox.Record, count bool) (store
 			if _, err := execIn(ctx, tx, t.countStmt, countCreate, key); err != nil {
 				return err
 			}
-			res, err := execIn(ctx, tx, t.insertStmt, t.insertSQL, key, id, state, due, data)
+			res, err := execIn(ctx, tx, t.insertStmt, t.insertSQL, key, id, state, due, merchant, lineAt, data)
 			if err != nil {
 				return err
 			}
@@ -283,9 +329,9 @@ func (t *table) Insert(ctx context.Context, r sandbox.Record, count bool) (store
 	var n int
 	if t.cached {
 		err = t.db.DB.QueryRowContext(ctx, t.countedSQL, pgx.QueryExecModeCacheStatement,
-			key, key, id, state, due, data).Scan(&n)
+			key, key, id, state, due, merchant, lineAt, data).Scan(&n)
 	} else {
-		err = t.db.QueryRowContext(ctx, t.countedSQL, key, key, id, state, due, data).Scan(&n)
+		err = t.db.QueryRowContext(ctx, t.countedSQL, key, key, id, state, due, merchant, lineAt, data).Scan(&n)
 	}
 	if err != nil {
 		return false, false, err
@@ -333,11 +379,16 @@ func (t *table) Update(ctx context.Context, byID bool, value string, fn func(dat
 		if err != nil || string(r.Data) == before {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE "+t.name+" SET state = ?, due_at = ?, data = ? WHERE idem_key = ?",
-			r.State, dueAt(r), string(r.Data), r.Key)
-		return err
+		return t.write(ctx, tx, r)
 	})
 	return found, err
+}
+
+// write stores r over the record under its key, in tx.
+func (t *table) write(ctx context.Context, tx bun.Tx, r sandbox.Record) error {
+	_, err := tx.ExecContext(ctx, "UPDATE "+t.name+" SET state = ?, due_at = ?, merchant = ?, line_at = ?, data = ? WHERE idem_key = ?",
+		r.State, dueAt(r), r.Merchant, micros(r.LineAt), string(r.Data), r.Key)
+	return err
 }
 
 // List implements sandbox.Records.
@@ -376,4 +427,106 @@ func (t *table) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 		keys = append(keys, key)
 	}
 	return keys, rows.Err()
+}
+
+// settleKinds are the kinds of records that bring settlement lines, in
+// the order Settle gives them.
+var settleKinds = []string{"payments", "refunds", "disputes"}
+
+// Settle implements sandbox.State.
+func (s *State) Settle(ctx context.Context, sel sandbox.Selection, fn func([]sandbox.KindData) ([]sandbox.KindRecord, []sandbox.Batch, error)) error {
+	lock := ""
+	if s.pg {
+		lock = " FOR UPDATE"
+	}
+	run := func(ctx context.Context, tx bun.Tx) error {
+		if s.pg {
+			// Held until commit: a concurrent Settle waits, and its
+			// batches get later seqs and commit later.
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", settleLockID); err != nil {
+				return err
+			}
+		}
+		var found []sandbox.KindData
+		for _, kind := range settleKinds {
+			q := "SELECT data FROM " + s.tables[kind].name + " WHERE line_at < ?"
+			args := []any{sel.Before.UnixMicro()}
+			if sel.Merchant != "" {
+				q += " OR (merchant = ? AND line_at IS NOT NULL)"
+				args = append(args, sel.Merchant)
+			}
+			rows, err := tx.QueryContext(ctx, q+" ORDER BY seq"+lock, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var data []byte
+				if err := rows.Scan(&data); err != nil {
+					rows.Close()
+					return err
+				}
+				found = append(found, sandbox.KindData{Kind: kind, Data: data})
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		changed, batches, err := fn(found)
+		if err != nil {
+			return err
+		}
+		for _, c := range changed {
+			t, ok := s.tables[c.Kind]
+			if !ok {
+				return fmt.Errorf("sandboxsql: no records of kind %s", c.Kind)
+			}
+			if err := t.write(ctx, tx, c.Record); err != nil {
+				return err
+			}
+		}
+		for _, b := range batches {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO sandbox_settlement_batches (id, merchant, data) VALUES (?, ?, ?)",
+				b.ID, b.Merchant, string(b.Data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if s.inTx != nil {
+		return s.inTx(ctx, run)
+	}
+	return s.db.RunInTx(ctx, nil, run)
+}
+
+// Batches implements sandbox.State.
+func (s *State) Batches(ctx context.Context, after string, limit int, fn func(data []byte) error) (bool, error) {
+	var from int64
+	if after != "" {
+		if !wire.ValidText(after) {
+			return false, nil
+		}
+		err := s.db.QueryRowContext(ctx, "SELECT seq FROM sandbox_settlement_batches WHERE id = ?", after).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT data FROM sandbox_settlement_batches WHERE seq > ? ORDER BY seq LIMIT ?", from, limit)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return false, err
+		}
+		if err := fn(data); err != nil {
+			return false, err
+		}
+	}
+	return true, rows.Err()
 }

@@ -2,12 +2,16 @@ package sandboxsql
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite"
+
 	"github.com/paykit/paykit/provider/sandbox"
-	"github.com/paykit/paykit/store/sqlstore"
 )
 
 // TestSQLiteCreateIsPrepared: on SQLite with inTx a create's count and
@@ -15,15 +19,21 @@ import (
 // create under the key counts without a second record.
 func TestSQLiteCreateIsPrepared(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "sandbox.db"))
+	// sqlstore's settings (see New): the write lock at BEGIN.
+	sqldb, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "sandbox.db")+
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := Migrate(ctx, store.DB()); err != nil {
+	db := bun.NewDB(sqldb, sqlitedialect.New())
+	t.Cleanup(func() { _ = db.Close() })
+	if err := Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(store.DB(), store.RunInTx)
+	inTx := func(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+		return db.RunInTx(ctx, nil, fn)
+	}
+	st, err := New(db, inTx)
 	if err != nil {
 		t.Fatal(err)
 	}
