@@ -43,8 +43,8 @@ func TestServerPayoutAndWebhooks(t *testing.T) {
 		"-worker-interval", "100ms", "-sandbox-delay", "500ms")
 	status, _, body := call(t, "GET", s.url+"/v1/balances", "", basicAuth(s.public, s.secret))
 	is.Equal(status, http.StatusOK)
-	is.Equal(strings.TrimSpace(string(body)), `{"object":"list","data":[{"object":"balance","currency":"MYR","available":"100000000","reserved":"0"},`+
-		`{"object":"balance","currency":"THB","available":"100000000","reserved":"0"}],"has_more":false,"next_cursor":null}`)
+	is.Equal(strings.TrimSpace(string(body)), `{"object":"list","data":[{"object":"balance","currency":"MYR","available":"100000000","pending":"0","reserved":"0"},`+
+		`{"object":"balance","currency":"THB","available":"100000000","pending":"0","reserved":"0"}],"has_more":false,"next_cursor":null}`)
 
 	status, _, body = call(t, "POST", s.url+"/operator/merchants/mch_demo/webhook_endpoints",
 		`{"environment":"test","url":"`+recv.URL+`/hooks"}`, bearerAuth(s.token))
@@ -75,6 +75,6 @@ func TestServerPayoutAndWebhooks(t *testing.T) {
 	}
 	status, _, body = call(t, "GET", s.url+"/v1/balances", "", basicAuth(s.public, s.secret))
 	is.Equal(status, http.StatusOK)
-	is.Equal(strings.TrimSpace(string(body)), `{"object":"list","data":[{"object":"balance","currency":"MYR","available":"100000000","reserved":"0"},`+
-		`{"object":"balance","currency":"THB","available":"99750000","reserved":"0"}],"has_more":false,"next_cursor":null}`)
+	is.Equal(strings.TrimSpace(string(body)), `{"object":"list","data":[{"object":"balance","currency":"MYR","available":"100000000","pending":"0","reserved":"0"},`+
+		`{"object":"balance","currency":"THB","available":"99750000","pending":"0","reserved":"0"}],"has_more":false,"next_cursor":null}`)
 }

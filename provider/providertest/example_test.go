@@ -36,5 +36,5 @@ func Example() {
 		Callback: func(key string) *http.Request { return nil /* signed as the PSP signs */ },
 	}
 	fmt.Println(h.New("http://127.0.0.1:1").Capabilities())
-	// Output: payments|cancel|refunds|payouts|payer simulation|returns
+	// Output: payments|cancel|refunds|payouts|payer simulation|returns|disputes|dispute simulation|settlement|settlement simulation
 }

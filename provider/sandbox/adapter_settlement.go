@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/paykit/paykit"
 )
@@ -108,12 +109,22 @@ func (p *Provider) InquireDispute(ctx context.Context, ref string) (paykit.Provi
 // submits it: the dispute is under review, and the PSP decides it after
 // its delay.
 func (p *Provider) SubmitDisputeEvidence(ctx context.Context, ref, text string) (paykit.ProviderDispute, error) {
-	return p.dispute(p.send(ctx, routeDisputeEvidence, ref, evidenceSubmit{Text: text, Submit: true}))
+	return p.decided(ctx, ref, p.send(ctx, routeDisputeEvidence, ref, evidenceSubmit{Text: text, Submit: true}))
+}
+
+// decided is the dispute of an evidence or accept answer; a refusal
+// because the dispute no longer needs a response (a repeated call, or one
+// whose first answer was lost) answers the dispute as it is.
+func (p *Provider) decided(ctx context.Context, ref string, rp reply) (paykit.ProviderDispute, error) {
+	if rp.status == http.StatusConflict {
+		return p.InquireDispute(ctx, ref)
+	}
+	return p.dispute(rp)
 }
 
 // AcceptDispute concedes the dispute ref: it is lost.
 func (p *Provider) AcceptDispute(ctx context.Context, ref string) (paykit.ProviderDispute, error) {
-	return p.dispute(p.send(ctx, routeAcceptDispute, ref, nil))
+	return p.decided(ctx, ref, p.send(ctx, routeAcceptDispute, ref, nil))
 }
 
 // SettlementBatches returns the batches the PSP closed after the batch

@@ -209,6 +209,8 @@ func TestRefundRequestKilledBetweenTransactions(t *testing.T) {
 	pi, err = svc.GetPaymentIntent(ctx, p, pi.ID)
 	is.NoErr(err)
 	is.Equal(pi.Status, paykit.PaymentSucceeded)
+	_, err = svc.SettleTestFunds(ctx, p) // refunds draw on available funds
+	is.NoErr(err)
 
 	e.psp.InjectFault(sandbox.Fault{Op: sandbox.OpCreateRefund, Kind: sandbox.FaultTimeout, AfterRecord: true})
 	child := exec.Command(os.Args[0], "-test.run=^TestCrashChildRefund$", "-test.v")
