@@ -180,7 +180,11 @@ func (s *Service) creditPayment(ctx context.Context, tx Tx, pi *PaymentIntent, r
 		return err
 	}
 	if reports {
-		return nil
+		at := r.AvailableOn
+		if !at.After(now) {
+			at = now.Add(settlementReadDefault)
+		}
+		return s.enqueueSoon(ctx, tx, settlementReadJob(pi.Scope(), pi.Provider, at))
 	}
 	return s.enqueue(ctx, tx, &Job{Kind: jobPaymentSettle, Scope: pi.Scope(), TargetID: pi.ID, RunAt: r.AvailableOn,
 		DedupKey: jobPaymentSettle + ":" + pi.ID})

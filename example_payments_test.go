@@ -19,9 +19,20 @@ func (e *exampleEnv) order(ref string) *paykit.PaymentIntent {
 }
 
 // paid creates a payment of order ref and approves it as its payer would.
+// Its net waits in the pending balance until the Provider settles it.
 func (e *exampleEnv) paid(ref string) *paykit.PaymentIntent {
 	pi, err := e.svc.SimulatePayer(context.Background(), e.p, e.order(ref).ID, true)
 	if err != nil {
+		panic(err)
+	}
+	return pi
+}
+
+// settled is paid, with the sandbox settling the payment's funds at once:
+// they are available to refunds and payouts.
+func (e *exampleEnv) settled(ref string) *paykit.PaymentIntent {
+	pi := e.paid(ref)
+	if _, err := e.svc.SettleTestFunds(context.Background(), e.p); err != nil {
 		panic(err)
 	}
 	return pi

@@ -29,7 +29,7 @@ func (e *exampleEnv) printBalances() {
 		panic(err)
 	}
 	for _, b := range page.Data {
-		fmt.Println(b.Currency, "available", b.Available, "reserved", b.Reserved)
+		fmt.Println(b.Currency, "available", b.Available, "pending", b.Pending, "reserved", b.Reserved)
 	}
 }
 
@@ -117,7 +117,7 @@ func ExampleService_CreatePayoutIntentTx() {
 	// accepted processing 120000
 	// rolled back: invoice inv-54 was paid twice
 	// 1 inv-53 processing
-	// THB available 380000 reserved 120000
+	// THB available 380000 pending 0 reserved 120000
 }
 
 // An operator approves a held payout: it is dispatched, and approving it
@@ -157,9 +157,9 @@ func ExampleService_RejectPayout() {
 	fmt.Println(rejected.Status, rejected.FailureCode)
 	e.printBalances()
 	// Output:
-	// THB available 380000 reserved 120000
+	// THB available 380000 pending 0 reserved 120000
 	// failed approval_rejected
-	// THB available 500000 reserved 0
+	// THB available 500000 pending 0 reserved 0
 }
 
 // The operator's queue: held payouts of every merchant, newest first.
@@ -217,12 +217,19 @@ func ExampleService_ListBalances() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	e.paid("order-60") // 15000 MYR paid in
+	e.paid("order-60") // 15000 MYR paid in, less the sandbox's fee of 435
 	if _, _, err := e.svc.CreatePayoutIntent(ctx, e.p, "payout-inv-60", thPayoutTo("inv-60")); err != nil {
 		panic(err)
 	}
 	e.printBalances()
+	// The sandbox settles the payment: its net becomes available.
+	if _, err := e.svc.SettleTestFunds(ctx, e.p); err != nil {
+		panic(err)
+	}
+	e.printBalances()
 	// Output:
-	// MYR available 15000 reserved 0
-	// THB available 380000 reserved 120000
+	// MYR available 0 pending 14565 reserved 0
+	// THB available 380000 pending 0 reserved 120000
+	// MYR available 14565 pending 0 reserved 0
+	// THB available 380000 pending 0 reserved 120000
 }

@@ -27,7 +27,7 @@ func ExampleService_GetRefund() {
 	e, clock := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	created := e.refund(e.paid("order-70"), "refund-70", 5000)
+	created := e.refund(e.settled("order-70"), "refund-70", 5000)
 
 	re, err := e.svc.GetRefund(ctx, e.p, created.ID)
 	if err != nil {
@@ -49,7 +49,7 @@ func ExampleService_ListRefunds() {
 	e, _ := newTimedExample(paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
-	first, second := e.paid("order-71"), e.paid("order-72")
+	first, second := e.settled("order-71"), e.settled("order-72")
 	e.refund(first, "refund-71a", 1000)
 	e.refund(second, "refund-72", 0) // 0: all that is refundable
 	e.refund(first, "refund-71b", 2000)
@@ -79,11 +79,12 @@ func ExampleService_CreateRefundTx() {
 	e := newExample(store, paykit.Config{Now: clock.Now})
 	defer e.close()
 	ctx := context.Background()
-	pi := e.paid("order-73")
-	refundAll := paykit.CreateRefundRequest{PaymentIntent: pi.ID, MerchantReference: "refund-73"}
+	pi := e.settled("order-73")
+	// The sandbox kept 435 of the 15000 paid in: 14565 is available.
+	refundPart := paykit.CreateRefundRequest{PaymentIntent: pi.ID, MerchantReference: "refund-73", Amount: 10000}
 
 	err := store.InTx(ctx, func(tx paykit.Tx) error {
-		if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.p, "refund-73", refundAll); err != nil {
+		if _, _, err := e.svc.CreateRefundTx(ctx, tx, e.p, "refund-73", refundPart); err != nil {
 			return err
 		}
 		return errors.New("the return was not received") // the host rolls back
@@ -94,7 +95,7 @@ func ExampleService_CreateRefundTx() {
 	err = store.InTx(ctx, func(tx paykit.Tx) error {
 		var answer paykit.Answer
 		var err error
-		re, answer, err = e.svc.CreateRefundTx(ctx, tx, e.p, "refund-73", refundAll)
+		re, answer, err = e.svc.CreateRefundTx(ctx, tx, e.p, "refund-73", refundPart)
 		if err == nil {
 			fmt.Println(answer.Kind, re.Status, re.Amount)
 		}
@@ -111,8 +112,8 @@ func ExampleService_CreateRefundTx() {
 	e.printBalances()
 	// Output:
 	// rolled back: the return was not received
-	// accepted pending 15000
+	// accepted pending 10000
 	// succeeded
-	// MYR available 0 reserved 0
-	// THB available 500000 reserved 0
+	// MYR available 4565 pending 0 reserved 0
+	// THB available 500000 pending 0 reserved 0
 }

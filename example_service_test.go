@@ -343,13 +343,17 @@ func ExampleService_CreatePaymentIntentTx() {
 }
 
 // A succeeded payment is refunded in part; the amount stays reserved on
-// the balance until the Provider's final word.
+// the balance until the Provider's final word. Refunds draw on available
+// funds: the payment's are, once the Provider settled them.
 func ExampleService_CreateRefund() {
 	e := newExample(memory.New(), paykit.Config{})
 	defer e.close()
 	ctx := context.Background()
 	pi, _, _ := e.svc.CreatePaymentIntent(ctx, e.p, "order-20", tngPayment("order-20"))
 	if _, err := e.svc.SimulatePayer(ctx, e.p, pi.ID, true); err != nil {
+		panic(err)
+	}
+	if _, err := e.svc.SettleTestFunds(ctx, e.p); err != nil {
 		panic(err)
 	}
 

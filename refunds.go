@@ -102,6 +102,7 @@ func (s *Service) registerRefundJobs() {
 	s.handle(jobRefundDispatch, s.dispatchRefundJob, providerJobTimeout, JobPriorityMoney)
 	s.handle(jobRefundInquire, s.inquireRefundJob, providerJobTimeout, JobPriorityMoney)
 	s.handle(jobPaymentSettle, s.settlePaymentJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobSettlementRead, s.readSettlementsJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // CreateRefund refunds a succeeded payment intent, in full (Amount 0: all

@@ -31,6 +31,8 @@ func TestSandboxRefundMagicAmounts(t *testing.T) {
 			is.NoErr(err)
 			is.NoErr(env.Pay(ctx, pi.ID))
 			env.SettleAndNotify(ctx)
+			_, err = env.Service.SettleTestFunds(ctx, m.Principal) // refunds draw on settled funds
+			is.NoErr(err)
 			refund := func(ref string, amount int64) *paykit.Refund {
 				t.Helper()
 				re, ans, err := env.Service.CreateRefund(ctx, m.Principal, "k-"+ref, paykit.CreateRefundRequest{PaymentIntent: pi.ID, MerchantReference: ref, Amount: amount})

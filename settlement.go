@@ -38,35 +38,46 @@ const settlementPage = 100
 // settlementCallTimeout bounds one read of a Provider's batches.
 const settlementCallTimeout = 10 * time.Second
 
-// readSettlements reads the batches each Provider that reports settlement
-// (CapSettlement) closed since the last read and applies them.
-func (s *Service) readSettlements(ctx context.Context) error {
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
-		a := s.providers[name]
-		if !a.caps.Has(CapSettlement) {
-			continue
+// jobSettlementRead reads the batches a Provider that reports settlement
+// (CapSettlement) closed since the last read: due when a payment's funds
+// are expected (its available_on), one pending per Provider.
+const jobSettlementRead = "settlement.read"
+
+// settlementReadJob is the job that reads provider's batches at the latest
+// at at, in scope (the payment's that called for it).
+func settlementReadJob(scope Scope, provider string, at time.Time) *Job {
+	return &Job{Kind: jobSettlementRead, Scope: scope, TargetID: provider, RunAt: at, DedupKey: jobSettlementRead + ":" + provider}
+}
+
+// readSettlementsJob reads the job's Provider's new batches.
+func (s *Service) readSettlementsJob(ctx context.Context, j *Job) error {
+	return s.readSettlements(ctx, j.TargetID)
+}
+
+// readSettlements reads the batches the named Provider closed since this
+// process last read them, and applies them.
+func (s *Service) readSettlements(ctx context.Context, name string) error {
+	a, err := s.provider(ctx, name, CapSettlement)
+	if err != nil {
+		return err
+	}
+	for {
+		cctx, cancel := context.WithTimeout(ctx, settlementCallTimeout)
+		batches, err := a.settlement.SettlementBatches(cctx, s.settlements.get(name), settlementPage)
+		cancel()
+		if err != nil {
+			return err
 		}
-		for {
-			cctx, cancel := context.WithTimeout(ctx, settlementCallTimeout)
-			batches, err := a.settlement.SettlementBatches(cctx, s.settlements.get(name), settlementPage)
-			cancel()
-			if err != nil {
-				errs = append(errs, err)
-				break
+		for _, b := range batches {
+			if err := s.applySettlement(ctx, name, b); err != nil {
+				return err
 			}
-			for _, b := range batches {
-				if err := s.applySettlement(ctx, name, b); err != nil {
-					return errors.Join(append(errs, err)...)
-				}
-				s.settlements.set(name, b.Reference)
-			}
-			if len(batches) < settlementPage {
-				break
-			}
+			s.settlements.set(name, b.Reference)
+		}
+		if len(batches) < settlementPage {
+			return nil
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // applySettlement settles the payments of a Provider's batch whose lines
@@ -135,3 +146,7 @@ func (s *Service) SettleTestFunds(ctx context.Context, p Principal) ([]Settlemen
 	}
 	return out, nil
 }
+
+// settlementReadDefault is when a Provider's batches are read after a
+// success whose Provider states no available date.
+const settlementReadDefault = 24 * time.Hour

@@ -286,9 +286,6 @@ func (s *Service) purge(ctx context.Context, now time.Time) error {
 	if _, err := s.store.PurgeLeases(ctx, now.Add(-time.Hour)); err != nil {
 		errs = append(errs, fmt.Errorf("purge leases: %w", err))
 	}
-	if err := s.readSettlements(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("read settlements: %w", err))
-	}
 	return errors.Join(errs...)
 }
 

@@ -923,6 +923,7 @@ func TestFirstAnswersAreNotReplays(t *testing.T) {
 		})
 		paid := pair(func() response { return e.create(k, "fa-2", fpxBody("15000", "fa-2")) })
 		is.Equal(e.do("POST", "/v1/test_helpers/payment_intents/"+paid["id"].(string)+"/approve", nil, basic(k)).status, http.StatusOK)
+		is.Equal(e.do("POST", "/v1/test_helpers/settlements", nil, basic(k)).status, http.StatusOK) // refunds draw on settled funds
 		pair(func() response {
 			return e.refund(k, "fa-refund", map[string]any{"payment_intent": paid["id"], "merchant_reference": "fa-r", "amount": "3000"})
 		})

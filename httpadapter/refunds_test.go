@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // paidPayment makes a succeeded FPX payment of amount through the API and
-// the sandbox PSP, and returns its id.
+// the sandbox PSP, settles its funds, and returns its id.
 func (e *sandboxEnv) paidPayment(k keys, amount, ref string) string {
 	e.t.Helper()
 	pi := e.created(k, "pay-"+ref, fpxBody(amount, ref))
@@ -27,6 +28,10 @@ func (e *sandboxEnv) paidPayment(k keys, amount, ref string) string {
 	e.settle()
 	if got := e.get(k, id); got["status"] != "succeeded" {
 		e.t.Fatalf("payment %s is %v", id, got["status"])
+	}
+	// Refunds draw on available funds: the sandbox settles the payment's.
+	if r := e.do("POST", "/v1/test_helpers/settlements", nil, basic(k)); r.status != http.StatusOK {
+		e.t.Fatalf("settle: %d %s", r.status, r.body)
 	}
 	e.t.Cleanup(func() {
 		storetest.CheckLedger(e.t, e.store, paykit.Scope{MerchantID: k.merchantID, Environment: paykit.Test})
@@ -73,6 +78,11 @@ func TestRefundProjectionAndLedger(t *testing.T) {
 		is := is.New(t)
 		pi := e.paidPayment(k, "10000", "order-1")
 		is.Equal(e.get(k, pi)["refunded_amount"], "0")
+		// The sandbox kept 290 of it; an operator's credit covers the fee so
+		// that the whole payment can be refunded.
+		is.Equal(e.do("POST", "/operator/merchants/"+k.merchantID+"/balance_adjustments", map[string]any{
+			"environment": "test", "currency": "MYR", "amount": "290", "reason": "fee cover",
+		}, bearer(e.opToken)).status, http.StatusCreated)
 
 		r := e.refund(k, "rf-1", map[string]any{"payment_intent": pi, "merchant_reference": "rf-1", "amount": "3000", "reason": "damaged"})
 		is.Equal(r.status, http.StatusCreated)
@@ -185,9 +195,11 @@ func TestRefundRejections(t *testing.T) {
 		r := e.do("POST", "/operator/merchants/"+k.merchantID+"/balance_adjustments", map[string]any{
 			"environment": "test", "currency": "MYR", "amount": "-" + availBefore, "reason": "chargeback",
 		}, bearer(e.opToken))
-		if r.status != http.StatusCreated { // the rest of availBefore went into the refund of 100
+		if r.status != http.StatusCreated { // 100 of availBefore went into the refund of 100
+			before, err := strconv.ParseInt(availBefore, 10, 64)
+			is.NoErr(err)
 			r = e.do("POST", "/operator/merchants/"+k.merchantID+"/balance_adjustments", map[string]any{
-				"environment": "test", "currency": "MYR", "amount": "-14900", "reason": "chargeback",
+				"environment": "test", "currency": "MYR", "amount": strconv.FormatInt(100-before, 10), "reason": "chargeback",
 			}, bearer(e.opToken))
 		}
 		is.Equal(r.status, http.StatusCreated)
@@ -221,7 +233,7 @@ func TestRefundSandboxOutcomes(t *testing.T) {
 		is.Equal(normal.status, http.StatusCreated)
 		is.Equal(normal.json(t)["status"], "pending")
 		avail, reserved := e.myrBalance(k)
-		is.Equal([]string{avail, reserved}, []string{"46088", "3912"}) // the declined one released at once
+		is.Equal([]string{avail, reserved}, []string{"44638", "3912"}) // 50000 less the fee of 1450; the declined one released at once
 
 		e.settle()
 		for _, r := range []response{timedOut, normal} {
