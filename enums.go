@@ -8,6 +8,9 @@ func init() {
 	enums.PayoutStatuses = enums.Strings(payoutStatuses)
 	enums.CheckoutStatuses = enums.Strings(checkoutStatuses)
 	enums.RefundStatuses = enums.Strings(refundStatuses)
+	enums.DisputeStatuses = enums.Strings(disputeStatuses)
+	enums.BalanceTransactionTypes = enums.Strings(balanceTxnTypes)
+	enums.BalanceTransactionStatuses = enums.Strings(balanceTxnStatuses)
 	enums.JobStates = enums.Strings(jobStates)
 	enums.EventTypes = enums.Strings(eventTypes)
 }

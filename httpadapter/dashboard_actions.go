@@ -44,7 +44,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return internalError(err)
 	}
-	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Reserved"}, Empty: "No balances yet."}
+	bt := &table{Head: []string{"Merchant", "Environment", "Currency", "Available", "Pending", "Reserved"}, Empty: "No balances yet."}
 	ft := &table{Head: []string{"Endpoint", "Merchant", "URL", "Status"}, Empty: "No webhook endpoint is disabled."}
 	// The newest merchants are the first the picker offers.
 	for _, m := range merchants[:min(len(merchants), overviewMerchants)] {
@@ -55,7 +55,7 @@ func (d *dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 			}
 			for _, b := range bals.Data {
 				bt.Rows = append(bt.Rows, []cell{linked(m.Name, link(r, "/merchants/"+pathID(m.ID))), text(string(env)), text(b.Currency),
-					money(b.Available, b.Currency), money(b.Reserved, b.Currency)})
+					balanceMoney(b.Available, b.Currency), money(b.Pending, b.Currency), money(b.Reserved, b.Currency)})
 			}
 		}
 		eps, err := d.svc.ListWebhookEndpoints(ctx, m.ID)

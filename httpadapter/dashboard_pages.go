@@ -15,11 +15,12 @@ import (
 	"github.com/paykit/paykit/internal/enums"
 )
 
-// The dashboard's pages. Payments, checkouts, payouts and refunds belong to
-// one merchant and environment: those pages show the merchant and
-// environment the picker names (query parameters merchant and env), by
-// default the one with the most recent event (activeScope). Approvals, merchants, jobs and
-// the audit log span every merchant.
+// The dashboard's pages. Payments, checkouts, payouts, refunds, disputes
+// and balance transactions belong to one merchant and environment: those
+// pages show the merchant and environment the picker names (query
+// parameters merchant and env), by default the one with the most recent
+// event (activeScope). Approvals, merchants, jobs and the audit log span
+// every merchant.
 
 func (d *dashboard) routePages() {
 	d.handle("GET /{$}", d.authed(d.overview))
@@ -32,6 +33,9 @@ func (d *dashboard) routePages() {
 	d.handle("POST /payouts/{id}", d.authed(d.payoutAction))
 	d.handle("GET /refunds", d.authed(d.refundList))
 	d.handle("GET /refunds/{id}", d.authed(d.refundDetail))
+	d.handle("GET /disputes", d.authed(d.disputeList))
+	d.handle("GET /disputes/{id}", d.authed(d.disputeDetail))
+	d.handle("GET /balance_transactions", d.authed(d.balanceTxnList))
 	d.handle("GET /approvals", d.authed(d.approvals))
 	d.handle("GET /merchants", d.authed(d.merchants))
 	d.handle("POST /merchants", d.authed(d.merchantsAction))
@@ -45,7 +49,8 @@ func (d *dashboard) routePages() {
 
 var dashNav = []struct{ label, path string }{
 	{"Overview", "/"}, {"Payments", "/payment_intents"}, {"Checkouts", "/checkouts"}, {"Payouts", "/payouts"},
-	{"Refunds", "/refunds"}, {"Approvals", "/approvals"}, {"Merchants", "/merchants"}, {"Jobs", "/jobs"}, {"Audit log", "/audit"},
+	{"Refunds", "/refunds"}, {"Disputes", "/disputes"}, {"Balance transactions", "/balance_transactions"},
+	{"Approvals", "/approvals"}, {"Merchants", "/merchants"}, {"Jobs", "/jobs"}, {"Audit log", "/audit"},
 }
 
 // show renders a page of the signed-in operator with status.
@@ -220,12 +225,18 @@ func pager(r *http.Request, t *table, cursor, next string) {
 // the next cursor.
 func (d *dashboard) listPage(w http.ResponseWriter, r *http.Request, s *session, path, title string, statuses []string,
 	fetch func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error)) error {
+	return d.filteredListPage(w, r, s, path, title, func(sc scoped, lq listQuery) *filters { return dashListFilters(sc, lq, statuses) }, fetch)
+}
+
+// filteredListPage is listPage with a filter form of its own.
+func (d *dashboard) filteredListPage(w http.ResponseWriter, r *http.Request, s *session, path, title string,
+	filtersOf func(sc scoped, lq listQuery) *filters, fetch func(ctx context.Context, sc scoped, lq listQuery) (*table, string, error)) error {
 	sc, _, err := d.pickScope(r)
 	if err != nil {
 		return err
 	}
 	lq := readListQuery(r)
-	p := &dashPageView{Title: title, Scope: sc.view, Filters: dashListFilters(sc, lq, statuses)}
+	p := &dashPageView{Title: title, Scope: sc.view, Filters: filtersOf(sc, lq)}
 	status, n := http.StatusOK, (*notice)(nil)
 	t := &table{Empty: "There are no merchants yet."}
 	if sc.MerchantID != "" {
@@ -346,6 +357,8 @@ func eventStatus(e *paykit.Event) string {
 		return string(r.Status)
 	case *paykit.Refund:
 		return string(r.Status)
+	case *paykit.Dispute:
+		return string(r.Status)
 	}
 	return ""
 }
@@ -368,6 +381,10 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 		{Label: "Status", ID: "status", Value: statusCell(string(pi.Status))},
 		{Label: "Amount", Value: text(formatMoney(pi.Amount, pi.Currency))},
 		{Label: "Refunded", Value: text(formatMoney(pi.RefundedAmount, pi.Currency))},
+		{Label: "Provider fee", ID: "fee", Value: succeededMoney(pi, pi.Fee)},
+		{Label: "Net", ID: "net", Value: succeededMoney(pi, pi.Amount-pi.Fee)},
+		{Label: "Settlement", ID: "settlement", Value: settlementCell(pi)},
+		{Label: "Disputed", ID: "disputed", Value: text(formatMoney(pi.DisputedAmount, pi.Currency))},
 		{Label: "Merchant", Value: merchantCell(r, pi.MerchantID)},
 		{Label: "Environment", Value: text(string(pi.Environment))},
 		{Label: "Method", Value: text(pi.PaymentMethod)},
@@ -384,6 +401,9 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 	}
 	if pi.Receipt != nil {
 		f = append(f, field{Label: "Receipt", Value: text(pi.Receipt.Number)})
+	}
+	if pi.Status == paykit.PaymentSucceeded {
+		f = append(f, field{Label: "Balance transactions", Value: linked("Of this payment", link(r, "/balance_transactions", append(sc.params(), "source", pi.ID)...))})
 	}
 	internal := []field{
 		{Label: "Provider", Value: text(pi.Provider)},
@@ -405,7 +425,18 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 		rt.Rows = append(rt.Rows, []cell{linked(rf.ID, link(r, "/refunds/"+pathID(rf.ID), sc.params()...)), statusCell(string(rf.Status)),
 			money(rf.Amount, rf.Currency), text(when(rf.CreatedAt))})
 	}
+	disputes, err := d.svc.ListDisputes(r.Context(), sc.principal(), paykit.DisputeListParams{PaymentIntent: pi.ID,
+		ListParams: paykit.ListParams[paykit.DisputeStatus]{PageParams: paykit.PageParams{Limit: contract.MaxPageLimit}}})
+	if err != nil {
+		return err
+	}
+	dt := &table{Head: []string{"Dispute", "Status", "Amount", "Reason", "Evidence due by", "Created"}, Empty: "No disputes."}
+	for _, dp := range disputes.Data {
+		dt.Rows = append(dt.Rows, []cell{linked(dp.ID, link(r, "/disputes/"+pathID(dp.ID), sc.params()...)), statusCell(string(dp.Status)),
+			money(dp.Amount, dp.Currency), word(string(dp.Reason)), text(when(dp.EvidenceDueBy)), text(when(dp.CreatedAt))})
+	}
 	p.Sections = append(p.Sections, section{ID: "refunds", Heading: "Refunds", Table: rt},
+		section{ID: "disputes", Heading: "Disputes", Table: dt},
 		d.timelineSection(r.Context(), pi))
 	d.show(w, r, s, http.StatusOK, "/payment_intents", nil, p)
 	return nil
@@ -620,16 +651,19 @@ func (d *dashboard) showMerchant(w http.ResponseWriter, r *http.Request, s *sess
 		{Label: "Name", ID: "merchant-name", Value: text(m.Name)}, {Label: "Id", Value: mono(m.ID)}, {Label: "Created", Value: text(when(m.CreatedAt))},
 		{Label: "Payments", Value: linked("Test", link(r, "/payment_intents", "merchant", m.ID, "env", "test"))},
 		{Label: "Payouts", Value: linked("Test", link(r, "/payouts", "merchant", m.ID, "env", "test"))},
+		{Label: "Disputes", Value: linked("Test", link(r, "/disputes", "merchant", m.ID, "env", "test"))},
+		{Label: "Balance transactions", Value: linked("Test", link(r, "/balance_transactions", "merchant", m.ID, "env", "test"))},
 		{Label: "Audit log", Value: linked("Actions on this merchant", link(r, "/audit", "merchant", m.ID))},
 	}})
-	bt := &table{Head: []string{"Environment", "Currency", "Available", "Reserved", "Updated"}, Empty: "No balances yet."}
+	bt := &table{Head: []string{"Environment", "Currency", "Available", "Pending", "Reserved", "Updated"}, Empty: "No balances yet."}
 	for _, env := range []paykit.Environment{paykit.Test, paykit.Live} {
 		bals, err := d.svc.ListBalances(ctx, paykit.Principal{Scope: paykit.Scope{MerchantID: m.ID, Environment: env}})
 		if err != nil {
 			return err
 		}
 		for _, b := range bals.Data {
-			bt.Rows = append(bt.Rows, []cell{text(string(env)), text(b.Currency), money(b.Available, b.Currency), money(b.Reserved, b.Currency), text(when(b.UpdatedAt))})
+			bt.Rows = append(bt.Rows, []cell{text(string(env)), text(b.Currency), balanceMoney(b.Available, b.Currency), money(b.Pending, b.Currency),
+				money(b.Reserved, b.Currency), text(when(b.UpdatedAt))})
 		}
 	}
 	adjust := &form{ID: "adjust", Action: self, Submit: "Adjust balance", ButtonID: "adjust-submit", Hidden: []hidden{{"action", "adjust_balance"}},

@@ -40,7 +40,13 @@ type dashEnv struct {
 
 func newDashEnv(t *testing.T, open func(t *testing.T) paykit.Store) *dashEnv {
 	t.Helper()
-	e := newSandboxEnvConfig(t, open, envConfig{approvalThreshold: dashApprovalThreshold})
+	return mountDashboard(t, newSandboxEnvConfig(t, open, envConfig{approvalThreshold: dashApprovalThreshold}))
+}
+
+// mountDashboard mounts the dashboard of e's Service at /dashboard and
+// gives e a cookie-keeping client that does not follow redirects.
+func mountDashboard(t *testing.T, e *sandboxEnv) *dashEnv {
+	t.Helper()
 	e.srv.Config.Handler.(*http.ServeMux).Handle("/dashboard/", http.StripPrefix("/dashboard",
 		httpadapter.NewDashboard(e.svc, httpadapter.DashboardOptions{
 			Tokens: map[string]string{"alice": dashToken}, SessionKey: []byte("dashboard test key"), SessionTTL: time.Hour,

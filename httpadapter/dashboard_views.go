@@ -136,6 +136,16 @@ func money(minor int64, currency string) cell {
 	return cell{Text: formatMoney(minor, currency), Class: "num"}
 }
 
+// balanceMoney is an available balance: below zero (a dispute took more
+// than there was) it shows its minus sign in the bad tone.
+func balanceMoney(minor int64, currency string) cell {
+	c := money(minor, currency)
+	if minor < 0 {
+		c.Tone = "bad"
+	}
+	return c
+}
+
 func when(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -153,9 +163,9 @@ func whenPtr(t *time.Time) string {
 // tone is the colour of a status: done well, done badly, or waiting.
 func tone(status string) string {
 	switch status {
-	case "succeeded", "completed", "enabled", "active":
+	case "succeeded", "completed", "enabled", "active", "won", "available":
 		return "ok"
-	case "failed", "cancelled", "expired", "disabled", "returned", "revoked", "needs_attention":
+	case "failed", "cancelled", "expired", "disabled", "returned", "revoked", "needs_attention", "lost", "needs_response":
 		return "bad"
 	}
 	return "wait"

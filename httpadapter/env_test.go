@@ -85,6 +85,8 @@ var everyStore = map[string]bool{
 	// The dashboard's scope: what a merchant's reads find.
 	"TestDashboardActionsStayInScope":       false,
 	"TestDashboardOpensOnTheActiveMerchant": false,
+	"TestDashboardBalanceTransactions":      false,
+	"TestDashboardDisputes":                 false,
 	// Refunds: the ledger, the payment's refundable share, lists.
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,

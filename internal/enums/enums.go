@@ -23,6 +23,13 @@ var (
 	EventTypes       []string // every event type
 )
 
+// Lists of paykit's money constants, set by paykit's init.
+var (
+	DisputeStatuses            []string // every paykit.DisputeStatus
+	BalanceTransactionTypes    []string // every paykit.BalanceTransactionType
+	BalanceTransactionStatuses []string // every paykit.BalanceTransactionStatus
+)
+
 // Strings returns v as strings, in a new slice.
 func Strings[S ~string](v []S) []string {
 	out := make([]string, len(v))
