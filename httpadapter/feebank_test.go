@@ -30,10 +30,10 @@ type feeBank struct {
 
 // feePayment is one succeeded payment attempt.
 type feePayment struct {
-	ref, merchant    string
-	amount, fee      int64
-	currency         string
-	settled, batched bool
+	ref, merchant string
+	amount, fee   int64
+	currency      string
+	batched       bool
 }
 
 func newFeeBank(now func() time.Time) *feeBank {
