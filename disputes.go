@@ -294,15 +294,19 @@ func (s *Service) SimulateDispute(ctx context.Context, p Principal, paymentInten
 	if err := s.inTx(ctx, func(tx Tx) error { return hold(tx, 1) }); err != nil {
 		return nil, asServiceError(err)
 	}
+	release := func() {
+		if err := s.inTx(context.WithoutCancel(ctx), func(tx Tx) error { return hold(tx, -1) }); err != nil {
+			s.log.ErrorContext(ctx, "release dispute hold failed", "payment_intent", paymentIntentID, "err", err)
+		}
+	}
 	pd, err := a.disputeSim.OpenDispute(ctx, DisputeOpening{PaymentKey: pi.attemptKey(), PaymentRef: pi.ProviderRef, Amount: amount, Reason: req.Reason})
 	if err != nil {
-		if rerr := s.inTx(ctx, func(tx Tx) error { return hold(tx, -1) }); rerr != nil {
-			s.log.ErrorContext(ctx, "release dispute hold failed", "payment_intent", paymentIntentID, "err", rerr)
-		}
+		release()
 		return nil, internalError(fmt.Errorf("open sandbox dispute: %w", err))
 	}
 	d, err := s.recordDispute(ctx, pi.Provider, pd, pi)
 	if err != nil {
+		release()
 		return nil, asServiceError(err)
 	}
 	return d, nil

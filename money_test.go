@@ -411,3 +411,65 @@ func myPayout(amount int64, ref string) paykit.CreatePayoutIntentRequest {
 	return paykit.CreatePayoutIntentRequest{Amount: amount, Currency: "MYR", Country: "MY", MerchantReference: ref,
 		Recipient: paykit.Recipient{Type: "bank_account", AccountNumber: "000123456789", BankCode: "MAYBANK", HolderName: "Aisyah"}}
 }
+
+// TestRefundsAndDisputeNeverExceedThePayment: two refunds and a dispute
+// racing on one payment, on every Store: what is created never adds up to
+// more than the payment, and a dispute that comes first refuses the
+// refunds (invalid_state).
+func TestRefundsAndDisputeNeverExceedThePayment(t *testing.T) {
+	t.Parallel()
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			e := newMoneyEnv(t, paykittest.OpenStore(t, kind))
+			_, err := e.svc.AdjustBalance(ctx, "ops", "mch_1", paykit.BalanceAdjustmentRequest{Environment: paykit.Test, Currency: "MYR", Amount: 100_000, Reason: "float"})
+			is.NoErr(err)
+			for round := range 4 {
+				pi := e.paid(t, 10000, fmt.Sprint("order-", round))
+				var (
+					wg       sync.WaitGroup
+					mu       sync.Mutex
+					refunded int64
+					disputed int64
+				)
+				for i := range 2 {
+					wg.Go(func() {
+						ref := fmt.Sprintf("r-%d-%d", round, i)
+						re, _, err := e.svc.CreateRefund(ctx, e.test, ref, refundOf(pi, ref, 4000))
+						if err == nil {
+							mu.Lock()
+							refunded += re.Amount
+							mu.Unlock()
+							return
+						}
+						if c := paykit.ErrorCode(err); c != paykit.CodeInvalidState && c != paykit.CodeAmountExceedsRefundable {
+							t.Errorf("refund %s: %v", ref, err)
+						}
+					})
+				}
+				wg.Go(func() {
+					d, err := e.svc.SimulateDispute(ctx, e.test, pi.ID, paykit.SimulateDisputeRequest{Amount: 4000})
+					if err != nil {
+						if paykit.ErrorCode(err) != paykit.CodeAmountExceedsRefundable {
+							t.Errorf("dispute: %v", err)
+						}
+						return
+					}
+					mu.Lock()
+					disputed += d.Amount
+					mu.Unlock()
+				})
+				wg.Wait()
+				is.True(refunded+disputed <= pi.Amount)
+				is.True(disputed > 0 || refunded == 8000) // the dispute only fails when both refunds came first
+				got, err := e.svc.GetPaymentIntent(ctx, e.test, pi.ID)
+				is.NoErr(err)
+				is.Equal(got.RefundPendingAmount+got.RefundedAmount, refunded)
+				is.Equal(got.DisputedAmount, disputed)
+				e.myr(t) // the ledger and the balance transactions agree
+			}
+		})
+	}
+}
