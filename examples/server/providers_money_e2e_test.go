@@ -174,8 +174,6 @@ func moneyFlow(t *testing.T, s *server, p moneyPSP, fakeURLs ...string) {
 		leakPattern += `|` + regexp.QuoteMeta(strings.TrimPrefix(u, "http://"))
 	}
 	leak := regexp.MustCompile(leakPattern)
-	// Payer links carry signed tokens, in which any letters may appear.
-	payerLink := regexp.MustCompile(`/pay/(continue|qr)/[0-9A-Za-z_.-]+`)
 	send := func(method, path, key, body string, want int) map[string]any {
 		t.Helper()
 		status, _, raw := call(t, method, s.url+"/v1"+path, body, func(r *http.Request) {
