@@ -32,6 +32,10 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
 }
 
+// payerLink matches paykit's payer links: a leak check skips them, as
+// their signed tokens may hold any letters.
+var payerLink = regexp.MustCompile(`/pay/(continue|qr)/[0-9A-Za-z_.-]+`)
+
 // TestRealProvidersEndToEnd runs the example server with a configuration
 // file that routes FPX to Stripe and PromptPay and Thai payouts to Opn
 // (both fakes of the Providers' APIs over real HTTP). A payment at each,
@@ -87,7 +91,7 @@ func TestRealProvidersEndToEnd(t *testing.T) {
 		t.Helper()
 		status, _, raw := call(t, "GET", s.url+"/v1"+path, "", basicAuth(s.public, s.secret))
 		is.Equal(status, http.StatusOK)
-		if m := leak.Find(raw); m != nil {
+		if m := leak.Find(payerLink.ReplaceAll(raw, nil)); m != nil {
 			t.Errorf("GET %s shows %q: %s", path, m, raw)
 		}
 		var v map[string]any
@@ -103,7 +107,7 @@ func TestRealProvidersEndToEnd(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("POST %s: %d %s", path, status, raw)
 		}
-		if m := leak.Find(raw); m != nil {
+		if m := leak.Find(payerLink.ReplaceAll(raw, nil)); m != nil {
 			t.Errorf("POST %s shows %q: %s", path, m, raw)
 		}
 		var v map[string]any

@@ -18,7 +18,7 @@ func (f *Fake) settle(c map[string]any, amount int64) {
 	f.put(id, map[string]any{
 		"object": "transaction", "id": id, "livemode": false, "location": "/transactions/" + id,
 		"amount": net, "currency": c["currency"], "direction": "credit", "key": "charge.captured.net",
-		"origin": c["id"], "transferable_at": paid.Truncate(24 * time.Hour).Add(72 * time.Hour).Format(time.RFC3339),
+		"origin": c["id"], "transferable_at": f.opt.AvailableOn(paid).UTC().Format(time.RFC3339),
 		"created_at": paid.Format(time.RFC3339),
 	})
 	c["fee"], c["fee_vat"], c["net"], c["transaction"] = fee, vat, net, id

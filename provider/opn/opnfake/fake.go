@@ -12,7 +12,7 @@
 // 7 %, each rounded half up to a whole minor unit; Fee reports their sum)
 // and names its transaction (GET /transactions/{id}), a credit of the net
 // whose transferable_at, the fake's own choice, is 00:00 UTC three days
-// after the payment.
+// after the payment unless Options.AvailableOn says otherwise.
 //
 // Disputes: Opn's test mode opens one through POST /charges/{id}/disputes
 // (a dispute of the whole charge); OpenDispute opens one of any amount
@@ -70,6 +70,10 @@ type Options struct {
 	WebhookURL string
 	// Now is the fake's clock; default time.Now.
 	Now func() time.Time
+	// AvailableOn is the transferable_at (whole seconds) of the
+	// transaction of a charge paid at paid; default 00:00 UTC three days
+	// after paid.
+	AvailableOn func(paid time.Time) time.Time
 	// Client posts webhooks; default http.DefaultClient.
 	Client *http.Client
 	// IgnoreIdempotencyKey makes the fake execute every request, as if
@@ -104,6 +108,9 @@ type stored struct {
 func New(opt Options) *Fake {
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.AvailableOn == nil {
+		opt.AvailableOn = func(paid time.Time) time.Time { return paid.UTC().Truncate(24 * time.Hour).Add(72 * time.Hour) }
 	}
 	if opt.Client == nil {
 		opt.Client = http.DefaultClient

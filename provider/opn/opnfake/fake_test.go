@@ -138,3 +138,20 @@ func TestFeesAndDisputes(t *testing.T) {
 	status, _ = do(t, srv, http.MethodGet, "/disputes/dspt_test_none", "skey_test_1", nil, "")
 	is.Equal(status, http.StatusNotFound)
 }
+
+// Options.AvailableOn sets the transferable_at of a charge's transaction.
+func TestAvailableOnOption(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	now := time.Date(2026, 11, 24, 15, 4, 5, 0, time.UTC)
+	f := opnfake.New(opnfake.Options{SecretKey: "skey_test_1", Now: func() time.Time { return now },
+		AvailableOn: func(paid time.Time) time.Time { return paid.Add(90 * time.Second) }})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	form := url.Values{"amount": {"12345"}, "currency": {"thb"}, "source[type]": {"promptpay"}, "metadata[paykit_key]": {"ka"}}
+	_, c := do(t, srv, http.MethodPost, "/charges", "skey_test_1", form, "")
+	is.NoErr(f.Approve("ka"))
+	_, c = do(t, srv, http.MethodGet, "/charges/"+c["id"].(string), "skey_test_1", nil, "")
+	_, tr := do(t, srv, http.MethodGet, "/transactions/"+c["transaction"].(string), "skey_test_1", nil, "")
+	is.Equal(tr["transferable_at"], "2026-11-24T15:05:35Z")
+}

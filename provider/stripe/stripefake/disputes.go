@@ -41,7 +41,7 @@ func (f *Fake) charge(pi map[string]any) string {
 	fe := fee(amt, typ)
 	f.bts = append(f.bts, &object{m: map[string]any{
 		"id": txnID, "object": "balance_transaction", "amount": amt, "currency": ccy, "created": now,
-		"available_on": time.Unix(now, 0).UTC().Truncate(24 * time.Hour).Add(72 * time.Hour).Unix(),
+		"available_on": f.opts.AvailableOn(time.Unix(now, 0)).Unix(),
 		"description":  nil, "exchange_rate": nil, "fee": fe, "net": amt - fe, "reporting_category": "charge",
 		"fee_details": []map[string]any{{"amount": fe, "application": nil, "currency": ccy, "description": "Stripe processing fees", "type": "stripe_fee"}},
 		"source":      chID, "status": "pending", "type": "charge",

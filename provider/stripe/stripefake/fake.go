@@ -16,7 +16,7 @@
 // transaction states the fee and available_on. The fee schedule is the
 // fake's own: 3 % of the amount rounded half up, plus 100 for cards
 // (Fee reports it); the funds become available at 00:00 UTC three days
-// after the charge.
+// after the charge, unless Options.AvailableOn says otherwise.
 //
 // Disputes: Stripe's test mode opens one when a payment is made with a
 // dispute test card; the fake opens one on OpenDispute (the payer's bank
@@ -68,6 +68,10 @@ type Options struct {
 	WebhookURL string
 	// Now is the fake's clock; time.Now when nil.
 	Now func() time.Time
+	// AvailableOn is when the funds of a charge made at paid become
+	// available (its balance transaction's available_on, in whole
+	// seconds); 00:00 UTC three days after paid when nil.
+	AvailableOn func(paid time.Time) time.Time
 }
 
 // Fake is the stateful Stripe fake. It is an http.Handler.
@@ -104,6 +108,9 @@ func New(opts Options) *Fake {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.AvailableOn == nil {
+		opts.AvailableOn = func(paid time.Time) time.Time { return paid.UTC().Truncate(24 * time.Hour).Add(72 * time.Hour) }
 	}
 	return &Fake{opts: opts, idem: map[string]*saved{}}
 }

@@ -198,3 +198,34 @@ func TestFakeChargesAndDisputes(t *testing.T) {
 	evs := f.Events()
 	is.Equal(evs[len(evs)-4:], []string{"charge.dispute.created", "charge.dispute.funds_withdrawn", "charge.dispute.updated", "charge.dispute.closed"})
 }
+
+// Options.AvailableOn sets a charge's available_on; by default it is
+// 00:00 UTC three days after the charge.
+func TestFakeAvailableOn(t *testing.T) {
+	t.Parallel()
+	paid := time.Date(2026, 11, 24, 15, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		opt  func(time.Time) time.Time
+		want time.Time
+	}{
+		{"default", nil, time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)},
+		{"option", func(p time.Time) time.Time { return p.Add(90 * time.Second) }, paid.Add(90 * time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			f := stripefake.New(stripefake.Options{SecretKey: "sk_test_1", WebhookSecret: "whsec_1",
+				Now: func() time.Time { return paid }, AvailableOn: tc.opt})
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			form := url.Values{"amount": {"10000"}, "currency": {"myr"}, "confirm": {"true"}, "payment_method_types[0]": {"grabpay"},
+				"payment_method_data[type]": {"grabpay"}, "return_url": {"https://x.example"}, "metadata[paykit_key]": {"a1"}}
+			_, pi := post(t, srv, "/v1/payment_intents", "a1", "sk_test_1", form)
+			is.NoErr(f.Approve("a1"))
+			_, got := get(t, srv, "/v1/payment_intents/"+pi["id"].(string)+"?expand[]=latest_charge.balance_transaction", "sk_test_1")
+			bt := got["latest_charge"].(map[string]any)["balance_transaction"].(map[string]any)
+			is.Equal(bt["available_on"], float64(tc.want.Unix()))
+		})
+	}
+}
