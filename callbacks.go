@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 )
 
 // HandleProviderCallback verifies an inbound callback of the named
@@ -41,11 +42,17 @@ func (s *Service) applyCallback(ctx context.Context, provider string, e Callback
 			return nil
 		}
 		_, err := s.recordDispute(ctx, provider, *e.Dispute, nil)
-		if errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			s.log.WarnContext(ctx, "provider callback about a dispute of an unknown payment", "provider", provider, "callback_id", e.ID)
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, errNotYet):
+			// Refused, so that the Provider sends it again once the
+			// payment's success is known here.
+			s.log.WarnContext(ctx, "provider callback about a dispute of a payment not succeeded yet", "provider", provider, "callback_id", e.ID)
+			return &Error{Code: CodeServiceUnavailable, Message: "The payment of this dispute is not known as paid yet; send it again later.",
+				RetryAfter: time.Minute, Err: err}
+		case err != nil:
 			return internalError(err)
 		}
 		return nil

@@ -343,6 +343,11 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 		if err != nil {
 			return err
 		}
+		if pi.Status != PaymentSucceeded {
+			// Paid at the Provider, not yet here: the payment's own
+			// recovery learns it, and the Provider sends the dispute again.
+			return fmt.Errorf("dispute %s of payment %s, which is %s: %w", pd.Reference, pi.ID, pi.Status, errNotYet)
+		}
 		d = &Dispute{
 			ID: s.newID("dp"), MerchantID: pi.MerchantID, Environment: pi.Environment, PaymentIntentID: pi.ID,
 			Amount: pd.Amount, Currency: pi.Currency, Fee: max(pd.Fee, 0), Reason: pd.Reason, Status: DisputeNeedsResponse,

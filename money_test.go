@@ -1,8 +1,12 @@
 package paykit_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -472,4 +476,40 @@ func TestRefundsAndDisputeNeverExceedThePayment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDisputeBeforeThePaymentIsKnownPaid: a Provider's dispute about a
+// payment paykit still waits on is refused (service_unavailable, so the
+// Provider sends it again) and changes nothing; once the payment's success
+// is known, the same callback opens the dispute.
+func TestDisputeBeforeThePaymentIsKnownPaid(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	e := newMoneyEnv(t, paykittest.OpenStore(t, paykittest.Memory))
+	pi, _, err := e.svc.CreatePaymentIntent(ctx, e.test, "pay-1", fpx(10000, "order-1"))
+	is.NoErr(err)
+	dispute := paykit.CallbackEvent{ID: "cb-dp-1", Kind: "dispute", Dispute: &paykit.ProviderDispute{
+		Reference: "fdp_x", PaymentRef: "fake_" + pi.ID, Amount: 10000, Currency: "MYR", Fee: 1500,
+		Reason: paykit.DisputeFraudulent, Status: paykit.DisputeNeedsResponse}}
+	body, err := json.Marshal([]paykit.CallbackEvent{dispute})
+	is.NoErr(err)
+	post := func() error {
+		return e.svc.HandleProviderCallback(ctx, "fake", httptest.NewRequest(http.MethodPost, "/providers/fake/callbacks", bytes.NewReader(body)))
+	}
+	err = post()
+	is.Equal(paykit.ErrorCode(err), paykit.CodeServiceUnavailable)
+	page, err := e.svc.ListDisputes(ctx, e.test, paykit.DisputeListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 0)
+
+	e.provider.approve(pi.ID)
+	e.settle(t)
+	is.NoErr(post())
+	is.NoErr(post()) // again: one dispute
+	page, err = e.svc.ListDisputes(ctx, e.test, paykit.DisputeListParams{})
+	is.NoErr(err)
+	is.Equal(len(page.Data), 1)
+	is.Equal(page.Data[0].Reason, paykit.DisputeFraudulent)
+	is.Equal(e.myr(t), [3]int64{-10000 - 1500, 10000 - 290, 0})
 }
