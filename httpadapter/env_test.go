@@ -91,6 +91,11 @@ var everyStore = map[string]bool{
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,
 	"TestRefundSandboxOutcomes":     false,
+	// Money as the Provider holds it: fees, settlement, balance
+	// transactions, disputes.
+	"TestFeesPendingAndSettlementOverHTTP":     false,
+	"TestSettlementFeeMismatchAndNeverSettled": false,
+	"TestBalanceTransactionsListOverHTTP":      false,
 	// Concurrency and locking.
 	"TestConcurrentIdenticalCreates":      true,
 	"TestConcurrentCreatesOfOneReference": true,
