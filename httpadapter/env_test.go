@@ -96,14 +96,20 @@ var everyStore = map[string]bool{
 	"TestFeesPendingAndSettlementOverHTTP":     false,
 	"TestSettlementFeeMismatchAndNeverSettled": false,
 	"TestBalanceTransactionsListOverHTTP":      false,
+	"TestDisputeTestHelperOverHTTP":            false,
+	"TestDisputeEvidenceOverHTTP":              false,
+	"TestDisputeEventsAndWebhooks":             false,
+	"TestListDisputesOverHTTP":                 false,
+	"TestRefundAfterDisputeClosed":             false,
 	// Concurrency and locking.
-	"TestConcurrentIdenticalCreates":      true,
-	"TestConcurrentCreatesOfOneReference": true,
-	"TestCreateWhileTheFirstRequestRuns":  true,
-	"TestConcurrentPayoutsOverHTTP":       true,
-	"TestCallbackRacesRecovery":           true,
-	"TestCancelWhileProviderSettles":      true,
-	"TestConcurrentRefundsOverHTTP":       true,
+	"TestConcurrentIdenticalCreates":          true,
+	"TestConcurrentCreatesOfOneReference":     true,
+	"TestCreateWhileTheFirstRequestRuns":      true,
+	"TestConcurrentPayoutsOverHTTP":           true,
+	"TestCallbackRacesRecovery":               true,
+	"TestCancelWhileProviderSettles":          true,
+	"TestConcurrentRefundsOverHTTP":           true,
+	"TestConcurrentRefundsAndDisputeOverHTTP": true,
 }
 
 // forEachStore runs fn as a subtest on the memory Store, in parallel with

@@ -430,5 +430,21 @@ func TestBalanceTransactionsListOverHTTP(t *testing.T) {
 			is.Equal(len(items(e.do("GET", "/v1/balance_transactions", nil, basic(o)).json(t))), 0)
 		}
 		assertError(t, e.do("GET", "/v1/balance_transactions/txn_nope", nil, basic(k)), http.StatusNotFound, "not_found", "")
+
+		// The next batch: the FPX payment, the refund and the dispute,
+		// signed; the payment's funds become available and the sum holds.
+		step()
+		batches := e.settleFunds(k)
+		is.Equal(len(batches), 1)
+		b := batches[0]
+		is.Equal([]any{b["currency"], b["lines"], b["gross"], b["fee"], b["net"]}, []any{"MYR", float64(3), "-3000", "2080", "-5080"})
+		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("8015", "0", "0"))
+		is.Equal(e.txnOf(k, "payment", fpx)["status"], "available")
+		is.Equal(len(e.txns(k, "limit=100")), len(all)) // settling is not a movement
+		var sum int64
+		for _, bt := range e.txns(k, "currency=MYR&limit=100") {
+			sum += minor(t, bt["net"])
+		}
+		is.Equal(sum, int64(8015))
 	})
 }
