@@ -183,21 +183,27 @@ func TestDisputeTestHelperOverHTTP(t *testing.T) {
 		is.True(bytes.Equal(e.do("GET", "/v1/disputes?limit=100", nil, basic(k)).body, before))
 		is.Equal(len(items(e.do("GET", "/v1/disputes", nil, basic(other)).json(t))), 0)
 
-		// A payout waits while available is below zero, until an
-		// operator's adjustment covers it.
 		// Six payments of 1000 (fee 29) pending, each disputed in full:
 		// 2500 each out of available.
 		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("-20080", "5826", "0"))
-		avail := int64(-20080)
+
+		// Payouts and refunds wait while available is below zero, until an
+		// operator's adjustment covers them.
+		fresh := e.paid(k, "fresh", fpxBody("1000", "fresh")) // 971 more pending
 		assertError(t, e.do("POST", "/v1/payout_intents", myPayout("1000", "po-1"), basic(k), idem("po-1")),
 			http.StatusUnprocessableEntity, "insufficient_balance", "amount")
-		e.adjustBalance(k, "MYR", fmt.Sprint(-avail+500))
+		refundFresh := func(key string) response {
+			return e.refund(k, key, map[string]any{"payment_intent": fresh, "merchant_reference": key, "amount": "100"})
+		}
+		is.Equal(refundFresh("rf-f1").errorOf(t)["code"], "insufficient_balance")
+		e.adjustBalance(k, "MYR", "20580") // available 500
 		assertError(t, e.do("POST", "/v1/payout_intents", myPayout("1000", "po-2"), basic(k), idem("po-2")),
 			http.StatusUnprocessableEntity, "insufficient_balance", "amount")
-		e.adjustBalance(k, "MYR", "500")
+		is.Equal(refundFresh("rf-f2").status, http.StatusCreated)
+		e.adjustBalance(k, "MYR", "600")
 		r = e.do("POST", "/v1/payout_intents", myPayout("1000", "po-3"), basic(k), idem("po-3"))
 		is.Equal(r.status, http.StatusCreated)
-		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("0", "5826", "1000"))
+		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("0", "6797", "1100"))
 	})
 }
 
@@ -231,6 +237,7 @@ func TestDisputeEvidenceOverHTTP(t *testing.T) {
 			{"text not a string", map[string]any{"text": 5}, "text"},
 			{"submit not a boolean", map[string]any{"text": "x", "submit": "yes"}, "submit"},
 			{"unknown field", map[string]any{"text": "x", "files": []string{"a.pdf"}}, ""},
+			{"NUL in text", map[string]any{"text": "a\x00b"}, "text"},
 		} {
 			r := e.evidence(k, "bad-"+strings.ReplaceAll(c.name, " ", "-"), win, c.body)
 			if r.status != http.StatusBadRequest || r.errorOf(t)["code"] != "invalid_request" {
@@ -277,6 +284,11 @@ func TestDisputeEvidenceOverHTTP(t *testing.T) {
 		is.True(bytes.Equal(again.body, first.body))
 		assertError(t, e.evidence(k, "ev-3", win, map[string]any{"text": "something else", "submit": true}),
 			http.StatusConflict, "idempotency_conflict", "Idempotency-Key")
+		// The key and body of another dispute's evidence, or of another
+		// operation, are a conflict too.
+		assertError(t, e.evidence(k, "ev-3", lose, winBody), http.StatusConflict, "idempotency_conflict", "Idempotency-Key")
+		assertError(t, e.accept(k, "ev-3", lose), http.StatusConflict, "idempotency_conflict", "Idempotency-Key")
+		is.Equal(e.disputeOf(k, lose)["status"], "needs_response")
 		// Under review: no more evidence, no acceptance.
 		assertError(t, e.evidence(k, "ev-4", win, map[string]any{"text": "more"}), http.StatusUnprocessableEntity, "invalid_state", "")
 		assertError(t, e.accept(k, "acc-win", win), http.StatusUnprocessableEntity, "invalid_state", "")
@@ -604,6 +616,42 @@ func TestConcurrentRefundsAndDisputeOverHTTP(t *testing.T) {
 			got := e.get(k, pi)
 			is.Equal(minor(t, got["refunded_amount"])+minor(t, got["disputed_amount"]), taken)
 			is.Equal(got["disputed_amount"], fmt.Sprint(int64(disputes)*part))
+		}
+	})
+}
+
+// TestConcurrentDisputeResponsesOverHTTP: an acceptance and two
+// submissions of evidence at once on one dispute: exactly one is taken,
+// the others find the dispute no longer needs a response.
+func TestConcurrentDisputeResponsesOverHTTP(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		for round := range 3 {
+			pi := e.paidPayment(k, "10000", fmt.Sprintf("order-%d", round))
+			id := e.opened(k, pi, nil)["id"].(string)
+			answers := e.concurrently(3, func(i int) (response, error) {
+				key := fmt.Sprintf("resp-%d-%d", round, i)
+				if i == 0 {
+					return e.send("POST", "/v1/disputes/"+id+"/accept", nil, basic(k), idem(key))
+				}
+				return e.send("POST", "/v1/disputes/"+id+"/evidence", map[string]any{"text": fmt.Sprintf("evidence %d", i), "submit": true}, basic(k), idem(key))
+			})
+			var taken []map[string]any
+			for i, r := range answers {
+				switch {
+				case r.status == http.StatusOK:
+					taken = append(taken, r.json(t))
+				case r.status == http.StatusUnprocessableEntity && r.errorOf(t)["code"] == "invalid_state":
+				default:
+					t.Errorf("round %d, answer %d: %d %s", round, i, r.status, r.body)
+				}
+			}
+			is.Equal(len(taken), 1) // round
+			e.decide()
+			got := e.disputeOf(k, id)
+			is.Equal(got["status"], taken[0]["status"]) // lost when accepted, else under review
+			is.Equal(got["evidence"], taken[0]["evidence"])
+			is.Equal(len(e.txns(k, "source="+id)), 1) // its dispute transaction only
 		}
 	})
 }

@@ -110,6 +110,7 @@ var everyStore = map[string]bool{
 	"TestCancelWhileProviderSettles":          true,
 	"TestConcurrentRefundsOverHTTP":           true,
 	"TestConcurrentRefundsAndDisputeOverHTTP": true,
+	"TestConcurrentDisputeResponsesOverHTTP":  true,
 }
 
 // forEachStore runs fn as a subtest on the memory Store, in parallel with

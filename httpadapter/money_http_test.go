@@ -198,6 +198,11 @@ func TestFeesPendingAndSettlementOverHTTP(t *testing.T) {
 			is.Equal(e.do("GET", "/v1/balance_transactions/"+id, nil, basic(k)).json(t), bt) // the same by id
 		}
 
+		// Another merchant's pending payment (fee 145).
+		other := e.merchant(paykit.Test)
+		otherPay := e.paid(other, "other-pay", fpxBody("5000", "other-1"))
+		now = e.clock.Now()
+
 		// Settled at once: one batch of the three lines, the funds available.
 		batches := e.settleFunds(k)
 		is.Equal(len(batches), 1)
@@ -215,6 +220,16 @@ func TestFeesPendingAndSettlementOverHTTP(t *testing.T) {
 			is.Equal(bt["available_on"], wire.FormatTime(now)) // when the funds became available
 			is.Equal([]any{bt["amount"], bt["fee"], bt["net"]}, []any{p.amount, p.fee, p.net})
 		}
+
+		// The other merchant's funds wait for its own call.
+		is.Equal(e.balanceOf(other, "MYR"), myrBalanceOf("0", "4855", "0"))
+		is.Equal(e.txnOf(other, "payment", otherPay)["status"], "pending")
+		otherBatches := e.settleFunds(other)
+		is.Equal(len(otherBatches), 1)
+		is.Equal([]any{otherBatches[0]["lines"], otherBatches[0]["gross"], otherBatches[0]["fee"], otherBatches[0]["net"]}, []any{float64(1), "5000", "145", "4855"})
+		is.True(otherBatches[0]["id"] != b["id"])
+		is.Equal(e.balanceOf(other, "MYR"), myrBalanceOf("4855", "0", "0"))
+		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("23538", "0", "0"))
 
 		// Nothing is left to settle: an empty list, and nothing changes.
 		list := e.do("GET", "/v1/balance_transactions", nil, basic(k))
