@@ -655,3 +655,30 @@ func TestConcurrentDisputeResponsesOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestDisputeDecidedWithoutCallbacks: when no callback of the sandbox
+// comes, paykit asks about a dispute under review and learns the
+// decision.
+func TestDisputeDecidedWithoutCallbacks(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, e *sandboxEnv, k keys) {
+		is := is.New(t)
+		pa := e.paidPayment(k, "10000", "order-a")
+		pb := e.paidPayment(k, "10000", "order-b")
+		won := e.opened(k, pa, nil)["id"].(string)
+		lost := e.opened(k, pb, nil)["id"].(string)
+		is.Equal(e.evidence(k, "ev-w", won, map[string]any{"text": "winning_evidence", "submit": true}).status, http.StatusOK)
+		is.Equal(e.evidence(k, "ev-l", lost, map[string]any{"text": "losing_evidence", "submit": true}).status, http.StatusOK)
+		e.drain() // the evidence goes to the PSP
+		for range 2 {
+			e.clock.Advance(time.Hour)
+			e.drain()
+		}
+		is.Equal(e.disputeOf(k, won)["status"], "won")
+		is.Equal(e.disputeOf(k, lost)["status"], "lost")
+		is.Equal(e.get(k, pa)["disputed_amount"], "0")
+		is.Equal(e.get(k, pb)["disputed_amount"], "10000")
+		is.Equal(e.txnOf(k, "dispute_reversal", won)["amount"], "10000")
+		is.Equal(e.eventsOf(k, won), []string{"dispute.created", "dispute.updated", "dispute.won"})
+		is.Equal(e.eventsOf(k, lost), []string{"dispute.created", "dispute.updated", "dispute.lost"})
+	})
+}

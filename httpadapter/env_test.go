@@ -101,6 +101,7 @@ var everyStore = map[string]bool{
 	"TestDisputeEventsAndWebhooks":             false,
 	"TestListDisputesOverHTTP":                 false,
 	"TestRefundAfterDisputeClosed":             false,
+	"TestDisputeDecidedWithoutCallbacks":       false,
 	// Concurrency and locking.
 	"TestConcurrentIdenticalCreates":          true,
 	"TestConcurrentCreatesOfOneReference":     true,

@@ -313,6 +313,13 @@ func TestBalanceTransactionsListOverHTTP(t *testing.T) {
 		r := e.refund(k, "rf-1", map[string]any{"payment_intent": card, "merchant_reference": "rf-1", "amount": "3000"})
 		is.Equal(r.status, http.StatusCreated)
 		refund := r.json(t)["id"].(string)
+		// In flight it is reserved, which is no movement: the nets still
+		// sum to the balance.
+		is.Equal(len(e.txns(k, "type=refund")), 0)
+		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("7095", "19420", "3000"))
+		is.Equal(len(e.txns(k, "")), 2)
+		declined := e.refund(k, "rf-d", map[string]any{"payment_intent": card, "merchant_reference": "rf-d", "amount": "1911"})
+		is.Equal(declined.json(t)["status"], "failed") // never a movement either
 		e.settle()
 		is.Equal(e.do("GET", "/v1/refunds/"+refund, nil, basic(k)).json(t)["status"], "succeeded")
 		step()
@@ -461,5 +468,16 @@ func TestBalanceTransactionsListOverHTTP(t *testing.T) {
 			sum += minor(t, bt["net"])
 		}
 		is.Equal(sum, int64(8015))
+
+		// The payout's funds come back: a payout_return.
+		step()
+		is.Equal(e.do("POST", "/v1/test_helpers/payout_intents/"+payout+"/return", nil, basic(k)).status, http.StatusOK)
+		e.settle()
+		latest := e.txns(k, "limit=1")[0]
+		is.Equal([]any{latest["type"], latest["source"], latest["amount"], latest["fee"], latest["net"], latest["status"]},
+			[]any{"payout_return", payout, "2000", "0", "2000", "available"})
+		is.Equal(e.balanceOf(k, "MYR"), myrBalanceOf("10015", "0", "0"))
+		is.Equal(len(e.txns(k, "type=payout,payout_return&source="+payout)), 2)
+		is.Equal(len(e.txns(k, "source="+declined.json(t)["id"].(string))), 0)
 	})
 }
