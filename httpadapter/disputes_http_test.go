@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -411,6 +412,12 @@ func TestDisputeEventsAndWebhooks(t *testing.T) {
 		is := is.New(t)
 		rc := newReceiver(t, e, func(int, http.ResponseWriter, *http.Request) {})
 		_, secret := e.endpoint(k, rc.srv.URL+"/hooks")
+		// The merchant's own endpoint for the decisions only.
+		decisions := newReceiver(t, e, func(int, http.ResponseWriter, *http.Request) {})
+		r := e.do("POST", "/v1/webhook_endpoints", map[string]any{"url": decisions.srv.URL, "enabled_events": []string{"dispute.won", "dispute.lost"}},
+			basic(k), idem("we-1"))
+		is.Equal(r.status, http.StatusCreated)
+		decisionsSecret := r.json(t)["secret"].(string)
 		pa := e.paidPayment(k, "10000", "order-a")
 		pb := e.paidPayment(k, "10000", "order-b")
 		won := e.opened(k, pa, nil)["id"].(string)
@@ -463,6 +470,16 @@ func TestDisputeEventsAndWebhooks(t *testing.T) {
 			}
 		}
 		is.Equal(len(delivered), 6)
+		var decided []string
+		for _, d := range decisions.deliveries() {
+			var ev map[string]any
+			is.NoErr(json.Unmarshal(d.body, &ev))
+			is.NoErr(verify(t, decisionsSecret, d))
+			decided = append(decided, ev["type"].(string)+" "+ev["data"].(map[string]any)["id"].(string))
+		}
+		is.Equal(len(decided), 2)
+		is.True(slices.Contains(decided, "dispute.won "+won))
+		is.True(slices.Contains(decided, "dispute.lost "+lost))
 		for _, want := range []string{"dispute.created " + won, "dispute.updated " + won, "dispute.won " + won, "dispute.created " + lost, "dispute.lost " + lost} {
 			found := false
 			for _, d := range delivered {
