@@ -91,14 +91,27 @@ var everyStore = map[string]bool{
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,
 	"TestRefundSandboxOutcomes":     false,
+	// Money as the Provider holds it: fees, settlement, balance
+	// transactions, disputes.
+	"TestFeesPendingAndSettlementOverHTTP":     false,
+	"TestSettlementFeeMismatchAndNeverSettled": false,
+	"TestBalanceTransactionsListOverHTTP":      false,
+	"TestDisputeTestHelperOverHTTP":            false,
+	"TestDisputeEvidenceOverHTTP":              false,
+	"TestDisputeEventsAndWebhooks":             false,
+	"TestListDisputesOverHTTP":                 false,
+	"TestRefundAfterDisputeClosed":             false,
+	"TestDisputeDecidedWithoutCallbacks":       false,
 	// Concurrency and locking.
-	"TestConcurrentIdenticalCreates":      true,
-	"TestConcurrentCreatesOfOneReference": true,
-	"TestCreateWhileTheFirstRequestRuns":  true,
-	"TestConcurrentPayoutsOverHTTP":       true,
-	"TestCallbackRacesRecovery":           true,
-	"TestCancelWhileProviderSettles":      true,
-	"TestConcurrentRefundsOverHTTP":       true,
+	"TestConcurrentIdenticalCreates":          true,
+	"TestConcurrentCreatesOfOneReference":     true,
+	"TestCreateWhileTheFirstRequestRuns":      true,
+	"TestConcurrentPayoutsOverHTTP":           true,
+	"TestCallbackRacesRecovery":               true,
+	"TestCancelWhileProviderSettles":          true,
+	"TestConcurrentRefundsOverHTTP":           true,
+	"TestConcurrentRefundsAndDisputeOverHTTP": true,
+	"TestConcurrentDisputeResponsesOverHTTP":  true,
 }
 
 // forEachStore runs fn as a subtest on the memory Store, in parallel with

@@ -18,7 +18,8 @@ import (
 // winning_evidence it is WON, losing_evidence LOST, anything else stays
 // UNDER_REVIEW. Without submitted evidence by the deadline it is LOST.
 // Its amount and the dispute fee leave the merchant's settlement at
-// opening; a WON dispute's amount comes back (the fee does not).
+// opening; a WON dispute's amount comes back (the fee does not) and can be
+// refunded or disputed again.
 
 // Dispute texts and limits.
 const (
@@ -149,7 +150,11 @@ func (p *PSP) openDispute(ctx context.Context, c apiCall) answer {
 		return errAnswer(http.StatusBadRequest, errValidation, fmt.Sprintf("Unknown reason %q.", in.Reason))
 	}
 	now := p.now()
-	pm, amount, refusal, err := p.takeDisputable(ctx, in)
+	won, err := p.wonDisputed(ctx, in.PaymentKey, in.PaymentID)
+	if err != nil {
+		return stateError(err)
+	}
+	pm, amount, refusal, err := p.takeDisputable(ctx, in, won)
 	if err != nil {
 		return stateError(err)
 	}
@@ -174,10 +179,31 @@ func (p *PSP) openDispute(ctx context.Context, c apiCall) answer {
 	return answer{status: http.StatusCreated, body: d.view()}
 }
 
+// wonDisputed is how much of the payment named by its key or id its WON
+// disputes gave back: the bank returned it to the merchant, so it can be
+// refunded or disputed again. WON is final, so a sum read before the
+// payment is updated can only be short, never too much.
+func (p *PSP) wonDisputed(ctx context.Context, paymentKey, paymentID string) (int64, error) {
+	now := p.now()
+	var won int64
+	err := p.st.disputes().list(ctx, func(d *dispute) {
+		if (paymentKey == "" || d.PaymentKey != paymentKey) && (paymentID == "" || d.PaymentID != paymentID) {
+			return
+		}
+		c := *d // settled on a copy: list only reads
+		c.settle(now)
+		if c.State == stateWon {
+			won += c.AmountMinor
+		}
+	})
+	return won, err
+}
+
 // takeDisputable checks the payment a dispute names and adds the dispute's
-// amount (0: all that is left) to what its disputes took. It returns the
-// payment (a copy) and the amount, or the PSP's refusal.
-func (p *PSP) takeDisputable(ctx context.Context, in disputeCreate) (payment, int64, *answer, error) {
+// amount (0: all that is left) to what its disputes took; won is what its
+// WON disputes gave back (wonDisputed). It returns the payment (a copy) and
+// the amount, or the PSP's refusal.
+func (p *PSP) takeDisputable(ctx context.Context, in disputeCreate, won int64) (payment, int64, *answer, error) {
 	l := byKey(in.PaymentKey)
 	if in.PaymentKey == "" {
 		l = byID(in.PaymentID)
@@ -191,7 +217,7 @@ func (p *PSP) takeDisputable(ctx context.Context, in disputeCreate) (payment, in
 	}
 	found, err := p.st.payments().update(ctx, l, func(pm *payment) {
 		pm.settle(p.now())
-		left := pm.In.AmountMinor - pm.Refunded - pm.Disputed
+		left := pm.In.AmountMinor - pm.Refunded - pm.Disputed + won
 		amount = in.AmountMinor
 		if amount == 0 {
 			amount = left

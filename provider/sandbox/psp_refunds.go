@@ -86,7 +86,11 @@ func (p *PSP) recordRefund(ctx context.Context, key string, in refundCreate) ans
 		}
 		now := p.now()
 		declined := in.AmountMinor%1000 == amountRefundDeclined
-		pm, refusal, err := p.takeRefundable(ctx, in, !declined)
+		won, err := p.wonDisputed(ctx, in.PaymentKey, in.PaymentID)
+		if err != nil {
+			return stateError(err)
+		}
+		pm, refusal, err := p.takeRefundable(ctx, in, !declined, won)
 		if err != nil {
 			return stateError(err)
 		}
@@ -128,9 +132,10 @@ func (p *PSP) recordRefund(ctx context.Context, key string, in refundCreate) ans
 }
 
 // takeRefundable checks the payment a refund names and, with take, adds
-// the refund's amount to what the PSP has refunded of it. It returns the
-// payment (a copy) or the PSP's refusal.
-func (p *PSP) takeRefundable(ctx context.Context, in refundCreate, take bool) (payment, *answer, error) {
+// the refund's amount to what the PSP has refunded of it; won is what its
+// WON disputes gave back (wonDisputed). It returns the payment (a copy) or
+// the PSP's refusal.
+func (p *PSP) takeRefundable(ctx context.Context, in refundCreate, take bool, won int64) (payment, *answer, error) {
 	l := byKey(in.PaymentKey)
 	if in.PaymentKey == "" {
 		l = byID(in.PaymentID)
@@ -152,8 +157,8 @@ func (p *PSP) takeRefundable(ctx context.Context, in refundCreate, take bool) (p
 			refuse(errRefundUnsupported, fmt.Sprintf("Payments by %s cannot be refunded.", pm.In.Channel))
 		case pm.In.Ccy != in.Ccy:
 			refuse(errRefundPayment, fmt.Sprintf("The payment is in %s, not %q.", pm.In.Ccy, in.Ccy))
-		case in.AmountMinor > pm.In.AmountMinor-pm.Refunded-pm.Disputed:
-			refuse(errRefundAmount, fmt.Sprintf("At most %d of the payment can still be refunded.", pm.In.AmountMinor-pm.Refunded-pm.Disputed))
+		case in.AmountMinor > pm.In.AmountMinor-pm.Refunded-pm.Disputed+won:
+			refuse(errRefundAmount, fmt.Sprintf("At most %d of the payment can still be refunded.", pm.In.AmountMinor-pm.Refunded-pm.Disputed+won))
 		default:
 			if take {
 				pm.Refunded += in.AmountMinor

@@ -333,6 +333,32 @@ var pspScenarios = []struct {
 		is.Equal(won.Reference, d.Reference)
 		is.Equal(e.psp.SettlementBatches()[0].ID, batches[0].Reference)
 	}},
+	{"a won dispute's amount can be refunded again, a lost one's cannot", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		for _, key := range []string{"pi_won", "pi_lost"} {
+			e.prov.CreatePayment(ctx, e.payment(key, "TNG", "MY", 10000))
+			is.NoErr(e.prov.Approve(ctx, key))
+		}
+		refund := func(key, payment string, amount int64) paykit.Outcome {
+			return e.prov.CreateRefund(ctx, paykit.RefundRequest{Key: key, PaymentKey: payment, Amount: amount, Currency: "MYR"}).Outcome
+		}
+		won, err := e.prov.OpenDispute(ctx, paykit.DisputeOpening{PaymentKey: "pi_won", Amount: 4000})
+		is.NoErr(err)
+		_, err = e.prov.SubmitDisputeEvidence(ctx, won.Reference, "winning_evidence")
+		is.NoErr(err)
+		lost, err := e.prov.OpenDispute(ctx, paykit.DisputeOpening{PaymentKey: "pi_lost", Amount: 4000})
+		is.NoErr(err)
+		_, err = e.prov.AcceptDispute(ctx, lost.Reference)
+		is.NoErr(err)
+		is.Equal(refund("re_review", "pi_won", 6001), paykit.OutcomeFailed) // under review: still the dispute's
+		e.clock.Advance(testDelay)                                          // won
+		is.Equal(refund("re_won", "pi_won", 10000), paykit.OutcomePending)
+		_, err = e.prov.OpenDispute(ctx, paykit.DisputeOpening{PaymentKey: "pi_won", Amount: 1})
+		is.True(err != nil) // all of it refunded
+		is.Equal(refund("re_lost", "pi_lost", 6001), paykit.OutcomeFailed)
+		is.Equal(refund("re_lost_rest", "pi_lost", 6000), paykit.OutcomePending)
+	}},
 }
 
 // TestPSPOnEveryState runs the PSP's scenarios on each state it can keep.
