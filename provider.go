@@ -307,7 +307,18 @@ type SettlementBatch struct {
 	Merchant  string // the PaymentRequest.Merchant its lines are for; "" when the Provider does not split
 	Currency  string
 	SettledAt time.Time
-	Lines     []SettlementLine
+	// Gross, Fee and Net are the batch's totals as the Provider states
+	// them: a batch whose lines do not add up to them is refused.
+	Gross, Fee, Net int64
+	Lines           []SettlementLine
+}
+
+// Totals returns the sums of the lines' amounts, fees and nets.
+func (b *SettlementBatch) Totals() (gross, fee, net int64) {
+	for _, l := range b.Lines {
+		gross, fee, net = gross+l.Amount, fee+l.Fee, net+l.Amount-l.Fee
+	}
+	return gross, fee, net
 }
 
 // SettlementLine is one movement of a settlement batch.

@@ -329,6 +329,41 @@ type Tx interface {
 	// q.Filter.Country and MerchantReference are ignored.
 	ListDisputes(ctx context.Context, q ListQuery[DisputeListParams]) ([]Dispute, error)
 
+	// Reconciliation: the settlement lines read, the runs and the breaks.
+
+	// RecordSettledLines inserts the lines whose (Provider, Type,
+	// Reference) is not recorded yet and returns, for each of lines in
+	// order, the record that holds its key afterwards: the line itself
+	// when it was inserted, else the earlier one.
+	RecordSettledLines(ctx context.Context, lines []SettledLine) ([]SettledLine, error)
+	// CreateReconciliationRun inserts r; ErrAlreadyExists when the id is
+	// taken.
+	CreateReconciliationRun(ctx context.Context, r *ReconciliationRun) error
+	// LastReconciliationRun returns the newest run of provider (by
+	// StartedAt, ID), or ErrNotFound.
+	LastReconciliationRun(ctx context.Context, provider string) (*ReconciliationRun, error)
+	// ListReconciliationRuns returns at most q.Limit runs of every
+	// tenant, newest first (q.Scope is ignored).
+	ListReconciliationRuns(ctx context.Context, q ListQuery[RunListParams]) ([]ReconciliationRun, error)
+	// CreateReconciliationBreak inserts b; ErrAlreadyExists when the id
+	// is taken.
+	CreateReconciliationBreak(ctx context.Context, b *ReconciliationBreak) error
+	// GetReconciliationBreak returns a break by id, or ErrNotFound.
+	GetReconciliationBreak(ctx context.Context, id string) (*ReconciliationBreak, error)
+	// UpdateReconciliationBreak writes b under the Version rule.
+	UpdateReconciliationBreak(ctx context.Context, b *ReconciliationBreak) error
+	// ListReconciliationBreaks returns at most q.Limit breaks of every
+	// tenant, newest first (q.Scope is ignored).
+	ListReconciliationBreaks(ctx context.Context, q ListQuery[BreakListParams]) ([]ReconciliationBreak, error)
+	// FindOpenBreak returns the open break of provider, type and Provider
+	// reference, or ErrNotFound.
+	FindOpenBreak(ctx context.Context, provider string, typ BreakType, reference string) (*ReconciliationBreak, error)
+	// CountOpenBreaks counts the open breaks by type; types without any
+	// are absent.
+	CountOpenBreaks(ctx context.Context) (map[BreakType]int, error)
+	// ListUnsettled returns what q selects.
+	ListUnsettled(ctx context.Context, q UnsettledQuery) ([]Unsettled, error)
+
 	// Resources by their Provider attempt.
 
 	// FindByProviderRef returns, of any scope, the payment intent, payout
