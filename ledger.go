@@ -71,9 +71,9 @@ var accounts = map[string]Account{
 		// The contract: available goes below zero only through a dispute
 		// (or a Provider-side debit), never by a merchant's own request.
 		// A Provider fee above a payment's amount is a Provider-side debit.
-		OverdrawKinds: []string{"dispute.created", "payment.succeeded"}},
+		OverdrawKinds: []string{"dispute.created", "payment.succeeded", "reconciliation.adjusted"}},
 	// A Provider fee above the amount leaves a negative net.
-	AccountPending:     {Name: AccountPending, Class: MerchantAccount, OverdrawKinds: []string{"payment.succeeded"}},
+	AccountPending:     {Name: AccountPending, Class: MerchantAccount, OverdrawKinds: []string{"payment.succeeded", "reconciliation.adjusted"}},
 	AccountReserved:    {Name: AccountReserved, Class: MerchantAccount},
 	AccountPayments:    {Name: AccountPayments, Class: ExternalAccount, MayGoNegative: true},
 	AccountPayouts:     {Name: AccountPayouts, Class: ExternalAccount, MayGoNegative: true},

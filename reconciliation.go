@@ -1,8 +1,13 @@
 package paykit
 
 import (
+	"context"
+	"errors"
+	"maps"
 	"slices"
 	"time"
+
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // BreakType says how a settlement line and paykit's records disagree.
@@ -153,4 +158,204 @@ type UnsettledQuery struct {
 	Provider string
 	Before   time.Time
 	Limit    int
+}
+
+// ListReconciliationBreaks returns the breaks of every tenant that params
+// select, newest first: the operator's queue.
+func (s *Service) ListReconciliationBreaks(ctx context.Context, params BreakListParams) (*Page[ReconciliationBreak], error) {
+	limit, after, err := s.pageQuery("reconciliation_break", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	if params.Status != "" && !params.Status.Valid() {
+		return nil, invalidRequest("status", "status must be open or resolved.")
+	}
+	if params.Type != "" && !params.Type.Valid() {
+		return nil, invalidRequest("type", "type %q is not a break type.", params.Type)
+	}
+	for name, v := range map[string]string{"merchant_id": params.MerchantID, "provider": params.Provider} {
+		if !wire.ValidText(v) {
+			return nil, invalidRequest(name, "%s must be UTF-8 text without NUL characters.", name)
+		}
+	}
+	rows, err := s.store.ListReconciliationBreaks(ctx, ListQuery[BreakListParams]{Filter: params, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, internalError(err)
+	}
+	return makePage(s, "reconciliation_break", rows, limit, func(b *ReconciliationBreak) Position { return Position{b.CreatedAt, b.ID} }), nil
+}
+
+// GetReconciliationBreak returns a break by id.
+func (s *Service) GetReconciliationBreak(ctx context.Context, id string) (*ReconciliationBreak, error) {
+	b, err := s.store.GetReconciliationBreak(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound("reconciliation_break")
+	}
+	if err != nil {
+		return nil, internalError(err)
+	}
+	return b, nil
+}
+
+// ListReconciliationRuns returns the reads of settlement batches, newest
+// first.
+func (s *Service) ListReconciliationRuns(ctx context.Context, params RunListParams) (*Page[ReconciliationRun], error) {
+	limit, after, err := s.pageQuery("reconciliation_run", params.PageParams)
+	if err != nil {
+		return nil, err
+	}
+	if !wire.ValidText(params.Provider) {
+		return nil, invalidRequest("provider", "provider must be UTF-8 text without NUL characters.")
+	}
+	rows, err := s.store.ListReconciliationRuns(ctx, ListQuery[RunListParams]{Filter: params, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, internalError(err)
+	}
+	return makePage(s, "reconciliation_run", rows, limit, func(r *ReconciliationRun) Position { return Position{r.StartedAt, r.ID} }), nil
+}
+
+// ResolveBreakRequest is an operator's resolution of a break.
+type ResolveBreakRequest struct {
+	Resolution BreakResolution `json:"resolution" validate:"required,oneof=accept_paykit accept_provider"`
+	Note       string          `json:"note" validate:"required,min=1,max=512"`
+}
+
+// ResolveBreak resolves an open break as an operator (actor), with an
+// audit event. accept_paykit settles the funds as paykit recorded them;
+// accept_provider settles them as the Provider reported and books the
+// difference as an adjustment balance transaction of the merchant (for
+// missing_in_report: the whole net leaves pending). A break of a line
+// unknown to paykit moves no money. A resolved break is invalid_state.
+func (s *Service) ResolveBreak(ctx context.Context, actor, id string, req ResolveBreakRequest) (*ReconciliationBreak, error) {
+	if err := validateRequest(&req); err != nil {
+		return nil, err
+	}
+	if !wire.ValidText(req.Note) {
+		return nil, invalidRequest("note", "note must be UTF-8 text without NUL characters.")
+	}
+	var out *ReconciliationBreak
+	err := s.inTx(ctx, func(tx Tx) error {
+		b, err := tx.GetReconciliationBreak(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return notFound("reconciliation_break")
+		}
+		if err != nil {
+			return err
+		}
+		if b.Status != BreakOpen {
+			return errorf(CodeInvalidState, "", "This break is already resolved (%s).", b.Resolution)
+		}
+		now := s.Now()
+		if b.MerchantID != "" {
+			if err := s.applyResolution(ctx, tx, b, req.Resolution, now); err != nil {
+				return err
+			}
+		}
+		b.Status, b.Resolution, b.Note, b.ResolvedAt = BreakResolved, req.Resolution, req.Note, &now
+		if err := tx.UpdateReconciliationBreak(ctx, b); err != nil {
+			return err
+		}
+		out = b
+		return s.audit(ctx, tx, &AuditEvent{Actor: actor, Action: "reconciliation_break.resolve", TargetType: "reconciliation_break",
+			TargetID: b.ID, MerchantID: b.MerchantID, Environment: b.Environment,
+			Details: details("type", string(b.Type), "resolution", string(req.Resolution), "source", b.Source, "note", req.Note)})
+	})
+	if err != nil {
+		return nil, asServiceError(err)
+	}
+	return out, nil
+}
+
+// applyResolution moves the merchant's money a resolution of b calls for,
+// in tx.
+func (s *Service) applyResolution(ctx context.Context, tx Tx, b *ReconciliationBreak, r BreakResolution, now time.Time) error {
+	var pi *PaymentIntent
+	if b.LineType == "payment" && b.Source != "" {
+		p, err := tx.GetPaymentIntent(ctx, b.Scope(), b.Source)
+		if err != nil {
+			return err
+		}
+		if p.Status == PaymentSucceeded {
+			pi = p
+		}
+	}
+	net := func(a *SettlementAmounts) int64 {
+		if a == nil {
+			return 0
+		}
+		return a.Amount - a.Fee
+	}
+	adjust := func(amount int64, currency, from string) error {
+		if amount == 0 {
+			return nil
+		}
+		return s.book(ctx, tx, &BalanceTransaction{MerchantID: b.MerchantID, Environment: b.Environment, Type: BalanceTxnAdjustment,
+			Source: b.ID, Amount: amount, Currency: currency}, "reconciliation.adjusted", now,
+			Posting{AccountAdjustments, -amount}, Posting{from, amount})
+	}
+	if b.Type == BreakMissingInReport {
+		switch {
+		case r == ResolveAcceptPaykit && pi != nil:
+			return s.settlePayment(ctx, tx, pi, now)
+		case r == ResolveAcceptProvider && pi != nil && pi.SettledAt == nil:
+			return adjust(-net(b.Expected), b.Expected.Currency, AccountPending) // the Provider never paid it
+		case r == ResolveAcceptProvider && b.LineType == "refund" && b.Expected != nil:
+			return adjust(-b.Expected.Amount, b.Expected.Currency, AccountAvailable) // the refund never left
+		}
+		return nil
+	}
+	if pi != nil {
+		if err := s.settlePayment(ctx, tx, pi, now); err != nil {
+			return err
+		}
+	}
+	if r != ResolveAcceptProvider || b.Reported == nil {
+		return nil
+	}
+	if b.Type == BreakDuplicateLine {
+		return adjust(net(b.Reported), b.Reported.Currency, AccountAvailable) // settled a second time
+	}
+	if b.Expected == nil {
+		return nil
+	}
+	if b.Expected.Currency == b.Reported.Currency {
+		return adjust(net(b.Reported)-net(b.Expected), b.Reported.Currency, AccountAvailable)
+	}
+	if err := adjust(-net(b.Expected), b.Expected.Currency, AccountAvailable); err != nil {
+		return err
+	}
+	return adjust(net(b.Reported), b.Reported.Currency, AccountAvailable)
+}
+
+// checkMissingSettlements opens a missing_in_report break for each
+// succeeded payment and refund of a Provider that reports settlement when
+// no line named it within the SLA.
+func (s *Service) checkMissingSettlements(ctx context.Context, now time.Time) error {
+	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
+		if !s.providers[name].caps.Has(CapSettlement) {
+			continue
+		}
+		for {
+			rows, err := s.store.ListUnsettled(ctx, UnsettledQuery{Provider: name, Before: now.Add(-s.reconcileSLA), Limit: 500})
+			if err != nil {
+				return err
+			}
+			for _, u := range rows {
+				typ := "payment"
+				if u.Object == "refund" {
+					typ = "refund"
+				}
+				rb := &ReconciliationBreak{ID: s.newID("rb"), Type: BreakMissingInReport, Status: BreakOpen, Provider: name,
+					MerchantID: u.Scope.MerchantID, Environment: u.Scope.Environment, Source: u.ID, LineType: typ, Reference: u.Reference,
+					Expected: &SettlementAmounts{Amount: u.Amount, Fee: u.Fee, Currency: u.Currency}, CreatedAt: now}
+				if err := s.store.CreateReconciliationBreak(ctx, rb); err != nil {
+					return err
+				}
+			}
+			if len(rows) < 500 {
+				break
+			}
+		}
+	}
+	return nil
 }

@@ -117,6 +117,10 @@ type Config struct {
 	APIKeyCacheTTL time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt; default 15s.
 	WebhookTimeout time.Duration
+	// ReconciliationSLA is how long after its success a payment or refund
+	// may go without a settlement line before it is a missing_in_report
+	// break; default 72h.
+	ReconciliationSLA time.Duration
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -153,13 +157,15 @@ type Service struct {
 	partitionLimit int
 	eventIDs       eventIDGen
 	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
-	settlements    settlementCursors
+	settleLocks    settlementLocks
+	reconCounts    reconCounts
 	runs           runSet        // this instance's job runs in flight
 	freed          chan struct{} // Run: a run ended
 
 	approvalThreshold int64
 	approvalPolicy    func(*PayoutIntent) bool
 	approvalTTL       time.Duration
+	reconcileSLA      time.Duration
 	accountKeys       *keyring.Keyring
 	apiKeys           *apiKeyCache
 }
@@ -214,6 +220,7 @@ func New(cfg Config) (*Service, error) {
 		approvalThreshold: cfg.ApprovalThreshold,
 		approvalPolicy:    cfg.ApprovalPolicy,
 		approvalTTL:       cfg.ApprovalTTL,
+		reconcileSLA:      cfg.ReconciliationSLA,
 		accountKeys:       cfg.AccountKeys,
 		apiKeys:           &apiKeyCache{ttl: cfg.APIKeyCacheTTL},
 	}
@@ -280,6 +287,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.checkoutTTL <= 0 {
 		s.checkoutTTL = 24 * time.Hour
+	}
+	if s.reconcileSLA <= 0 {
+		s.reconcileSLA = 72 * time.Hour
 	}
 	if s.approvalTTL <= 0 {
 		s.approvalTTL = 72 * time.Hour

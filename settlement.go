@@ -3,33 +3,33 @@ package paykit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
 
-// settlementCursors remembers, per Provider, the last settlement batch
-// this process read. Reading a batch again changes nothing, so a restart
-// that reads from the first batch again costs time only.
-type settlementCursors struct {
+// settlementLocks serializes, per Provider, the reads of its settlement
+// batches in this process; the Store's lease keeps instances apart.
+type settlementLocks struct {
 	mu    sync.Mutex
-	after map[string]string
+	locks map[string]*sync.Mutex
 }
 
-func (c *settlementCursors) get(provider string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.after[provider]
-}
-
-func (c *settlementCursors) set(provider, after string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.after == nil {
-		c.after = map[string]string{}
+func (l *settlementLocks) of(provider string) *sync.Mutex {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.locks == nil {
+		l.locks = map[string]*sync.Mutex{}
 	}
-	c.after[provider] = after
+	m, ok := l.locks[provider]
+	if !ok {
+		m = &sync.Mutex{}
+		l.locks[provider] = m
+	}
+	return m
 }
 
 // settlementPage is how many batches one read asks a Provider for.
@@ -38,8 +38,11 @@ const settlementPage = 100
 // settlementCallTimeout bounds one read of a Provider's batches.
 const settlementCallTimeout = 10 * time.Second
 
+// settlementLease is how long an instance holds a Provider's reads.
+const settlementLease = time.Minute
+
 // jobSettlementRead reads the batches a Provider that reports settlement
-// (CapSettlement) closed since the last read: due when a payment's funds
+// (CapSettlement) closed since the last run: due when a payment's funds
 // are expected (its available_on), one pending per Provider.
 const jobSettlementRead = "settlement.read"
 
@@ -49,30 +52,53 @@ func settlementReadJob(scope Scope, provider string, at time.Time) *Job {
 	return &Job{Kind: jobSettlementRead, Scope: scope, TargetID: provider, RunAt: at, DedupKey: jobSettlementRead + ":" + provider}
 }
 
-// readSettlementsJob reads the job's Provider's new batches.
+// readSettlementsJob reads the job's Provider's new batches, under the
+// Store's lease of that Provider's reads: while another instance holds
+// it, the job waits.
 func (s *Service) readSettlementsJob(ctx context.Context, j *Job) error {
+	now := s.Now()
+	until := now.Add(settlementLease)
+	mine, err := s.store.TakeLease(ctx, Lease{Name: "paykit.settlement." + j.TargetID, Owner: s.workerID + ":" + j.ID + ":" + strconv.Itoa(j.Attempts), Now: now, Until: until})
+	if err != nil {
+		return err
+	}
+	if !mine {
+		return notYetAt{until}
+	}
 	return s.readSettlements(ctx, j.TargetID)
 }
 
-// readSettlements reads the batches the named Provider closed since this
-// process last read them, and applies them.
+// readSettlements reads the batches the named Provider closed after the
+// batch of its last reconciliation run, oldest first, and reconciles each.
+// A batch whose lines do not add up to its totals stops the read: it and
+// every batch after it wait, and the error says why.
 func (s *Service) readSettlements(ctx context.Context, name string) error {
 	a, err := s.provider(ctx, name, CapSettlement)
 	if err != nil {
 		return err
 	}
+	mu := s.settleLocks.of(name)
+	mu.Lock()
+	defer mu.Unlock()
 	for {
+		after := ""
+		last, err := s.store.LastReconciliationRun(ctx, name)
+		switch {
+		case err == nil:
+			after = last.Batch
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
 		cctx, cancel := context.WithTimeout(ctx, settlementCallTimeout)
-		batches, err := a.settlement.SettlementBatches(cctx, s.settlements.get(name), settlementPage)
+		batches, err := a.settlement.SettlementBatches(cctx, after, settlementPage)
 		cancel()
 		if err != nil {
 			return err
 		}
 		for _, b := range batches {
-			if err := s.applySettlement(ctx, name, b); err != nil {
+			if err := s.reconcileBatch(ctx, name, b); err != nil {
 				return err
 			}
-			s.settlements.set(name, b.Reference)
 		}
 		if len(batches) < settlementPage {
 			return nil
@@ -80,40 +106,214 @@ func (s *Service) readSettlements(ctx context.Context, name string) error {
 	}
 }
 
-// applySettlement settles the payments of a Provider's batch whose lines
-// match paykit's records of them (amount, fee and currency); the funds of
-// a line that does not match stay pending. Applying a batch again changes
-// nothing.
-func (s *Service) applySettlement(ctx context.Context, provider string, b SettlementBatch) error {
-	now := s.Now()
-	for _, line := range b.Lines {
-		if line.Type != "payment" {
-			continue
+// errBatchTotals: a batch's stated totals are not the sums of its lines.
+var errBatchTotals = errors.New("settlement batch totals disagree with its lines")
+
+// reconcileChunk is how many lines one transaction reconciles.
+const reconcileChunk = 200
+
+// reconcileBatch checks a Provider's batch against paykit's records, line
+// by line, and records the run. A line is known by its Provider, type and
+// reference: a line read before in the same batch is reconciled again to
+// the same effect (a read that stopped half way), one seen in another
+// batch, or twice in this one, is a duplicate_line break. A matched
+// payment line settles the payment; a matched line resolves the
+// missing_in_report break of its reference; any other line opens a break
+// and its funds stay pending.
+func (s *Service) reconcileBatch(ctx context.Context, provider string, b SettlementBatch) error {
+	started := s.Now()
+	if g, f, n := b.Totals(); g != b.Gross || f != b.Fee || n != b.Net {
+		s.log.ErrorContext(ctx, "settlement batch refused: its totals disagree with its lines", "provider", provider, "batch", b.Reference,
+			"gross", b.Gross, "fee", b.Fee, "net", b.Net, "lines_gross", g, "lines_fee", f, "lines_net", n)
+		s.reconCounts.record("batch_refused")
+		return fmt.Errorf("%w: %s batch %s states gross %d, fee %d, net %d; its %d lines sum to %d, %d, %d",
+			errBatchTotals, provider, b.Reference, b.Gross, b.Fee, b.Net, len(b.Lines), g, f, n)
+	}
+	run := &ReconciliationRun{ID: s.newID("rr"), Provider: provider, Batch: b.Reference, Lines: len(b.Lines), StartedAt: started}
+	seen := make(map[[2]string]bool, len(b.Lines))
+	for i := 0; i < len(b.Lines); i += reconcileChunk {
+		lines := b.Lines[i:min(i+reconcileChunk, len(b.Lines))]
+		records := make([]SettledLine, len(lines))
+		for j, l := range lines {
+			records[j] = SettledLine{Provider: provider, Type: l.Type, Reference: l.Reference, Batch: b.Reference, CreatedAt: started}
 		}
-		owner, err := s.store.FindByProviderRef(ctx, provider, line.Reference)
-		if errors.Is(err, ErrNotFound) || (err == nil && owner.Object != "payment_intent") {
-			s.log.WarnContext(ctx, "settlement line matches no payment", "provider", provider, "batch", b.Reference)
-			continue
-		}
+		holders, err := s.store.RecordSettledLines(ctx, records)
 		if err != nil {
 			return err
 		}
+		dup := make([]bool, len(lines))
+		for j, l := range lines {
+			k := [2]string{l.Type, l.Reference}
+			dup[j] = holders[j].Batch != b.Reference || seen[k]
+			seen[k] = true
+		}
+		var matched, breaks int
 		err = s.inTx(ctx, func(tx Tx) error {
-			pi, err := tx.GetPaymentIntent(ctx, owner.Scope, owner.ID)
-			if err != nil {
-				return err
+			matched, breaks = 0, 0
+			for j, l := range lines {
+				ok, err := s.reconcileLine(ctx, tx, provider, b.Reference, l, dup[j])
+				if err != nil {
+					return err
+				}
+				if ok {
+					matched++
+				} else {
+					breaks++
+				}
 			}
-			if pi.Amount != line.Amount || pi.Fee != line.Fee || pi.Currency != line.Currency {
-				s.log.WarnContext(ctx, "settlement line differs from the payment", "provider", provider, "batch", b.Reference, "payment_intent", pi.ID)
-				return nil
-			}
-			return s.settlePayment(ctx, tx, pi, now)
+			return nil
 		})
 		if err != nil {
 			return err
 		}
+		run.Matched += matched
+		run.Breaks += breaks
 	}
-	return nil
+	run.FinishedAt = s.Now()
+	return s.store.CreateReconciliationRun(ctx, run)
+}
+
+// lineSide is what paykit recorded of the thing a line is about.
+type lineSide struct {
+	source   string
+	scope    Scope
+	expected *SettlementAmounts
+	payment  *PaymentIntent // a payment line's payment, to settle
+}
+
+// reconcileLine checks one line in tx and applies what it calls for; it
+// reports whether the line matched.
+func (s *Service) reconcileLine(ctx context.Context, tx Tx, provider, batch string, l SettlementLine, dup bool) (bool, error) {
+	side, err := s.lineSide(ctx, tx, provider, l)
+	if err != nil {
+		return false, err
+	}
+	reported := &SettlementAmounts{Amount: l.Amount, Fee: l.Fee, Currency: l.Currency}
+	typ := BreakType("")
+	switch {
+	case dup:
+		typ = BreakDuplicateLine
+	case side.expected == nil:
+		typ = BreakUnknownToPaykit
+	case side.expected.Currency != l.Currency:
+		typ = BreakCurrencyMismatch
+	case side.expected.Amount != l.Amount:
+		typ = BreakAmountMismatch
+	case side.expected.Fee != l.Fee:
+		typ = BreakFeeMismatch
+	}
+	now := s.Now()
+	if typ == "" {
+		s.reconCounts.record("matched")
+		if side.payment != nil {
+			if err := s.settlePayment(ctx, tx, side.payment, now); err != nil {
+				return false, err
+			}
+		}
+		missing, err := tx.FindOpenBreak(ctx, provider, BreakMissingInReport, l.Reference)
+		switch {
+		case err == nil:
+			missing.Status, missing.Resolution, missing.ResolvedAt = BreakResolved, ResolveMatched, &now
+			missing.Note = "The line came in batch " + batch + " and matched."
+			return true, tx.UpdateReconciliationBreak(ctx, missing)
+		case errors.Is(err, ErrNotFound):
+			return true, nil
+		default:
+			return false, err
+		}
+	}
+	s.reconCounts.record(string(typ))
+	if _, err := tx.FindOpenBreak(ctx, provider, typ, l.Reference); err == nil {
+		return false, nil // opened by an earlier read of this batch
+	} else if !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	rb := &ReconciliationBreak{ID: s.newID("rb"), Type: typ, Status: BreakOpen, Provider: provider,
+		MerchantID: side.scope.MerchantID, Environment: side.scope.Environment, Source: side.source,
+		LineType: l.Type, Reference: l.Reference, Batch: batch, Expected: side.expected, Reported: reported, CreatedAt: now}
+	return false, tx.CreateReconciliationBreak(ctx, rb)
+}
+
+// lineSide finds, in tx, paykit's record of the line's payment, refund or
+// dispute by the Provider's reference (the Stores' index of it); a side
+// without expected amounts when there is none.
+func (s *Service) lineSide(ctx context.Context, tx Tx, provider string, l SettlementLine) (lineSide, error) {
+	switch l.Type {
+	case "payment", "refund":
+		o, err := tx.FindByProviderRef(ctx, provider, l.Reference)
+		if errors.Is(err, ErrNotFound) {
+			return lineSide{}, nil
+		}
+		if err != nil {
+			return lineSide{}, err
+		}
+		side := lineSide{source: o.ID, scope: o.Scope}
+		switch {
+		case o.Object == "payment_intent" && l.Type == "payment":
+			pi, err := tx.GetPaymentIntent(ctx, o.Scope, o.ID)
+			if err != nil {
+				return lineSide{}, err
+			}
+			side.expected = &SettlementAmounts{Currency: pi.Currency}
+			if pi.Status == PaymentSucceeded {
+				side.expected.Amount, side.expected.Fee, side.payment = pi.Amount, pi.Fee, pi
+			}
+		case o.Object == "refund" && l.Type == "refund":
+			re, err := tx.GetRefund(ctx, o.Scope, o.ID)
+			if err != nil {
+				return lineSide{}, err
+			}
+			side.expected = &SettlementAmounts{Currency: re.Currency}
+			if re.Status == RefundSucceeded {
+				side.expected.Amount = -re.Amount
+			}
+		default:
+			return lineSide{}, nil // another kind of attempt under that reference
+		}
+		return side, nil
+	case "dispute", "dispute_reversal":
+		d, err := tx.FindDisputeByProviderRef(ctx, provider, l.Reference)
+		if errors.Is(err, ErrNotFound) {
+			return lineSide{}, nil
+		}
+		if err != nil {
+			return lineSide{}, err
+		}
+		side := lineSide{source: d.ID, scope: d.Scope(), expected: &SettlementAmounts{Amount: -d.Amount, Fee: d.Fee, Currency: d.Currency}}
+		if l.Type == "dispute_reversal" {
+			side.expected = &SettlementAmounts{Currency: d.Currency}
+			if d.Status == DisputeWon {
+				side.expected.Amount = d.Amount
+			}
+		}
+		return side, nil
+	}
+	return lineSide{}, nil
+}
+
+// reconCounts counts the lines reconciled by result, and the batches
+// refused, for the metrics.
+type reconCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (c *reconCounts) record(result string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[result]++
+}
+
+// ReconciliationCounts returns how many settlement lines this Service
+// reconciled by result ("matched" or a break type) and how many batches
+// it refused ("batch_refused"), since it started.
+func (s *Service) ReconciliationCounts() map[string]int64 {
+	s.reconCounts.mu.Lock()
+	defer s.reconCounts.mu.Unlock()
+	return maps.Clone(s.reconCounts.n)
 }
 
 // SettleTestFunds is the settlement test helper: every sandbox Provider
@@ -128,17 +328,18 @@ func (s *Service) SettleTestFunds(ctx context.Context, p Principal) ([]Settlemen
 	out := []SettlementBatch{}
 	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
 		a := s.providers[name]
-		if !a.caps.Has(CapSettlementSimulation) {
+		if !a.caps.Has(CapSettlementSimulation | CapSettlement) {
 			continue
 		}
 		batches, err := a.settleSim.SettleNow(ctx, p.MerchantID)
 		if err != nil {
 			return nil, internalError(err)
 		}
+		// Read every batch closed since the last run, these among them.
+		if err := s.readSettlements(ctx, name); err != nil {
+			return nil, asServiceError(err)
+		}
 		for _, b := range batches {
-			if err := s.applySettlement(ctx, name, b); err != nil {
-				return nil, asServiceError(err)
-			}
 			if b.Merchant == p.MerchantID {
 				out = append(out, b)
 			}

@@ -286,6 +286,9 @@ func (s *Service) purge(ctx context.Context, now time.Time) error {
 	if _, err := s.store.PurgeLeases(ctx, now.Add(-time.Hour)); err != nil {
 		errs = append(errs, fmt.Errorf("purge leases: %w", err))
 	}
+	if err := s.checkMissingSettlements(ctx, now); err != nil {
+		errs = append(errs, fmt.Errorf("check missing settlements: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
