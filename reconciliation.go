@@ -359,3 +359,16 @@ func (s *Service) checkMissingSettlements(ctx context.Context, now time.Time) er
 	}
 	return nil
 }
+
+// OpenBreakCounts counts the open breaks by type, every type present.
+func (s *Service) OpenBreakCounts(ctx context.Context) (map[BreakType]int, error) {
+	n, err := s.store.CountOpenBreaks(ctx)
+	if err != nil {
+		return nil, internalError(err)
+	}
+	out := make(map[BreakType]int, len(breakTypes))
+	for _, t := range breakTypes {
+		out[t] = n[t]
+	}
+	return out, nil
+}

@@ -74,6 +74,7 @@ func NewOperatorAPI(svc *paykit.Service, opts OperatorOptions) http.Handler {
 	o.routePayouts()
 	o.routeWebhooks()
 	o.routeJobs(opts.Registerer)
+	o.routeReconciliation(opts.Registerer)
 	return o
 }
 

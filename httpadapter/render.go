@@ -43,6 +43,12 @@ func project(v any, now func() time.Time) any {
 		return webhookEndpointView(v, now())
 	case *paykit.BalanceAdjustment:
 		return balanceAdjustmentView(v)
+	case *paykit.ReconciliationBreak:
+		return breakView(v)
+	case *paykit.Page[paykit.ReconciliationBreak]:
+		return pageView(v, breakView)
+	case *paykit.Page[paykit.ReconciliationRun]:
+		return pageView(v, runView)
 	case *paykit.Page[paykit.PaymentIntent]:
 		return pageView(v, projection[paykit.PaymentIntent])
 	case *paykit.Page[paykit.PayoutIntent]:
