@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,7 +123,9 @@ func (m *moneyProvider) closeBatches(merchant string) []paykit.SettlementBatch {
 		m.settled[p.line.Reference] = true
 	}
 	m.paid = rest
-	for _, b := range by {
+	for _, merchant := range slices.Sorted(maps.Keys(by)) {
+		b := by[merchant]
+		b.Gross, b.Fee, b.Net = b.Totals()
 		m.batches = append(m.batches, *b)
 		out = append(out, *b)
 	}

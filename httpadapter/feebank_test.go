@@ -114,6 +114,7 @@ func (f *feeBank) SettleNow(_ context.Context, merchant string) ([]paykit.Settle
 	}
 	out := []paykit.SettlementBatch{}
 	for _, c := range currencies {
+		by[c].Gross, by[c].Fee, by[c].Net = by[c].Totals()
 		f.batches = append(f.batches, *by[c])
 		out = append(out, *by[c])
 	}
