@@ -153,7 +153,8 @@ type Unsettled struct {
 // UnsettledQuery selects the succeeded payment intents and refunds of
 // Provider completed before Before whose attempt reference no SettledLine
 // of the Provider names and that have no open missing_in_report break,
-// oldest first, at most Limit.
+// oldest first (by completion, then id), at most Limit. A payment whose
+// funds were settled otherwise (SettledAt set) is not selected.
 type UnsettledQuery struct {
 	Provider string
 	Before   time.Time

@@ -47,6 +47,7 @@ type data struct {
 	events      map[string]paykit.Event
 	endpoints   map[string]paykit.WebhookEndpoint
 	attempts    map[string]paykit.WebhookAttempt
+	recon       reconciliation
 }
 
 // refKey is a value unique within a scope (merchant reference, idempotency key).
@@ -77,6 +78,7 @@ func New() *Store {
 		events:      map[string]paykit.Event{},
 		endpoints:   map[string]paykit.WebhookEndpoint{},
 		attempts:    map[string]paykit.WebhookAttempt{},
+		recon:       newReconciliation(),
 	}}
 	s.d.payments.share = sharePayment
 	return s
