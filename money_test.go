@@ -517,3 +517,169 @@ func TestDisputeBeforeThePaymentIsKnownPaid(t *testing.T) {
 	is.Equal(page.Data[0].Reason, paykit.DisputeFraudulent)
 	is.Equal(e.myr(t), [3]int64{-10000 - 1500, 10000 - 290, 0})
 }
+
+// take removes the pending settlement line of the payment with Provider
+// reference ref and returns it.
+func (m *moneyProvider) take(ref string) paykit.SettlementLine {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, p := range m.paid {
+		if p.line.Reference == ref {
+			m.paid = append(m.paid[:i], m.paid[i+1:]...)
+			m.settled[ref] = true
+			return p.line
+		}
+	}
+	panic("no pending line " + ref)
+}
+
+// closeBatch appends a batch of lines for mch_1, with the totals of its
+// lines (plus skew on the stated gross), and returns it.
+func (m *moneyProvider) closeBatch(ref string, skew int64, lines ...paykit.SettlementLine) paykit.SettlementBatch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := paykit.SettlementBatch{Reference: ref, Merchant: "mch_1", Currency: "MYR", SettledAt: time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC), Lines: lines}
+	b.Gross, b.Fee, b.Net = b.Totals()
+	b.Gross += skew
+	m.batches = append(m.batches, b)
+	return b
+}
+
+// dropLastBatch removes the newest batch (one the test no longer wants
+// read).
+func (m *moneyProvider) dropLastBatch() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.batches = m.batches[:len(m.batches)-1]
+}
+
+// TestReconciliationBreaks reads settlement batches on every Store: each
+// kind of break, a batch whose totals disagree refused with nothing
+// changed, a batch read again changing nothing, each resolution, the SLA's
+// missing_in_report and the late line that resolves it.
+func TestReconciliationBreaks(t *testing.T) {
+	t.Parallel()
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			e := newMoneyEnv(t, paykittest.OpenStore(t, kind))
+			read := func() error { _, err := e.svc.SettleTestFunds(ctx, e.test); return err }
+			breaks := func(status paykit.BreakStatus) map[paykit.BreakType][]paykit.ReconciliationBreak {
+				t.Helper()
+				page, err := e.svc.ListReconciliationBreaks(ctx, paykit.BreakListParams{Status: status, PageParams: paykit.PageParams{Limit: 100}})
+				is.NoErr(err)
+				out := map[paykit.BreakType][]paykit.ReconciliationBreak{}
+				for _, b := range page.Data {
+					out[b.Type] = append(out[b.Type], b)
+				}
+				return out
+			}
+			a, b, c, d := e.paid(t, 10000, "a"), e.paid(t, 20000, "b"), e.paid(t, 30000, "c"), e.paid(t, 40000, "d")
+			la, lb, lc, ld := e.money.take(a.ProviderRef), e.money.take(b.ProviderRef), e.money.take(c.ProviderRef), e.money.take(d.ProviderRef)
+			is.Equal(e.myr(t), [3]int64{0, 9710 + 19420 + 29130 + 38840, 0})
+
+			// A batch whose stated totals are not its lines' sums is refused:
+			// nothing changes, and it waits with every batch after it.
+			e.money.closeBatch("batch_bad", 1, la)
+			err := read()
+			is.True(err != nil && strings.Contains(err.Error(), "totals"))
+			is.Equal(e.myr(t), [3]int64{0, 9710 + 19420 + 29130 + 38840, 0})
+			is.Equal(len(breaks("")), 0)
+			runs, err := e.svc.ListReconciliationRuns(ctx, paykit.RunListParams{})
+			is.NoErr(err)
+			is.Equal(len(runs.Data), 0)
+			e.money.dropLastBatch()
+
+			fee, amount, currency := lb, lc, ld
+			fee.Fee++
+			amount.Amount--
+			currency.Currency = "THB"
+			unknown := paykit.SettlementLine{Type: "payment", Reference: "fake_pi_elsewhere", Amount: 500, Fee: 15, Currency: "MYR"}
+			b1 := e.money.closeBatch("batch_1", 0, la, fee, amount, currency, unknown, la)
+			is.NoErr(read())
+			is.Equal(e.myr(t), [3]int64{9710, 19420 + 29130 + 38840, 0}) // only a matched
+			open := breaks(paykit.BreakOpen)
+			is.Equal(len(open[paykit.BreakFeeMismatch]), 1)
+			is.Equal(len(open[paykit.BreakAmountMismatch]), 1)
+			is.Equal(len(open[paykit.BreakCurrencyMismatch]), 1)
+			is.Equal(len(open[paykit.BreakUnknownToPaykit]), 1)
+			is.Equal(len(open[paykit.BreakDuplicateLine]), 1)
+			fb := open[paykit.BreakFeeMismatch][0]
+			is.Equal([3]any{fb.Source, fb.MerchantID, fb.Environment}, [3]any{b.ID, "mch_1", paykit.Test})
+			is.Equal(*fb.Expected, paykit.SettlementAmounts{Amount: 20000, Fee: 580, Currency: "MYR"})
+			is.Equal(*fb.Reported, paykit.SettlementAmounts{Amount: 20000, Fee: 581, Currency: "MYR"})
+			ub := open[paykit.BreakUnknownToPaykit][0]
+			is.Equal([3]any{ub.MerchantID, ub.Source, ub.Expected == nil}, [3]any{"", "", true})
+			runs, err = e.svc.ListReconciliationRuns(ctx, paykit.RunListParams{})
+			is.NoErr(err)
+			is.Equal(len(runs.Data), 1)
+			is.Equal([4]any{runs.Data[0].Batch, runs.Data[0].Lines, runs.Data[0].Matched, runs.Data[0].Breaks}, [4]any{"batch_1", 6, 1, 5})
+
+			// The same batch again (the Provider lists it twice): nothing
+			// changes but a run.
+			e.money.closeBatch(b1.Reference, 0, b1.Lines...)
+			is.NoErr(read())
+			is.Equal(e.myr(t), [3]int64{9710, 19420 + 29130 + 38840, 0})
+			again := breaks("")
+			is.Equal(len(again[paykit.BreakFeeMismatch])+len(again[paykit.BreakAmountMismatch])+len(again[paykit.BreakCurrencyMismatch])+
+				len(again[paykit.BreakUnknownToPaykit])+len(again[paykit.BreakDuplicateLine]), 5)
+			// The line of a payment settled in another batch is a duplicate.
+			e.money.closeBatch("batch_2", 0, la)
+			is.NoErr(read())
+			is.Equal(e.myr(t), [3]int64{9710, 19420 + 29130 + 38840, 0})
+
+			// Resolutions: the Provider's fee (one more minor unit kept),
+			// paykit's amount, paykit's currency; the unknown line moves no
+			// money; a resolved break cannot be resolved again.
+			resolve := func(b paykit.ReconciliationBreak, r paykit.BreakResolution) {
+				t.Helper()
+				got, err := e.svc.ResolveBreak(ctx, "ops", b.ID, paykit.ResolveBreakRequest{Resolution: r, Note: "checked with the PSP"})
+				is.NoErr(err)
+				is.Equal([3]any{got.Status, got.Resolution, got.ResolvedAt != nil}, [3]any{paykit.BreakResolved, r, true})
+			}
+			resolve(fb, paykit.ResolveAcceptProvider)
+			is.Equal(e.myr(t), [3]int64{9710 + 19419, 29130 + 38840, 0})
+			adj := e.txns(t, fb.ID)
+			is.Equal(len(adj), 1)
+			is.Equal([2]any{adj[0].Type, adj[0].Net}, [2]any{paykit.BalanceTxnAdjustment, int64(-1)})
+			resolve(open[paykit.BreakAmountMismatch][0], paykit.ResolveAcceptPaykit)
+			resolve(open[paykit.BreakCurrencyMismatch][0], paykit.ResolveAcceptPaykit)
+			is.Equal(e.myr(t), [3]int64{9710 + 19419 + 29130 + 38840, 0, 0})
+			resolve(ub, paykit.ResolveAcceptProvider)
+			is.Equal(e.myr(t), [3]int64{9710 + 19419 + 29130 + 38840, 0, 0})
+			_, err = e.svc.ResolveBreak(ctx, "ops", ub.ID, paykit.ResolveBreakRequest{Resolution: paykit.ResolveAcceptPaykit, Note: "again"})
+			is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidState)
+			_, err = e.svc.ResolveBreak(ctx, "ops", fb.ID, paykit.ResolveBreakRequest{Resolution: "matched", Note: "x"})
+			is.Equal(paykit.ErrorCode(err), paykit.CodeInvalidRequest)
+			audit, err := e.svc.ListAuditEvents(ctx, paykit.AuditListParams{})
+			is.NoErr(err)
+			resolutions := 0
+			for _, ev := range audit.Data {
+				if ev.Action == "reconciliation_break.resolve" {
+					resolutions++
+				}
+			}
+			is.Equal(resolutions, 4)
+
+			// A payment no batch names within the SLA is missing_in_report;
+			// its line arriving later resolves it by itself.
+			late := e.paid(t, 50000, "late")
+			e.clock.Advance(72*time.Hour + time.Minute)
+			e.drain(t)
+			missing := breaks(paykit.BreakOpen)[paykit.BreakMissingInReport]
+			is.Equal(len(missing), 1)
+			is.Equal([2]any{missing[0].Source, *missing[0].Expected}, [2]any{late.ID, paykit.SettlementAmounts{Amount: 50000, Fee: 1450, Currency: "MYR"}})
+			e.clock.Advance(time.Hour)
+			e.drain(t) // checked again: no second break
+			is.Equal(len(breaks("")[paykit.BreakMissingInReport]), 1)
+			e.money.closeBatch("batch_late", 0, e.money.take(late.ProviderRef))
+			is.NoErr(read())
+			got, err := e.svc.GetReconciliationBreak(ctx, missing[0].ID)
+			is.NoErr(err)
+			is.Equal([2]any{got.Status, got.Resolution}, [2]any{paykit.BreakResolved, paykit.ResolveMatched})
+			is.Equal(e.myr(t), [3]int64{9710 + 19419 + 29130 + 38840 + 48550, 0, 0})
+		})
+	}
+}
