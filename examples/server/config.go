@@ -50,6 +50,9 @@ type config struct {
 	// SandboxSettlementInterval is how often the sandbox PSP settles each
 	// merchant's funds.
 	SandboxSettlementInterval time.Duration
+	// ReconciliationSLA is how long a succeeded payment or refund may
+	// wait for its settlement line before it is a missing_in_report break.
+	ReconciliationSLA time.Duration
 }
 
 // envName is the environment variable of a flag.
@@ -77,6 +80,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.PaymentTTL, "payment-ttl", 30*time.Minute, "expiry of payments")
 	fs.DurationVar(&c.CheckoutTTL, "checkout-ttl", 24*time.Hour, "expiry of checkouts")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", 72*time.Hour, "expiry of payout approval holds")
+	fs.DurationVar(&c.ReconciliationSLA, "reconciliation-sla", 72*time.Hour, "how long a payment or refund may wait for its settlement line before it is a missing_in_report break")
 	fs.Int64Var(&c.ApprovalThreshold, "approval-threshold", 1_000_000, "payouts of at least this many minor units wait for operator approval (0 = never)")
 	fs.StringVar(&c.Providers, "providers", "", "Provider configuration `file` (JSON: Providers, the environment variables of their secrets, and routes); default the sandbox in test, nothing in live")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "loopback `address` of a net/http/pprof listener, as in 127.0.0.1:6060 (default none)")
@@ -147,9 +151,9 @@ func (c *config) validate() error {
 	positive := map[string]time.Duration{
 		"-worker-interval": c.WorkerInterval, "-payment-ttl": c.PaymentTTL,
 		"-checkout-ttl": c.CheckoutTTL, "-approval-ttl": c.ApprovalTTL,
-		"-sandbox-settlement-interval": c.SandboxSettlementInterval,
+		"-sandbox-settlement-interval": c.SandboxSettlementInterval, "-reconciliation-sla": c.ReconciliationSLA,
 	}
-	for _, name := range []string{"-worker-interval", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-sandbox-settlement-interval"} {
+	for _, name := range []string{"-worker-interval", "-payment-ttl", "-checkout-ttl", "-approval-ttl", "-sandbox-settlement-interval", "-reconciliation-sla"} {
 		if positive[name] <= 0 {
 			bad("%s must be positive", name)
 		}

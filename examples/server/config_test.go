@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 		Addr: "127.0.0.1:8080", DB: "sqlite:paykit.db", Demo: true, RateLimit: 100,
 		WorkerInterval: time.Second, SandboxDelay: 2 * time.Second, PaymentTTL: 30 * time.Minute,
 		CheckoutTTL: 24 * time.Hour, ApprovalTTL: 72 * time.Hour, ApprovalThreshold: 1_000_000, DBMaxConns: 16, DBWorkerConns: 4,
-		SandboxSettlementInterval: 24 * time.Hour,
+		SandboxSettlementInterval: 24 * time.Hour, ReconciliationSLA: 72 * time.Hour,
 	})
 }
 
@@ -35,6 +35,7 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		WorkerInterval: 250 * time.Millisecond, SandboxDelay: 0, PaymentTTL: 10 * time.Minute,
 		CheckoutTTL: time.Hour, ApprovalTTL: 2 * time.Hour, ApprovalThreshold: 0, RateLimit: 2.5, DBMaxConns: 3, DBWorkerConns: 2,
 		Providers: "/etc/paykit/providers.json", PprofAddr: "127.0.0.1:6060", SandboxSettlementInterval: 90 * time.Minute,
+		ReconciliationSLA: 48 * time.Hour,
 	}
 	values := map[string]string{
 		"addr": "0.0.0.0:9000", "db": want.DB, "public-url": "https://pay.example.com/",
@@ -42,6 +43,7 @@ func TestConfigEveryFlagFromEnvironmentAndCommandLine(t *testing.T) {
 		"sandbox-delay": "0s", "payment-ttl": "10m", "checkout-ttl": "1h", "approval-ttl": "2h",
 		"approval-threshold": "0", "rate-limit": "2.5", "db-max-conns": "3", "db-worker-conns": "2",
 		"providers": "/etc/paykit/providers.json", "pprof-addr": "127.0.0.1:6060", "sandbox-settlement-interval": "1h30m",
+		"reconciliation-sla": "48h",
 	}
 	vars := map[string]string{}
 	var args []string

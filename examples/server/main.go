@@ -496,7 +496,7 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		SigningKey: signingKey, AccountKeys: accountKeys,
 		Routing: providers.Routing, Providers: providers.Providers, DisabledProviders: providers.Disabled,
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
-		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL,
+		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL, ReconciliationSLA: cfg.ReconciliationSLA,
 	})
 	if errors.Is(err, keyring.ErrMismatch) {
 		return nil, nil, fmt.Errorf("%w; start with the keys this database was first started with, adding new account keys beside the old ones to rotate", err)
