@@ -107,12 +107,12 @@ func testSettledLines(t *testing.T, s paykit.Store) {
 	l4late := settledLine("sandbox", "payment", "ch_4", "stl_2", "pi_x", at(time.Hour))
 	is.Equal(mustRecordLines(t, s, l4late, l5, l1late), []paykit.SettledLine{l4, l5, l1})
 
-	// Many lines at once, half of them known: each answers its own holder.
+	// Many lines at once, half of them repeated: each answers its holder.
 	var many, want []paykit.SettledLine
-	for i := range 600 {
-		l := settledLine("sandbox", "payment", fmt.Sprintf("ch_m%03d", i), "stl_3", fmt.Sprintf("pi_m%03d", i), at(2*time.Hour))
+	for i := range 1200 {
+		l := settledLine("sandbox", "payment", fmt.Sprintf("ch_m%04d", i), "stl_3", fmt.Sprintf("pi_m%04d", i), at(2*time.Hour))
 		if i%2 == 1 {
-			l.Reference = fmt.Sprintf("ch_m%03d", i-1) // the line before's key: a duplicate
+			l.Reference = fmt.Sprintf("ch_m%04d", i-1) // the line before's key: a duplicate
 			want = append(want, want[len(want)-1])
 		} else {
 			want = append(want, l)
