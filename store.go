@@ -356,7 +356,8 @@ type Tx interface {
 	// tenant, newest first (q.Scope is ignored).
 	ListReconciliationBreaks(ctx context.Context, q ListQuery[BreakListParams]) ([]ReconciliationBreak, error)
 	// FindOpenBreak returns the open break of provider, type and Provider
-	// reference, or ErrNotFound.
+	// reference (the oldest by CreatedAt, ID, should there be several),
+	// or ErrNotFound.
 	FindOpenBreak(ctx context.Context, provider string, typ BreakType, reference string) (*ReconciliationBreak, error)
 	// CountOpenBreaks counts the open breaks by type; types without any
 	// are absent.

@@ -118,7 +118,7 @@ func keyOfBreak(b *paykit.ReconciliationBreak) breakKey {
 	return breakKey{b.Provider, b.Type, b.Reference}
 }
 
-// index puts b's id in, or takes it out of, the open breaks of its key.
+// indexBreak puts b's id in, or takes it out of, the open breaks of its key.
 func (t *txn) indexBreak(b *paykit.ReconciliationBreak, open bool) {
 	k := keyOfBreak(b)
 	cur := t.d.recon.open[k]
