@@ -27,7 +27,16 @@
 //     payment's currency, the disputed payment named), an inquiry agrees
 //     with its callback, evidence moves it to under_review (or decides
 //     it), accepting it loses it, repeating a call is safe, and a call
-//     without the Provider's answer is an error.
+//     without the Provider's answer is an error;
+//   - with paykit.CapSettlement, once the Provider settled (Harness.Settle)
+//     its batches come oldest first, each once, in one currency, their
+//     lines in paykit's words and adding up to the totals it states; a
+//     paid payment is settled by one payment line naming it by its
+//     Result.Reference, for its amount and with its Result.Fee; paging
+//     with limit 1 walks every batch once, the cursor of the last batch
+//     gives nothing, a re-read (and one after the Provider settled again)
+//     reports the same batches and lines, and a read without the
+//     Provider's answer is an error.
 //
 // The adapter's call timeout must be short (Harness.New), so that the
 // suite never waits long in real time.
@@ -132,6 +141,16 @@ type Harness struct {
 	// (without a callback). UnknownReference, if set, may also answer a
 	// dispute id Fake never issued for kind "dispute".
 	OpenDispute func(key string, amount int64) *http.Request
+
+	// For adapters that declare paykit.CapSettlement (see settlement.go):
+
+	// Settle makes Fake settle, as the Provider does after its delay,
+	// every payment that succeeded through p so far: afterwards the
+	// adapter's SettlementBatches reports them in the batches it closed.
+	// Required with paykit.CapSettlement unless the adapter declares
+	// paykit.CapSettlementSimulation, whose SettleNow for Payment.Merchant
+	// Run then calls.
+	Settle func(ctx context.Context, p paykit.Provider) error
 }
 
 // Run runs the suite against the adapter h describes.
@@ -187,6 +206,15 @@ func Run(t *testing.T, h Harness) {
 			t.Fatal("providertest: the adapter declares paykit.CapDisputes without paykit.CapPayerSimulation; Harness.Pay is required")
 		}
 		t.Run("Disputes", s.disputes)
+	}
+	if caps.Has(paykit.CapSettlement) {
+		if h.Settle == nil && !caps.Has(paykit.CapSettlementSimulation) {
+			t.Fatal("providertest: the adapter declares paykit.CapSettlement without paykit.CapSettlementSimulation; Harness.Settle is required")
+		}
+		if h.Pay == nil && !caps.Has(paykit.CapPayerSimulation) {
+			t.Fatal("providertest: the adapter declares paykit.CapSettlement without paykit.CapPayerSimulation; Harness.Pay is required")
+		}
+		t.Run("Settlement", s.settlement)
 	}
 }
 
@@ -383,9 +411,13 @@ func (s *suite) capabilities(t *testing.T) {
 	_, rf := s.prov.(paykit.RefundProvider)
 	_, dp := s.prov.(paykit.DisputeProvider)
 	_, dsim := s.prov.(paykit.DisputeSimulator)
+	_, sr := s.prov.(paykit.SettlementReporter)
+	_, ssim := s.prov.(paykit.SettlementSimulator)
 	has(paykit.CapRefunds, rf, "paykit.RefundProvider")
 	has(paykit.CapDisputes, dp, "paykit.DisputeProvider")
 	has(paykit.CapDisputeSimulation, dsim, "paykit.DisputeSimulator")
+	has(paykit.CapSettlement, sr, "paykit.SettlementReporter")
+	has(paykit.CapSettlementSimulation, ssim, "paykit.SettlementSimulator")
 	has(paykit.CapPayouts, pp, "paykit.PayoutProvider")
 	has(paykit.CapPayerSimulation, ps, "paykit.PayerSimulator")
 	has(paykit.CapReturns, rs, "paykit.ReturnSimulator")

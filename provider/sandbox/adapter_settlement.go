@@ -157,6 +157,7 @@ func batchesOf(rp reply) ([]paykit.SettlementBatch, error) {
 	for _, b := range v.Data {
 		sb := paykit.SettlementBatch{
 			Reference: b.ID, Merchant: b.Merchant, Currency: b.Ccy, SettledAt: b.SettledAt.UTC(),
+			Gross: b.GrossMinor, Fee: b.FeeMinor, Net: b.NetMinor,
 			Lines: make([]paykit.SettlementLine, 0, len(b.Lines)),
 		}
 		if b.ID == "" {

@@ -16,8 +16,9 @@
 //     asynchronous outcomes, settlement included,
 //     happen lazily from its clock, so tests with a manual clock are
 //     deterministic. Test hooks (InjectFault, CreateCalls, Payments,
-//     Transfers, Refunds, SettlementBatches) let
-//     tests break the network on purpose and see what the PSP recorded.
+//     Transfers, Refunds, SettlementBatches, CorruptBatchTotal) let
+//     tests break the network on purpose, see what the PSP recorded, and
+//     have it state a batch's totals wrong.
 //
 //   - Provider (New) is the adapter: it implements paykit.Provider,
 //     paykit.PayoutProvider, paykit.RefundProvider, paykit.PayerSimulator,

@@ -17,7 +17,8 @@ import (
 )
 
 // The sandbox adapter passes the Provider conformance suite against the
-// sandbox PSP, which settles at once and keeps real time.
+// sandbox PSP, which settles at once and keeps real time; the suite
+// settles the funds of its merchant through the adapter's SettleNow.
 func TestProviderConformance(t *testing.T) {
 	psp := sandbox.NewPSP(sandbox.PSPConfig{BaseURL: "http://psp.invalid", APIKey: testAPIKey, Delay: -1, Hold: 5 * time.Second})
 	declined := paykit.PaymentRequest{
@@ -34,6 +35,7 @@ func TestProviderConformance(t *testing.T) {
 			Currency: "MYR", Country: "MY", Method: "TNG",
 			Customer:  map[string]string{"name": "Aisyah Rahman", "email": "aisyah@example.com"},
 			ReturnURL: "https://pay.example/pay/return/t",
+			Merchant:  "mch_conformance",
 		},
 		Payout:       payout("", "123456789012"),
 		Amounts:      []int64{1, 12345, 1<<53 + 1, 1<<62 + 7},

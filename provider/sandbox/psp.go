@@ -127,6 +127,11 @@ type PSP struct {
 
 	mu     sync.Mutex
 	faults []*Fault // injected, not yet spent
+	// corrupt are the batches whose stated net this PSP's answers
+	// corrupt, and corruptNext whether the next batch it closes joins
+	// them (CorruptBatchTotal).
+	corrupt     map[string]bool
+	corruptNext bool
 
 	callbackURL string
 	client      *http.Client
@@ -168,6 +173,7 @@ func NewPSP(cfg PSPConfig) *PSP {
 		hold:     cfg.Hold,
 		interval: cfg.SettlementInterval,
 		now:      cfg.Now,
+		corrupt:  map[string]bool{},
 
 		callbackURL: cfg.CallbackURL,
 		client:      &http.Client{Timeout: 10 * time.Second},

@@ -39,9 +39,10 @@ const (
 
 // paymentFee is the PSP's fee for a SUCCESS payment of amount by ch: 2.9 %
 // of the amount, rounded half up to a whole minor unit, plus cardFee for
-// a card.
+// a card. (amount×29 + 500) / 1000 is computed per thousand, so that no
+// amount overflows it.
 func paymentFee(amount int64, ch channel) int64 {
-	fee := (amount*29 + 500) / 1000
+	fee := amount/1000*29 + (amount%1000*29+500)/1000
 	if ch.isCard() {
 		fee += cardFee
 	}
@@ -83,12 +84,14 @@ func (p *PSP) closeLines(ctx context.Context, now time.Time, merchant string) ([
 				}
 				g := group{rec.merchant(), l.line.Ccy, at}
 				b := groups[g]
-				if b == nil {
+				if b == nil || !b.add(l.line) {
+					// A batch's totals fit in int64: a line that would
+					// overflow them opens another batch.
 					b = &batchView{ID: newID("stl"), Merchant: g.merchant, Ccy: g.ccy, SettledAt: at}
 					groups[g] = b
 					closed = append(closed, b)
+					b.add(l.line)
 				}
-				b.Lines = append(b.Lines, l.line)
 				l.settled(b.ID, at)
 			}
 		}
@@ -100,7 +103,80 @@ func (p *PSP) closeLines(ctx context.Context, now time.Time, merchant string) ([
 	if err != nil {
 		return nil, err
 	}
+	p.closedNow(closed)
 	return closed, nil
+}
+
+// add appends l to the batch with its totals, unless one of them would
+// overflow; it reports whether it did.
+func (b *batchView) add(l lineView) bool {
+	gross, ok1 := addMinor(b.GrossMinor, l.AmountMinor)
+	fee, ok2 := addMinor(b.FeeMinor, l.FeeMinor)
+	net, ok3 := addMinor(b.NetMinor, l.AmountMinor-l.FeeMinor)
+	if len(b.Lines) > 0 && !(ok1 && ok2 && ok3) {
+		return false
+	}
+	b.Lines = append(b.Lines, l)
+	b.GrossMinor, b.FeeMinor, b.NetMinor = gross, fee, net
+	return true
+}
+
+// addMinor is a+b, and whether it did not overflow.
+func addMinor(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
+}
+
+// withTotals fills a batch's totals from its lines where none are stated:
+// batches stored before the PSP stated totals.
+func (b *batchView) withTotals() {
+	if b.GrossMinor != 0 || b.FeeMinor != 0 || b.NetMinor != 0 {
+		return
+	}
+	for _, l := range b.Lines {
+		b.GrossMinor += l.AmountMinor
+		b.FeeMinor += l.FeeMinor
+		b.NetMinor += l.AmountMinor - l.FeeMinor
+	}
+}
+
+// CorruptBatchTotal is a test hook: from now on this PSP's answers state
+// the net of the batch id one minor unit above what its lines add up to,
+// as a PSP whose report disagrees with itself. With id "", it corrupts
+// the next batch this PSP closes. The batch as stored stays true
+// (SettlementBatches); other PSPs on the same State are not affected.
+func (p *PSP) CorruptBatchTotal(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id == "" {
+		p.corruptNext = true
+		return
+	}
+	p.corrupt[id] = true
+}
+
+// stated is b as this PSP's answers state it (CorruptBatchTotal).
+func (p *PSP) stated(b batchView) batchView {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.corrupt[b.ID] {
+		b.NetMinor++
+	}
+	return b
+}
+
+// closedNow records the batches this PSP just closed, for a pending
+// CorruptBatchTotal("").
+func (p *PSP) closedNow(closed []*batchView) {
+	if len(closed) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.corruptNext {
+		p.corruptNext = false
+		p.corrupt[closed[0].ID] = true
+	}
 }
 
 // listSettlements serves GET /api/settlements?after=&limit=: the batches
@@ -121,7 +197,7 @@ func (p *PSP) listSettlements(ctx context.Context, c apiCall) answer {
 		return stateError(err)
 	}
 	out := batchListView{Data: []batchView{}}
-	found, err := p.st.batches(ctx, q.After, q.Limit+1, func(b *batchView) { out.Data = append(out.Data, *b) })
+	found, err := p.st.batches(ctx, q.After, q.Limit+1, func(b *batchView) { out.Data = append(out.Data, p.stated(*b)) })
 	switch {
 	case err != nil:
 		return stateError(err)
@@ -145,19 +221,21 @@ func (p *PSP) settleNow(ctx context.Context, c apiCall) answer {
 	out := batchListView{Data: []batchView{}}
 	for _, b := range closed {
 		if b.Merchant == c.key {
-			out.Data = append(out.Data, *b)
+			out.Data = append(out.Data, p.stated(*b))
 		}
 	}
 	return okAnswer(out)
 }
 
-// SettlementBatch is a settlement batch the PSP closed, as tests see it.
+// SettlementBatch is a settlement batch the PSP closed, as tests see it,
+// with its true totals.
 type SettlementBatch struct {
-	ID        string
-	Merchant  string
-	Ccy       string
-	SettledAt time.Time
-	Lines     []SettlementLine
+	ID                             string
+	Merchant                       string
+	Ccy                            string
+	SettledAt                      time.Time
+	Lines                          []SettlementLine
+	GrossMinor, FeeMinor, NetMinor int64
 }
 
 // SettlementLine is one line of a SettlementBatch.
@@ -178,7 +256,8 @@ func (p *PSP) SettlementBatches() []SettlementBatch {
 	for {
 		n := 0
 		found, err := p.st.batches(context.Background(), after, maxBatchPage, func(b *batchView) {
-			sb := SettlementBatch{ID: b.ID, Merchant: b.Merchant, Ccy: b.Ccy, SettledAt: b.SettledAt}
+			sb := SettlementBatch{ID: b.ID, Merchant: b.Merchant, Ccy: b.Ccy, SettledAt: b.SettledAt,
+				GrossMinor: b.GrossMinor, FeeMinor: b.FeeMinor, NetMinor: b.NetMinor}
 			for _, l := range b.Lines {
 				sb.Lines = append(sb.Lines, SettlementLine(l))
 			}

@@ -174,6 +174,7 @@ func (s *extState) batches(ctx context.Context, after string, limit int, fn func
 		if err := json.Unmarshal(data, b); err != nil {
 			return fmt.Errorf("sandbox: settlement batch: %w", err)
 		}
+		b.withTotals()
 		out = append(out, b)
 		return nil
 	})

@@ -2,7 +2,10 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -358,6 +361,75 @@ var pspScenarios = []struct {
 		is.True(err != nil) // all of it refunded
 		is.Equal(refund("re_lost", "pi_lost", 6001), paykit.OutcomeFailed)
 		is.Equal(refund("re_lost_rest", "pi_lost", 6000), paykit.OutcomePending)
+	}},
+	{"a batch states its totals, which a test hook corrupts", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		settle := func(merchant string, amounts ...int64) paykit.SettlementBatch {
+			t.Helper()
+			for i, amount := range amounts {
+				key := fmt.Sprintf("pi_%s_%d", merchant, i)
+				req := e.payment(key, "TNG", "MY", amount)
+				req.Merchant = merchant
+				e.prov.CreatePayment(ctx, req)
+				is.NoErr(e.prov.Approve(ctx, key))
+			}
+			is.Equal(e.prov.CreateRefund(ctx, paykit.RefundRequest{Key: "re_" + merchant, PaymentKey: "pi_" + merchant + "_0", Amount: 500, Currency: "MYR"}).Outcome, paykit.OutcomePending)
+			e.clock.Advance(testDelay) // the refund succeeds
+			batches, err := e.prov.SettleNow(ctx, merchant)
+			is.NoErr(err)
+			is.Equal(len(batches), 1)
+			return batches[0]
+		}
+		b := settle("mch_a", 10000, 2000)
+		// 10000 and 2000 less a 500 refund; fees 290 and 58.
+		is.Equal([]int64{b.Gross, b.Fee, b.Net}, []int64{11500, 348, 11152})
+		gross, fee, net := b.Totals()
+		is.Equal([]int64{gross, fee, net}, []int64{b.Gross, b.Fee, b.Net})
+		listed, err := e.prov.SettlementBatches(ctx, "", 10)
+		is.NoErr(err)
+		is.Equal(listed, []paykit.SettlementBatch{b})
+
+		e.psp.CorruptBatchTotal(b.Reference)
+		e.psp.CorruptBatchTotal("") // the next batch closed
+		c := settle("mch_b", 3000)
+		is.Equal(c.Net, int64(3000-87-500)+1) // stated one above its lines
+		d := settle("mch_c", 3000)
+		is.Equal(d.Net, int64(3000-87-500)) // only one batch was next
+		listed, err = e.prov.SettlementBatches(ctx, "", 10)
+		is.NoErr(err)
+		is.Equal(len(listed), 3)
+		is.Equal([]int64{listed[0].Net, listed[1].Net, listed[2].Net}, []int64{b.Net + 1, c.Net, d.Net})
+		for i, sb := range e.psp.SettlementBatches() { // as stored: true
+			is.Equal(sb.NetMinor, []int64{b.Net, c.Net - 1, d.Net}[i])
+		}
+	}},
+	{"amounts near the int64 limit: exact fees, totals that never overflow", func(t *testing.T, e *env, _ *callbackSink) {
+		is := is.New(t)
+		ctx := context.Background()
+		amounts := []int64{1<<62 + 7, 1<<62 + 7, 1<<62 + 7, math.MaxInt64}
+		var lines int
+		for i, amount := range amounts {
+			key := fmt.Sprintf("pi_big_%d", i)
+			req := e.payment(key, "CARD", "TH", amount)
+			req.Merchant = "mch_big"
+			e.prov.CreatePayment(ctx, req)
+			is.NoErr(e.prov.Approve(ctx, key))
+			// (amount × 29 + 500) / 1000 + 100, in exact arithmetic.
+			exact := new(big.Int).Mul(big.NewInt(amount), big.NewInt(29))
+			exact.Add(exact, big.NewInt(500)).Quo(exact, big.NewInt(1000)).Add(exact, big.NewInt(100))
+			is.Equal(e.prov.InquirePayment(ctx, paykit.AttemptRef{Key: key}).Fee, exact.Int64())
+		}
+		batches, err := e.prov.SettleNow(ctx, "mch_big")
+		is.NoErr(err)
+		is.True(len(batches) >= 3) // no two of these amounts fit one total
+		for _, b := range batches {
+			gross, fee, net := b.Totals()
+			is.Equal([]int64{gross, fee, net}, []int64{b.Gross, b.Fee, b.Net})
+			is.True(b.Gross > 0 && b.Net > 0)
+			lines += len(b.Lines)
+		}
+		is.Equal(lines, len(amounts))
 	}},
 }
 

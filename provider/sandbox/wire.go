@@ -218,13 +218,17 @@ type lineView struct {
 }
 
 // batchView is a settlement batch: what the PSP paid a merchant in one
-// currency at SettledAt, line by line.
+// currency at SettledAt, line by line, with its totals: the sums of the
+// lines' amounts (gross) and fees, and what it paid (net = gross - fee).
 type batchView struct {
-	ID        string     `json:"id"`
-	Merchant  string     `json:"merchant"`
-	Ccy       string     `json:"ccy"`
-	SettledAt time.Time  `json:"settled_at"`
-	Lines     []lineView `json:"lines"`
+	ID         string     `json:"id"`
+	Merchant   string     `json:"merchant"`
+	Ccy        string     `json:"ccy"`
+	SettledAt  time.Time  `json:"settled_at"`
+	Lines      []lineView `json:"lines"`
+	GrossMinor int64      `json:"gross_minor"`
+	FeeMinor   int64      `json:"fee_minor"`
+	NetMinor   int64      `json:"net_minor"`
 }
 
 // batchListView is the answer of GET /api/settlements and of a settle-now.

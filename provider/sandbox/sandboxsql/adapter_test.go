@@ -79,12 +79,37 @@ func TestAdapterInProcess(t *testing.T) {
 	is.Equal(summaries(first, map[string]string{d.Reference: "d"}), []string{
 		"mch_local MYR 06-01T12:00:00: payment pi_local 10000 390; dispute d -2500 1500; dispute_reversal d 2500 0;",
 	})
+	is.Equal([]int64{first[0].Gross, first[0].Fee, first[0].Net}, []int64{10000, 1890, 8110}) // the PSP's totals
 	rest, err := prov.SettlementBatches(ctx, first[0].Reference, 10)
 	is.NoErr(err)
 	is.Equal(len(rest), 0)
 	now, err := prov.SettleNow(ctx, "mch_local")
 	is.NoErr(err)
 	is.Equal(len(now), 0)
+}
+
+// TestBatchStoredWithoutTotals: a batch stored before the PSP stated
+// totals is answered with the totals of its lines, on every database.
+func TestBatchStoredWithoutTotals(t *testing.T) {
+	t.Parallel()
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			db := b.open(t)
+			e := newEnv(t, db, paykit.NewManualClock(start), interval)
+			old := `{"id":"stl_old","merchant":"mch_old","ccy":"MYR","settled_at":"2026-06-01T06:00:00Z","lines":[` +
+				`{"type":"PAYMENT","reference":"pay_1","idempotency_key":"pi_1","amount_minor":10000,"fee_minor":290,"ccy":"MYR"},` +
+				`{"type":"REFUND","reference":"rfd_1","idempotency_key":"re_1","amount_minor":-4000,"fee_minor":0,"ccy":"MYR"}]}`
+			_, err := db.db.NewInsert().Model(&map[string]any{"id": "stl_old", "merchant": "mch_old", "data": old}).
+				TableExpr("sandbox_settlement_batches").Exec(context.Background())
+			is.NoErr(err)
+			got, err := e.prov.SettlementBatches(context.Background(), "", 10)
+			is.NoErr(err)
+			is.Equal(len(got), 1)
+			is.Equal([]int64{got[0].Gross, got[0].Fee, got[0].Net}, []int64{6000, 290, 5710})
+		})
+	}
 }
 
 // TestSettlementListRefusals: a cursor that names no batch, a limit out of
