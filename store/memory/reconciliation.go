@@ -35,6 +35,10 @@ type reconciliation struct {
 	// open lists the ids of the open breaks of each key, oldest first.
 	// A slice is never changed where it is: a write puts a new one.
 	open map[breakKey][]string
+	// missing holds the (Provider, reference) pairs of every
+	// missing_in_report break, open or resolved: what ListUnsettled
+	// leaves out.
+	missing map[attemptRef]bool
 }
 
 func newReconciliation() reconciliation {
@@ -44,6 +48,8 @@ func newReconciliation() reconciliation {
 		runs:   map[string]paykit.ReconciliationRun{},
 		breaks: map[string]paykit.ReconciliationBreak{},
 		open:   map[breakKey][]string{},
+
+		missing: map[attemptRef]bool{},
 	}
 }
 
@@ -146,6 +152,9 @@ func (t *txn) CreateReconciliationBreak(_ context.Context, b *paykit.Reconciliat
 	if b.Status == paykit.BreakOpen {
 		t.indexBreak(b, true)
 	}
+	if b.Type == paykit.BreakMissingInReport {
+		put(t, t.d.recon.missing, attemptRef{b.Provider, b.Reference}, true)
+	}
 	return nil
 }
 
@@ -215,8 +224,7 @@ func (t *txn) ListUnsettled(_ context.Context, q paykit.UnsettledQuery) ([]payki
 	r := &t.d.recon
 	pending := func(ref string, completed *time.Time) bool {
 		a := attemptRef{q.Provider, ref}
-		return ref != "" && completed != nil && completed.Before(q.Before) && !r.named[a] &&
-			len(r.open[breakKey{q.Provider, paykit.BreakMissingInReport, ref}]) == 0
+		return ref != "" && completed != nil && completed.Before(q.Before) && !r.named[a] && !r.missing[a]
 	}
 	var out []paykit.Unsettled
 	for _, p := range t.d.payments.rows {

@@ -406,7 +406,8 @@ type unsettledRow struct {
 // unsettledSQL is a member of ListUnsettled's query: payments or refunds
 // read oldest first from its partial index of the succeeded records not
 // settled (payment_intents_unsettled_idx, paykit_refunds_unsettled_idx),
-// skipping those a line names or an open missing_in_report break holds,
+// skipping those a line names or a missing_in_report break (open or
+// resolved) holds,
 // and the two merged. %[1]s is the object, %[2]s the table, %[3]s the
 // amount and fee, %[4]s the LIMIT, %[5]s the table's partial index's
 // condition.
@@ -417,8 +418,7 @@ const unsettledSQL = `SELECT '%[1]s' AS object, merchant_id, environment, id, pr
 		AND NOT EXISTS (SELECT 1 FROM paykit_settled_lines AS l
 			WHERE l.provider = u.provider AND l.reference = u.provider_ref)
 		AND NOT EXISTS (SELECT 1 FROM paykit_reconciliation_breaks AS b
-			WHERE b.status = 'open' AND b.provider = u.provider AND b.type = 'missing_in_report'
-				AND b.reference = u.provider_ref)
+			WHERE b.type = 'missing_in_report' AND b.provider = u.provider AND b.reference = u.provider_ref)
 	ORDER BY completed_at, id%[4]s`
 
 // unsettledQuery is the query of q.

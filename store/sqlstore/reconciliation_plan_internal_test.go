@@ -184,7 +184,7 @@ func TestUnsettledPlanReadsPartialIndexes(t *testing.T) {
 		q := paykit.UnsettledQuery{Provider: "sandbox", Before: before, Limit: limit}
 		checkPlan(t, s, fmt.Sprint("unsettled, limit ", limit), s.tx.unsettledQuery(q).String(),
 			[]string{"payment_intents_unsettled_idx", "paykit_refunds_unsettled_idx", "paykit_settled_lines_pkey",
-				"paykit_reconciliation_breaks_open_idx"},
+				"paykit_reconciliation_breaks_missing_idx"},
 			[]string{"Seq Scan"})
 	}
 
@@ -235,7 +235,7 @@ func TestUnsettledPlanSQLite(t *testing.T) {
 			"SEARCH u USING INDEX payment_intents_unsettled_idx (provider=? AND completed_at<?)",
 			"SEARCH u USING INDEX paykit_refunds_unsettled_idx (provider=? AND completed_at<?)",
 			"SEARCH l USING PRIMARY KEY (provider=? AND reference=?)",
-			"SEARCH b USING COVERING INDEX paykit_reconciliation_breaks_open_idx (provider=? AND type=? AND reference=?)"}},
+			"SEARCH b USING COVERING INDEX paykit_reconciliation_breaks_missing_idx (provider=? AND reference=?)"}},
 		"mark refunds":  {mark.String(), []string{"SEARCH paykit_refunds USING INDEX paykit_refunds_provider_ref_idx (provider=? AND provider_ref=?)"}},
 		"holders":       {sel.String(), []string{"USING PRIMARY KEY (provider=? AND reference=?)"}},
 		"find open":     {s.tx.findOpenBreakQuery(new(reconciliationBreakRow), "sandbox", paykit.BreakMissingInReport, "ch_1").String(), []string{"USING INDEX paykit_reconciliation_breaks_open_idx"}},

@@ -69,6 +69,10 @@ CREATE INDEX paykit_reconciliation_breaks_provider_list_idx
 -- The open breaks by what a line or an unsettled record looks them up by.
 CREATE INDEX paykit_reconciliation_breaks_open_idx
     ON paykit_reconciliation_breaks (provider, type, reference, created_at, id) WHERE status = 'open';
+-- Every missing_in_report break, open or resolved, by its reference: a
+-- record that had one is not reported missing again.
+CREATE INDEX paykit_reconciliation_breaks_missing_idx
+    ON paykit_reconciliation_breaks (provider, reference) WHERE type = 'missing_in_report';
 
 -- The succeeded payments and refunds a settlement line has not named yet,
 -- oldest first. A payment leaves its index when its funds settle; a
