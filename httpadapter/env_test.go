@@ -100,6 +100,7 @@ var everyStore = map[string]bool{
 	"TestDisputeEvidenceOverHTTP":              false,
 	"TestDisputeEventsAndWebhooks":             false,
 	"TestListDisputesOverHTTP":                 false,
+	"TestReconciliationOverHTTP":               false,
 	"TestRefundAfterDisputeClosed":             false,
 	"TestDisputeDecidedWithoutCallbacks":       false,
 	// Concurrency and locking.
