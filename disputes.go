@@ -378,6 +378,9 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 		if err := s.enqueue(ctx, tx, disputeJob(jobDisputeDeadline, d, d.EvidenceDueBy)); err != nil {
 			return err
 		}
+		if err := s.expectSettlement(ctx, tx, d.Scope(), provider, now); err != nil {
+			return err
+		}
 		out = d
 		return s.moveDispute(ctx, tx, d, pd, now)
 	})
@@ -456,6 +459,9 @@ func (s *Service) closeDispute(ctx context.Context, tx Tx, d *Dispute, status Di
 	}
 	if status != DisputeWon {
 		return nil
+	}
+	if err := s.expectSettlement(ctx, tx, d.Scope(), d.Provider, now); err != nil {
+		return err
 	}
 	return s.book(ctx, tx, &BalanceTransaction{MerchantID: d.MerchantID, Environment: d.Environment, Type: BalanceTxnDisputeReversal,
 		Source: d.ID, Amount: d.Amount, Currency: d.Currency}, "dispute.won", now,

@@ -423,6 +423,9 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 		return err
 	}
 	if re.Status == RefundSucceeded {
+		if err := s.expectSettlement(ctx, tx, re.Scope(), re.Provider, now); err != nil {
+			return err
+		}
 		return s.book(ctx, tx, &BalanceTransaction{MerchantID: re.MerchantID, Environment: re.Environment, Type: BalanceTxnRefund,
 			Source: re.ID, Amount: -re.Amount, Currency: re.Currency}, kind, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 	}

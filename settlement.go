@@ -351,3 +351,14 @@ func (s *Service) SettleTestFunds(ctx context.Context, p Principal) ([]Settlemen
 // settlementReadDefault is when a Provider's batches are read after a
 // success whose Provider states no available date.
 const settlementReadDefault = 24 * time.Hour
+
+// expectSettlement schedules a read of provider's settlement batches a
+// day after now, when the Provider reports settlement: a refund's or a
+// dispute's line comes in a batch too.
+func (s *Service) expectSettlement(ctx context.Context, tx Tx, scope Scope, provider string, now time.Time) error {
+	a, ok := s.providers[provider]
+	if !ok || !a.caps.Has(CapSettlement) {
+		return nil
+	}
+	return s.enqueue(ctx, tx, settlementReadJob(scope, provider, now.Add(settlementReadDefault)))
+}
