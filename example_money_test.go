@@ -110,3 +110,50 @@ func ExampleService_AcceptDispute() {
 	// disputed 5000
 	// amount_exceeds_refundable
 }
+
+// Settlement is checked line by line against paykit's records: the
+// sandbox settles a payment of an amount ending in 921 with a fee one
+// minor unit above the one it stated, so the line opens a fee_mismatch
+// break and the funds stay pending until an operator resolves it, here
+// as the Provider reported, with the difference booked as an adjustment.
+func ExampleService_ResolveBreak() {
+	e, _ := newTimedExample(paykit.Config{})
+	defer e.close()
+	ctx := context.Background()
+	pi, _, err := e.svc.CreatePaymentIntent(ctx, e.p, "order-83", paykit.CreatePaymentIntentRequest{
+		Amount: 15921, Currency: "MYR", Country: "MY", MerchantReference: "order-83", PaymentMethod: "FPX",
+		Customer: map[string]string{"name": "Aisyah", "email": "aisyah@example.com"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := e.svc.SimulatePayer(ctx, e.p, pi.ID, true); err != nil {
+		panic(err)
+	}
+	if _, err := e.svc.SettleTestFunds(ctx, e.p); err != nil {
+		panic(err)
+	}
+	page, err := e.svc.ListReconciliationBreaks(ctx, paykit.BreakListParams{Status: paykit.BreakOpen})
+	if err != nil {
+		panic(err)
+	}
+	b := page.Data[0]
+	fmt.Println(b.Type, b.Source == pi.ID, b.Expected.Fee, b.Reported.Fee)
+	e.printBalances()
+
+	b2, err := e.svc.ResolveBreak(ctx, "ops:alice", b.ID, paykit.ResolveBreakRequest{
+		Resolution: paykit.ResolveAcceptProvider, Note: "The PSP confirmed its fee.",
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(b2.Status, b2.Resolution)
+	e.printBalances()
+	// Output:
+	// fee_mismatch true 462 463
+	// MYR available 0 pending 15459 reserved 0
+	// THB available 500000 pending 0 reserved 0
+	// resolved accept_provider
+	// MYR available 15458 pending 0 reserved 0
+	// THB available 500000 pending 0 reserved 0
+}
