@@ -1,8 +1,9 @@
 // Package stripe is the paykit Provider adapter for Stripe: payments
 // through the PaymentIntents API (cards through Stripe Checkout) with
-// Stripe's fees, cancels, refunds, disputes, and signed webhooks. It
-// declares paykit.CapPayments, paykit.CapCancel, paykit.CapRefunds and
-// paykit.CapDisputes. It is no paykit.PayoutProvider:
+// Stripe's fees, cancels, refunds, disputes, settlement reports (the
+// account's payouts) and signed webhooks. It declares paykit.CapPayments,
+// paykit.CapCancel, paykit.CapRefunds, paykit.CapDisputes and
+// paykit.CapSettlement. It is no paykit.PayoutProvider:
 // Stripe payouts move an account's own balance to its own bank account,
 // they do not send money to third parties' bank accounts (that is Stripe
 // Connect, another product), so paykit payouts cannot be served.
@@ -133,6 +134,48 @@
 // SGD 0.50); amounts above 2^53 cannot reach it, so the conformance run
 // uses amounts within the cap.
 //
+// # Settlement
+//
+// SettlementBatches reports the account's automatic payouts (Stripe's
+// payout reconciliation guide): a batch is one payout (Reference its
+// po_ id, SettledAt its arrival_date, Currency its currency, no
+// Merchant), read from GET /v1/payouts, and its lines are the balance
+// transactions it paid out, GET /v1/balance_transactions?payout=po_…
+// with expand[]=data.source, oldest first, 100 a page (starting_after).
+// Stripe lists payouts newest first: after a cursor the adapter reads the
+// pages of ending_before=<cursor>, nearest first, and reverses them; from
+// the start ("") it reads every page. It takes payouts in the order made
+// and stops at the first one still on its way (pending, in_transit, or
+// paid with reconciliation_status in_progress), so that a payout arriving
+// late is never passed over; a paid payout is a batch once its
+// reconciliation_status is completed. Failed and canceled payouts are no
+// batches (their funds come back and a later payout pays them out), nor
+// are manual payouts (reconciliation_status not_applicable: Stripe cannot
+// say what they paid out).
+//
+// Lines: a charge or payment transaction is a "payment" line whose
+// Reference is its PaymentIntent (its Checkout Session's id for a card
+// payment, found by GET /v1/checkout/sessions?payment_intent=; Stripe
+// copies the PaymentIntent's metadata, paykit_key and the Checkout mark,
+// onto its charge); refund and payment_refund are "refund" lines (the
+// refund's id), and so are refund_failure, payment_failure_refund and an
+// adjustment with reporting_category refund_failure (the refunded amount
+// coming back, positive); an adjustment whose source is a dispute is a
+// "dispute" line, or "dispute_reversal" with reporting_category
+// dispute_reversal. Amount, Fee and Currency are the transaction's
+// (amounts and fees in the account's settlement currency: a payment made
+// in another currency does not match paykit's record and becomes a
+// break). The payout's own transaction is no line; a payout_failure or
+// payout_cancel transaction stands for the lines of the payout that
+// failed, whose funds this one pays out. Any other transaction (a
+// stripe_fee, a reserve, a Connect transfer) is an error naming it: the
+// payout cannot be accounted for in paykit's line types. The batch's Net
+// is the payout's amount, its Gross and Fee the sums of its
+// transactions'. A payout that fails after Stripe reported it paid is not
+// taken back. A read without Stripe's usable answer (no answer in time,
+// a refused or dropped connection, 5xx, a body that is not Stripe's list,
+// an error object) is an error, never an empty report.
+//
 // # Webhooks
 //
 // ParseCallback verifies Stripe-Signature as Stripe's "verify manually"
@@ -191,7 +234,14 @@
 // reasons, balance_transactions, evidence_details.due_by; update with
 // submit; close) and Stripe's dispute testing conventions (evidence text
 // winning_evidence and losing_evidence); https://docs.stripe.com/api/balance_transactions
-// (fee, available_on, exchange_rate); https://docs.stripe.com/expand;
+// (fee, available_on, exchange_rate; the list's payout filter, "for
+// automatic Stripe payouts only"); https://docs.stripe.com/payouts/reconciliation,
+// https://docs.stripe.com/api/payouts (status, automatic,
+// reconciliation_status, arrival_date), https://docs.stripe.com/reports/reporting-categories
+// and https://docs.stripe.com/reports/balance-transaction-types (types
+// and reporting categories); Stripe support's "How metadata works with
+// related objects" (a PaymentIntent's metadata copied onto its charge);
+// https://docs.stripe.com/expand;
 // https://docs.stripe.com/payments/promptpay, /payments/grabpay,
 // /payments/alipay/accept-a-payment?payment-ui=checkout and
 // /payments/wechat-pay/accept-a-payment?payment-ui=checkout (business

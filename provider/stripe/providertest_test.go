@@ -49,7 +49,9 @@ func fpxPayment(amount int64) paykit.PaymentRequest {
 
 // The adapter passes the Provider conformance suite against the stateful
 // fake, for a redirect method (FPX), a QR method (PromptPay) and cards
-// (Checkout Sessions), with fees and disputes. Stripe caps amounts at
+// (Checkout Sessions), with fees, disputes and settlement (the fake's
+// funds are available at once, and the suite settles by having it pay
+// out what is available). Stripe caps amounts at
 // eight digits (99999999), so the amounts stay within it; a PaymentIntent
 // amount ending in 901 is declined and a refund amount ending in 911 fails
 // (the fake's triggers).
@@ -67,8 +69,8 @@ func TestProviderConformance(t *testing.T) {
 	// so there is no Declined request. Refunds of card payments read the
 	// session before refunding its PaymentIntent, two calls the refund
 	// fault checks do not expect: refunds of sessions are covered by the
-	// flow and fault tests, and this run checks payments, cancels and
-	// disputes.
+	// flow and fault tests, and this run checks payments, cancels,
+	// disputes and settlement.
 	t.Run("CARD", func(t *testing.T) {
 		providertest.Run(t, harness(t, "MY", request("", "CARD", "MY", "MYR", 0), nil, true))
 	})
@@ -78,11 +80,12 @@ func TestProviderConformance(t *testing.T) {
 type noRefunds struct{ *stripe.Provider }
 
 func (noRefunds) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapDisputes
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapDisputes | paykit.CapSettlement
 }
 
 func harness(t *testing.T, country string, payment paykit.PaymentRequest, declined *paykit.PaymentRequest, withoutRefunds bool) providertest.Harness {
-	fake := stripefake.New(stripefake.Options{SecretKey: testSecretKey, AccountCountry: country, WebhookSecret: testWebhookSecret})
+	fake := stripefake.New(stripefake.Options{SecretKey: testSecretKey, AccountCountry: country, WebhookSecret: testWebhookSecret,
+		AvailableOn: func(paid time.Time) time.Time { return paid }})
 	amounts := []int64{1000, 12345, 99999999}
 	h := providertest.Harness{
 		Fake: fake,
@@ -120,6 +123,10 @@ func harness(t *testing.T, country string, payment paykit.PaymentRequest, declin
 				t.Fatalf("open dispute on %s: %v", key, err)
 			}
 			return webhook(t, fake, "charge.dispute.created")(key)
+		},
+		Settle: func(context.Context, paykit.Provider) error {
+			_, err := fake.PayOut("paid")
+			return err
 		},
 	}
 	if payment.Method == "CARD" {

@@ -55,8 +55,9 @@ type Config struct {
 }
 
 // Provider is the Stripe adapter: a paykit.Provider,
-// paykit.RefundProvider and paykit.DisputeProvider over the
-// PaymentIntents, Checkout Sessions, Refunds and Disputes APIs.
+// paykit.RefundProvider, paykit.DisputeProvider and
+// paykit.SettlementReporter over the PaymentIntents, Checkout Sessions,
+// Refunds, Disputes, Payouts and Balance Transactions APIs.
 type Provider struct {
 	cfg     Config
 	backend stripego.RawRequestBackend
@@ -67,6 +68,8 @@ var (
 	_ paykit.Provider        = (*Provider)(nil)
 	_ paykit.RefundProvider  = (*Provider)(nil)
 	_ paykit.DisputeProvider = (*Provider)(nil)
+
+	_ paykit.SettlementReporter = (*Provider)(nil)
 )
 
 // availability lists, per paykit method, the business locations of Stripe
@@ -154,11 +157,12 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities: payments, cancel, refunds and disputes. Stripe payouts
-// move the account's own balance to its own bank account, not to third
-// parties, so the adapter is no paykit.PayoutProvider.
+// Capabilities: payments, cancel, refunds, disputes and settlement (the
+// account's payouts, as reports). Stripe payouts move the account's own
+// balance to its own bank account, not to third parties, so the adapter
+// is no paykit.PayoutProvider.
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapDisputes
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapDisputes | paykit.CapSettlement
 }
 
 // Methods returns the paykit methods this adapter's account serves.

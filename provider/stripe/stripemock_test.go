@@ -219,4 +219,39 @@ func TestRequestsValidateInStripeMock(t *testing.T) {
 		return my.SubmitDisputeEvidence(ctx, "dp_123", "The payer received the goods.")
 	})
 	dispute("accept (close) dispute", func() (paykit.ProviderDispute, error) { return my.AcceptDispute(ctx, "dp_123") })
+	for _, after := range []string{"", "po_123"} {
+		t.Run("settlement batches after "+after, func(t *testing.T) {
+			is := is.New(t)
+			batches, err := my.SettlementBatches(ctx, after, 10)
+			calls, bad := rc.take()
+			is.True(len(calls) > 0)
+			if len(bad) > 0 {
+				t.Errorf("stripe-mock refused %s", strings.Join(bad, "; "))
+			}
+			t.Logf("calls %v: %d batches, error %v", calls, len(batches), err)
+		})
+	}
+	// stripe-mock's payouts are in transit: the lines of one, and the
+	// Checkout Session of a card payment, are read directly.
+	t.Run("balance transactions of a payout", func(t *testing.T) {
+		is := is.New(t)
+		lines, err := stripe.PayoutLines(my, ctx, "po_123")
+		calls, bad := rc.take()
+		is.True(len(calls) > 0)
+		if len(bad) > 0 {
+			t.Errorf("stripe-mock refused %s", strings.Join(bad, "; "))
+		}
+		t.Logf("calls %v: lines %+v, error %v", calls, lines, err)
+	})
+	t.Run("Checkout Session of a settled card payment", func(t *testing.T) {
+		is := is.New(t)
+		ref, err := stripe.CheckoutPaymentRef(my, ctx, "pi_123")
+		calls, bad := rc.take()
+		is.True(len(calls) > 0)
+		if len(bad) > 0 {
+			t.Errorf("stripe-mock refused %s", strings.Join(bad, "; "))
+		}
+		is.NoErr(err)
+		is.True(strings.HasPrefix(ref, "cs_"))
+	})
 }

@@ -39,12 +39,16 @@ func (f *Fake) charge(pi map[string]any) string {
 	now := f.now()
 	chID, txnID := newID("ch_", 24), newID("txn_", 24)
 	fe := fee(amt, typ)
+	btType := "charge" // a card charge; other methods' charges are payments
+	if typ != "card" {
+		btType = "payment"
+	}
 	f.bts = append(f.bts, &object{m: map[string]any{
 		"id": txnID, "object": "balance_transaction", "amount": amt, "currency": ccy, "created": now,
 		"available_on": f.opts.AvailableOn(time.Unix(now, 0)).Unix(),
 		"description":  nil, "exchange_rate": nil, "fee": fe, "net": amt - fe, "reporting_category": "charge",
 		"fee_details": []map[string]any{{"amount": fe, "application": nil, "currency": ccy, "description": "Stripe processing fees", "type": "stripe_fee"}},
-		"source":      chID, "status": "pending", "type": "charge",
+		"source":      chID, "status": "pending", "type": btType,
 	}})
 	md := map[string]any{}
 	if m, ok := pi["metadata"].(map[string]any); ok {
@@ -81,7 +85,7 @@ func (f *Fake) Fee(key string) (int64, bool) {
 
 // byID finds any object of the fake by its id.
 func (f *Fake) byID(id string) *object {
-	for prefix, objs := range map[string][]*object{"pi_": f.pis, "cs_": f.css, "re_": f.res, "ch_": f.chs, "txn_": f.bts, "du_": f.dps} {
+	for prefix, objs := range map[string][]*object{"pi_": f.pis, "cs_": f.css, "re_": f.res, "ch_": f.chs, "txn_": f.bts, "du_": f.dps, "po_": f.pos} {
 		if strings.HasPrefix(id, prefix) {
 			return find(objs, "id", id)
 		}

@@ -1,22 +1,30 @@
 // Package stripefake is a stateful fake of the Stripe API endpoints the
 // provider/stripe adapter calls (PaymentIntents with search, Checkout
-// Sessions, Charges and their balance transactions, Refunds, Disputes) and
-// of Stripe's signed webhooks, written from Stripe's API reference: the
+// Sessions, Charges and their balance transactions, Refunds, Disputes,
+// Payouts and the balance transactions they paid out) and of Stripe's
+// signed webhooks, written from Stripe's API reference: the
 // objects carry the documented fields, errors are
 // {"error": {"type", "code", "message", "param"}} with the documented
 // status codes, and Idempotency-Key is honoured (same key and parameters:
 // the saved answer; same key, other parameters: 400 idempotency_error).
 // Unlike Stripe's, its search is immediately consistent. Lists (GET
 // /v1/payment_intents, /v1/refunds, /v1/disputes) answer the newest
-// objects first. expand[] works on every answer, for the fields that name
-// another object of the fake by id (latest_charge, balance_transaction,
-// payment_intent, charge), "data." first in lists.
+// objects first; those of payouts and balance transactions also page with
+// starting_after and ending_before. expand[] works on every answer, for
+// the fields that name another object of the fake by id (latest_charge,
+// balance_transaction, payment_intent, charge, source), "data." first in
+// lists.
 //
 // A succeeded PaymentIntent has a charge (latest_charge) whose balance
-// transaction states the fee and available_on. The fee schedule is the
-// fake's own: 3 % of the amount rounded half up, plus 100 for cards
-// (Fee reports it); the funds become available at 00:00 UTC three days
-// after the charge, unless Options.AvailableOn says otherwise.
+// transaction (type charge for a card, payment for other methods) states
+// the fee and available_on. The fee schedule is the fake's own: 3 % of the
+// amount rounded half up, plus 100 for cards (Fee reports it); the funds
+// become available at 00:00 UTC three days after the charge, unless
+// Options.AvailableOn says otherwise. A refund's balance transaction
+// (refund, or payment_refund) withdraws its amount when it is made; one
+// that fails returns it (adjustment with reporting_category
+// refund_failure, or payment_failure_refund). PayOut pays out what is
+// available, as automatic payouts do (payouts.go).
 //
 // Disputes: Stripe's test mode opens one when a payment is made with a
 // dispute test card; the fake opens one on OpenDispute (the payer's bank
@@ -84,8 +92,12 @@ type Fake struct {
 	chs  []*object // Charges
 	bts  []*object // balance transactions
 	dps  []*object // Disputes
-	idem map[string]*saved
-	evts []map[string]any
+	pos  []*object // Payouts
+	// paidIn names the payout that paid out each balance transaction
+	// (a payout's own included).
+	paidIn map[string]string
+	idem   map[string]*saved
+	evts   []map[string]any
 }
 
 // object is a Stripe object as a JSON map, with what the fake keeps aside.
@@ -112,7 +124,7 @@ func New(opts Options) *Fake {
 	if opts.AvailableOn == nil {
 		opts.AvailableOn = func(paid time.Time) time.Time { return paid.UTC().Truncate(24 * time.Hour).Add(72 * time.Hour) }
 	}
-	return &Fake{opts: opts, idem: map[string]*saved{}}
+	return &Fake{opts: opts, idem: map[string]*saved{}, paidIn: map[string]string{}}
 }
 
 // apiErr is an error answer.
@@ -282,8 +294,14 @@ func (f *Fake) route(method, path string, form url.Values) (int, []byte, bool) {
 		res, err = f.get(f.res, "refund", seg[2])
 	case method == "GET" && len(seg) == 3 && seg[1] == "charges":
 		res, err = f.get(f.chs, "charge", seg[2])
+	case method == "GET" && path == "/v1/balance_transactions":
+		res, err = f.listBalanceTransactions(form)
 	case method == "GET" && len(seg) == 3 && seg[1] == "balance_transactions":
 		res, err = f.get(f.bts, "balance_transaction", seg[2])
+	case method == "GET" && path == "/v1/payouts":
+		res, err = f.listPayouts(form)
+	case method == "GET" && len(seg) == 3 && seg[1] == "payouts":
+		res, err = f.get(f.pos, "payout", seg[2])
 	case method == "GET" && path == "/v1/disputes":
 		res = f.list(f.dps, "/v1/disputes", form.Get("limit"))
 	case method == "GET" && len(seg) == 3 && seg[1] == "disputes":
@@ -655,12 +673,14 @@ func (f *Fake) createRefund(form url.Values) (map[string]any, *apiErr) {
 	rf := map[string]any{
 		"id": newID("re_", 24), "object": "refund", "amount": amt, "currency": pi["currency"], "status": "pending",
 		"payment_intent": piID, "charge": pi["latest_charge"], "metadata": metadata(form, "metadata"), "reason": nil,
-		"created": f.now(), "balance_transaction": nil, "receipt_number": nil,
+		"created": f.now(), "balance_transaction": nil, "failure_balance_transaction": nil, "receipt_number": nil,
 	}
 	f.res = append(f.res, &object{m: rf})
+	rf["balance_transaction"] = f.refundTransaction(rf, pi, false)
 	f.emit("refund.created", rf)
 	if amt%1000 == 911 {
 		rf["status"], rf["failure_reason"] = "failed", "declined"
+		rf["failure_balance_transaction"] = f.refundTransaction(rf, pi, true)
 		f.emit("refund.failed", rf)
 	}
 	return rf, nil

@@ -229,3 +229,95 @@ func TestFakeAvailableOn(t *testing.T) {
 		})
 	}
 }
+
+// PayOut pays out what is available, one payout per currency with its own
+// balance transaction; the lists of payouts and of a payout's balance
+// transactions come newest first and page as Stripe's do: starting_after
+// goes to older objects, ending_before to the newer ones nearest it, and
+// has_more says whether more lie that way.
+func TestFakePayoutsAndTheirLists(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := stripefake.New(stripefake.Options{SecretKey: "sk_test_1", WebhookSecret: "whsec_1",
+		AvailableOn: func(paid time.Time) time.Time { return paid }})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	pay := func(key string) {
+		form := url.Values{"amount": {"10000"}, "currency": {"myr"}, "confirm": {"true"}, "payment_method_types[0]": {"grabpay"},
+			"payment_method_data[type]": {"grabpay"}, "return_url": {"https://x.example"}, "metadata[paykit_key]": {key}}
+		resp, _ := post(t, srv, "/v1/payment_intents", key, "sk_test_1", form)
+		is.Equal(resp.StatusCode, 200)
+		is.NoErr(f.Approve(key))
+	}
+	ids := func(list map[string]any) []string {
+		out := []string{}
+		for _, o := range list["data"].([]any) {
+			out = append(out, o.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	var po []string // oldest first
+	for i := range 4 {
+		pay("po" + strconv.Itoa(i))
+		made, err := f.PayOut("")
+		is.NoErr(err)
+		is.Equal(len(made), 1)
+		po = append(po, made[0])
+	}
+	made, err := f.PayOut("paid")
+	is.NoErr(err)
+	is.Equal(len(made), 0) // nothing left to pay out
+
+	_, all := get(t, srv, "/v1/payouts", "sk_test_1")
+	is.Equal(ids(all), []string{po[3], po[2], po[1], po[0]})
+	_, p := get(t, srv, "/v1/payouts?limit=2&starting_after="+po[3], "sk_test_1")
+	is.Equal(ids(p), []string{po[2], po[1]})
+	is.Equal(p["has_more"], true)
+	_, p = get(t, srv, "/v1/payouts?limit=2&ending_before="+po[0], "sk_test_1")
+	is.Equal(ids(p), []string{po[2], po[1]}) // the newer ones nearest it
+	is.Equal(p["has_more"], true)
+	_, p = get(t, srv, "/v1/payouts?limit=2&ending_before="+po[2], "sk_test_1")
+	is.Equal(ids(p), []string{po[3]})
+	is.Equal(p["has_more"], false)
+	status, _ := get(t, srv, "/v1/payouts?ending_before=po_none", "sk_test_1")
+	is.Equal(status, 400)
+
+	_, one := get(t, srv, "/v1/payouts/"+po[0], "sk_test_1")
+	is.Equal(one["status"], "paid")
+	is.Equal(one["reconciliation_status"], "completed")
+	is.Equal(one["amount"], float64(9700)) // 10000 less the fee
+	_, txns := get(t, srv, "/v1/balance_transactions?payout="+po[0]+"&expand[]=data.source", "sk_test_1")
+	data := txns["data"].([]any)
+	is.Equal(len(data), 2)
+	own, charge := data[0].(map[string]any), data[1].(map[string]any) // newest first
+	is.Equal(own["type"], "payout")
+	is.Equal(own["amount"], float64(-9700))
+	is.Equal(own["source"].(map[string]any)["id"], po[0])
+	is.Equal(charge["type"], "payment") // not a card
+	is.Equal(charge["source"].(map[string]any)["object"], "charge")
+	status, _ = get(t, srv, "/v1/balance_transactions?payout=po_none", "sk_test_1")
+	is.Equal(status, 404)
+
+	// A payout in transit fails: its amount comes back, and the next
+	// payout pays it out with what came since.
+	pay("po_failing")
+	failing, err := f.PayOut("in_transit")
+	is.NoErr(err)
+	is.True(f.SetPayoutStatus(failing[0], "paid") == nil)
+	is.True(f.SetPayoutStatus(failing[0], "failed") != nil) // paid already
+	pay("po_failing_2")
+	failing, err = f.PayOut("pending")
+	is.NoErr(err)
+	is.NoErr(f.SetPayoutStatus(failing[0], "failed"))
+	pay("po_after")
+	again, err := f.PayOut("paid")
+	is.NoErr(err)
+	_, txns = get(t, srv, "/v1/balance_transactions?payout="+again[0], "sk_test_1")
+	var types []string
+	for _, o := range txns["data"].([]any) {
+		types = append(types, o.(map[string]any)["type"].(string))
+	}
+	is.Equal(types, []string{"payout", "payment", "payout_failure"})
+	_, one = get(t, srv, "/v1/payouts/"+again[0], "sk_test_1")
+	is.Equal(one["amount"], float64(2*9700))
+}
