@@ -172,6 +172,22 @@ func TestSettlementFailedPayoutPaidOutAgain(t *testing.T) {
 	is.Equal(got[0].Net, int64(10000-300+20000-600))
 }
 
+// With automatic payouts the fake pays out what became available before
+// it answers: the report names the payment once its funds are available,
+// and not before.
+func TestSettlementAutomaticPayouts(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, clock := settling(t, stripefake.Options{AutomaticPayouts: true})
+	paid := e.succeeded(t, "stl_auto", "FPX", 10000)
+	is.Equal(len(e.batches(t, "", 10)), 0) // available in three days
+	clock.Advance(4 * 24 * time.Hour)
+	got := e.batches(t, "", 10)
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Lines, []paykit.SettlementLine{{Type: "payment", Reference: paid.Reference, Key: "stl_auto", Amount: 10000, Fee: 300, Currency: "MYR"}})
+	is.Equal(len(e.batches(t, got[0].Reference, 10)), 0)
+}
+
 // More payouts than a page of Stripe's list, and a payout of more
 // transactions than a page: every payout once, oldest first, every line.
 func TestSettlementPagesThroughStripesLists(t *testing.T) {

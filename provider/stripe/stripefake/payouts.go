@@ -57,38 +57,45 @@ func (f *Fake) PayOut(status string) ([]string, error) {
 	}
 	var ids []string
 	err := f.act(func() error {
-		now := f.now()
-		due := map[string][]*object{}
-		var ccys []string
-		for _, bt := range f.bts {
-			if f.paidIn[str(bt.m["id"])] != "" || bt.m["available_on"].(int64) > now {
-				continue
-			}
-			ccy := str(bt.m["currency"])
-			if due[ccy] == nil {
-				ccys = append(ccys, ccy)
-			}
-			due[ccy] = append(due[ccy], bt)
-		}
-		slices.Sort(ccys)
-		for _, ccy := range ccys {
-			var net int64
-			for _, bt := range due[ccy] {
-				net += bt.m["net"].(int64)
-			}
-			if net <= 0 {
-				continue
-			}
-			po := f.payout(ccy, net, status)
-			for _, bt := range due[ccy] {
-				bt.m["status"] = "available"
-				f.paidIn[str(bt.m["id"])] = str(po["id"])
-			}
-			ids = append(ids, str(po["id"]))
-		}
+		ids = f.payOut(status)
 		return nil
 	})
 	return ids, err
+}
+
+// payOut pays out what is available, as PayOut does (under f.mu).
+func (f *Fake) payOut(status string) []string {
+	now := f.now()
+	due := map[string][]*object{}
+	var ccys []string
+	for _, bt := range f.bts {
+		if f.paidIn[str(bt.m["id"])] != "" || bt.m["available_on"].(int64) > now {
+			continue
+		}
+		ccy := str(bt.m["currency"])
+		if due[ccy] == nil {
+			ccys = append(ccys, ccy)
+		}
+		due[ccy] = append(due[ccy], bt)
+	}
+	slices.Sort(ccys)
+	var ids []string
+	for _, ccy := range ccys {
+		var net int64
+		for _, bt := range due[ccy] {
+			net += bt.m["net"].(int64)
+		}
+		if net <= 0 {
+			continue
+		}
+		po := f.payout(ccy, net, status)
+		for _, bt := range due[ccy] {
+			bt.m["status"] = "available"
+			f.paidIn[str(bt.m["id"])] = str(po["id"])
+		}
+		ids = append(ids, str(po["id"]))
+	}
+	return ids
 }
 
 // payout makes a payout of amount in ccy and its own balance transaction
