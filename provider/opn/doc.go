@@ -106,19 +106,21 @@
 //
 // Opn pays out of the account's balance (transfers) without naming the
 // transactions a transfer pays out, so SettlementBatches does not report
-// transfers: a batch is one UTC day of the account's transactions (the
-// Transaction API) becoming transferable, in one currency. A transaction
-// belongs to the day closing at the first midnight at or after its
-// transferable_at (its created_at, if later: funds are transferable no
-// earlier than they arrive); the batch's Reference is
-// "opn_<that midnight's date>_<currency>", its SettledAt that midnight,
-// and it is reported an hour after it, so that a transaction Opn records
-// late is in it. The adapter reads GET /transactions (order
-// chronological, 100 a page by offset; after a cursor, from
-// Config.SettlementHold before its day, default 60 days: a transaction
-// made longer before its transferable_at is missed) and stops once the
-// days asked for are complete: a transaction made at t is transferable no
-// earlier, so every day closing before t has all of its.
+// transfers: a batch is one period (Config.SettlementPeriod, a UTC day by
+// default) of the account's transactions (the Transaction API) becoming
+// transferable, in one currency. A transaction belongs to the period
+// closing at the first boundary (a multiple of the period since the zero
+// time: midnight UTC for a day) at or after its transferable_at (its
+// created_at, if later: funds are transferable no earlier than they
+// arrive); the batch's Reference is "opn_<the close, RFC 3339>_<currency>",
+// its SettledAt the close, and it is reported Config.SettlementDelay (an
+// hour by default) after it, so that a transaction Opn records late is in
+// it. The adapter reads GET /transactions (order chronological, 100 a
+// page by offset; after a cursor, from Config.SettlementHold before its
+// close, default 60 days: a transaction made longer before its
+// transferable_at is missed) and stops once the periods asked for are
+// complete: a transaction made at t is transferable no earlier, so every
+// period closing before t has all of its.
 //
 // Lines: a charge's credit is a "payment" line for the charge's amount
 // with its fee plus fee_vat (the Result's Fee), read by GET /charges/{id};
@@ -129,8 +131,8 @@
 // with no fee (Opn states none). Transfers and receipts (Opn's invoices)
 // are no lines. Any other transaction (a charge's debit, a refund's
 // credit, an origin the adapter does not know) or a charge in another
-// currency than its transaction is an error naming it: the day cannot be
-// accounted for. The batch's Net is what its transactions moved (Opn
+// currency than its transaction is an error naming it: the period cannot
+// be accounted for. The batch's Net is what its transactions moved (Opn
 // states each charge's credit net of its fee), its Gross and Fee the sums
 // of its lines': a charge whose amount less its fees is not its credit
 // makes a batch whose lines disagree with its net, which paykit refuses. A

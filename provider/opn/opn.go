@@ -59,9 +59,18 @@ type Config struct {
 	Now func() time.Time
 	// SettlementHold is the longest this account's funds take to become
 	// transferable: the settlement report reads transactions from that
-	// long before the day after its cursor; default
+	// long before the close of its cursor's batch; default
 	// DefaultSettlementHold.
 	SettlementHold time.Duration
+	// SettlementPeriod is how much time of transactions becoming
+	// transferable one settlement batch covers; its boundaries are
+	// multiples of it since the zero time (for a day, midnight UTC).
+	// Default DefaultSettlementPeriod.
+	SettlementPeriod time.Duration
+	// SettlementDelay is how long after its period closes a batch is
+	// reported, so that a transaction Opn records late is in it; default
+	// DefaultSettlementDelay, a negative value none.
+	SettlementDelay time.Duration
 }
 
 // Provider is the Opn Payments adapter. It implements paykit.Provider,
@@ -77,6 +86,8 @@ type Provider struct {
 	tolerance time.Duration
 	now       func() time.Time
 	hold      time.Duration // Config.SettlementHold
+	period    time.Duration // Config.SettlementPeriod
+	delay     time.Duration // Config.SettlementDelay
 }
 
 var (
@@ -104,6 +115,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		base: base, secret: cfg.SecretKey, client: cfg.HTTPClient, timeout: cfg.Timeout,
 		tolerance: cfg.Tolerance, now: cfg.Now, methods: slices.Clone(cfg.Methods), hold: cfg.SettlementHold,
+		period: cfg.SettlementPeriod, delay: cfg.SettlementDelay,
 	}
 	for i, s := range cfg.WebhookSecrets {
 		key, err := decodeSecret(s)
@@ -134,6 +146,15 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if p.hold <= 0 {
 		p.hold = DefaultSettlementHold
+	}
+	if p.period <= 0 {
+		p.period = DefaultSettlementPeriod
+	}
+	switch {
+	case p.delay == 0:
+		p.delay = DefaultSettlementDelay
+	case p.delay < 0:
+		p.delay = 0
 	}
 	return p, nil
 }

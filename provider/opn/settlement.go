@@ -17,17 +17,18 @@ import (
 )
 
 // Settlement: Opn names no grouping of the transactions its transfers pay
-// out, so a batch is one day of transactions becoming transferable. See
-// doc.go.
+// out, so a batch is one period (a UTC day by default) of transactions
+// becoming transferable. See doc.go.
 
-// DefaultSettlementHold is Config.SettlementHold's default.
-const DefaultSettlementHold = 60 * 24 * time.Hour
+// Defaults of Config's settlement fields.
+const (
+	DefaultSettlementHold   = 60 * 24 * time.Hour
+	DefaultSettlementPeriod = 24 * time.Hour
+	DefaultSettlementDelay  = time.Hour
+)
 
 // Settlement bounds.
 const (
-	// settleGrace is how long after a day closes its batch is reported,
-	// so that a transaction Opn records late is in it.
-	settleGrace    = time.Hour
 	defaultBatches = 10  // SettlementBatches' limit when not positive
 	maxBatches     = 100 // and at most
 	txnPage        = 100 // transactions per list request
@@ -49,11 +50,12 @@ type ledgerTxn struct {
 
 	amount  int64     // Amount, signed by Direction: a debit is negative
 	created time.Time // CreatedAt
-	day     time.Time // the midnight (UTC) closing the day it became transferable
+	closes  time.Time // when the period it became transferable in closes
 }
 
-// read checks t and fills its signed amount, creation time and day.
-func (t *ledgerTxn) read() error {
+// read checks t and fills its signed amount, creation time and the close
+// of its period (period long).
+func (t *ledgerTxn) read(period time.Duration) error {
 	amount, err := t.Amount.Int64()
 	created, err1 := time.Parse(time.RFC3339, t.CreatedAt)
 	transferable, err2 := time.Parse(time.RFC3339, t.TransferableAt)
@@ -77,45 +79,50 @@ func (t *ledgerTxn) read() error {
 	}
 	t.created = created.UTC()
 	// Funds are transferable no earlier than they arrive.
-	t.day = closingDay(created)
+	t.closes = closing(created, period)
 	if transferable.After(created) {
-		t.day = closingDay(transferable)
+		t.closes = closing(transferable, period)
 	}
 	return nil
 }
 
-// closingDay is the first midnight (UTC) at or after t: the end of the
-// day whose batch a transaction transferable at t belongs to.
-func closingDay(t time.Time) time.Time {
+// closing is the first boundary of period (a multiple of it since the
+// zero time; for a day, midnight UTC) at or after t: the close of the
+// period whose batch a transaction transferable at t belongs to.
+func closing(t time.Time, period time.Duration) time.Time {
 	t = t.UTC()
-	day := t.Truncate(24 * time.Hour)
-	if day.Equal(t) {
-		return day
+	start := t.Truncate(period)
+	if start.Equal(t) {
+		return start
 	}
-	return day.Add(24 * time.Hour)
+	return start.Add(period)
 }
 
-// batchKey names a batch: the midnight closing its day, and its currency.
+// batchKey names a batch: the close of its period, and its currency.
 type batchKey struct {
-	day time.Time
-	ccy string
+	closes time.Time
+	ccy    string
 }
 
-func (k batchKey) ref() string { return "opn_" + k.day.Format(time.DateOnly) + "_" + k.ccy }
+func (k batchKey) ref() string { return "opn_" + k.closes.Format(time.RFC3339) + "_" + k.ccy }
 
 func (k batchKey) compare(o batchKey) int {
-	return cmp.Or(k.day.Compare(o.day), strings.Compare(k.ccy, o.ccy))
+	return cmp.Or(k.closes.Compare(o.closes), strings.Compare(k.ccy, o.ccy))
 }
 
 // parseRef reads a batch Reference.
 func parseRef(ref string) (batchKey, bool) {
 	rest, ok := strings.CutPrefix(ref, "opn_")
-	date, ccy, ok2 := strings.Cut(rest, "_")
-	day, err := time.Parse(time.DateOnly, date)
-	if !ok || !ok2 || err != nil || len(ccy) != 3 || strings.ToUpper(ccy) != ccy {
+	i := strings.LastIndexByte(rest, '_')
+	if !ok || i < 0 {
 		return batchKey{}, false
 	}
-	return batchKey{day, ccy}, true
+	closes, err := time.Parse(time.RFC3339, rest[:i])
+	ccy := rest[i+1:]
+	if err != nil || len(ccy) != 3 || strings.ToUpper(ccy) != ccy {
+		return batchKey{}, false
+	}
+	return batchKey{closes.UTC(), ccy}, true
 }
 
 // getJSON reads path (GET with q) into v, each request within the call
@@ -139,13 +146,14 @@ func (p *Provider) getJSON(ctx context.Context, path string, q url.Values, obj s
 	return nil
 }
 
-// SettlementBatches returns the days whose transactions became
-// transferable (batches of one currency each) closed after the batch
-// after ("" for the first), oldest first, at most limit (at most 100; 10
-// when not positive) of them, each with its lines: successful charges
-// with their fees, refunds, disputes and won disputes' reversals. A day
-// is reported an hour after it closed (midnight UTC). An error means no
-// trustworthy report came back.
+// SettlementBatches returns the periods (Config.SettlementPeriod, a UTC
+// day by default) of transactions becoming transferable, a batch per
+// period and currency, closed after the batch after ("" for the first),
+// oldest first, at most limit (at most 100; 10 when not positive) of
+// them, each with its lines: successful charges with their fees, refunds,
+// disputes and won disputes' reversals. A period is reported
+// Config.SettlementDelay (an hour by default) after it closed. An error
+// means no trustworthy report came back.
 func (p *Provider) SettlementBatches(ctx context.Context, after string, limit int) ([]paykit.SettlementBatch, error) {
 	if limit <= 0 {
 		limit = defaultBatches
@@ -159,7 +167,7 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 		}
 		from = &k
 	}
-	groups, err := p.transferableDays(ctx, from, limit)
+	groups, err := p.transferablePeriods(ctx, from, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +179,7 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 	keys = keys[:min(limit, len(keys))]
 	out := make([]paykit.SettlementBatch, 0, len(keys))
 	for _, k := range keys {
-		b := paykit.SettlementBatch{Reference: k.ref(), Currency: k.ccy, SettledAt: k.day}
+		b := paykit.SettlementBatch{Reference: k.ref(), Currency: k.ccy, SettledAt: k.closes}
 		for _, t := range groups[k] {
 			l, err := p.txnLine(ctx, t, k.ccy)
 			if err != nil {
@@ -185,17 +193,17 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 	return out, nil
 }
 
-// transferableDays reads the account's transactions in the order made
+// transferablePeriods reads the account's transactions in the order made
 // (GET /transactions, order chronological, from SettlementHold before the
-// day after from) and groups those that bring lines by the closed day
-// they became transferable, after from. It stops once the first limit
-// days are complete: a transaction made at c becomes transferable no
-// earlier, so the days closing before c have all theirs.
-func (p *Provider) transferableDays(ctx context.Context, from *batchKey, limit int) (map[batchKey][]ledgerTxn, error) {
-	closed := p.now().UTC().Add(-settleGrace)
+// close of from) and groups those that bring lines by the reported period
+// they became transferable in, after from. It stops once the first limit
+// periods are complete: a transaction made at c becomes transferable no
+// earlier, so the periods closing before c have all theirs.
+func (p *Provider) transferablePeriods(ctx context.Context, from *batchKey, limit int) (map[batchKey][]ledgerTxn, error) {
+	reported := p.now().UTC().Add(-p.delay) // periods closed by then are reported
 	q := url.Values{"limit": {strconv.Itoa(txnPage)}, "order": {"chronological"}}
 	if from != nil {
-		q.Set("from", from.day.Add(-p.hold).Format(time.RFC3339))
+		q.Set("from", from.closes.Add(-p.hold).Format(time.RFC3339))
 	}
 	groups := map[batchKey][]ledgerTxn{}
 	for offset := 0; ; {
@@ -209,11 +217,11 @@ func (p *Provider) transferableDays(ctx context.Context, from *batchKey, limit i
 		}
 		for i := range l.Data {
 			t := &l.Data[i]
-			if err := t.read(); err != nil {
+			if err := t.read(p.period); err != nil {
 				return nil, err
 			}
-			k := batchKey{t.day, strings.ToUpper(t.Currency)}
-			if t.day.After(closed) || (from != nil && k.compare(*from) <= 0) || !bringsLine(t.Origin) {
+			k := batchKey{t.closes, strings.ToUpper(t.Currency)}
+			if t.closes.After(reported) || (from != nil && k.compare(*from) <= 0) || !bringsLine(t.Origin) {
 				continue
 			}
 			groups[k] = append(groups[k], *t)
@@ -223,12 +231,12 @@ func (p *Provider) transferableDays(ctx context.Context, from *batchKey, limit i
 			return groups, nil
 		}
 		last := l.Data[len(l.Data)-1].created
-		days := make([]time.Time, 0, len(groups))
+		closes := make([]time.Time, 0, len(groups))
 		for k := range groups {
-			days = append(days, k.day)
+			closes = append(closes, k.closes)
 		}
-		slices.SortFunc(days, time.Time.Compare)
-		if len(days) >= limit && days[limit-1].Before(last) {
+		slices.SortFunc(closes, time.Time.Compare)
+		if len(closes) >= limit && closes[limit-1].Before(last) {
 			return groups, nil
 		}
 	}
@@ -245,8 +253,8 @@ func bringsLine(origin string) bool {
 // credit is its payment, for the charge's amount with the fee it states;
 // a refund's debit is the refund, named as the adapter's refunds are
 // (chrg_…/rfnd_…); a dispute's debit is the dispute and its credit the
-// reversal of a won dispute. Anything else is an error: the day cannot
-// be accounted for.
+// reversal of a won dispute. Anything else is an error: the period
+// cannot be accounted for.
 func (p *Provider) txnLine(ctx context.Context, t ledgerTxn, ccy string) (paykit.SettlementLine, error) {
 	l := paykit.SettlementLine{Reference: t.Origin, Amount: t.amount, Currency: ccy}
 	switch {

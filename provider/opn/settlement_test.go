@@ -81,7 +81,7 @@ func TestSettlementDaysOfTransactions(t *testing.T) {
 	is.Equal(len(batchesOf(t, p, "", 10)), 0) // closed half an hour ago: not yet
 	clock.Set(time.Date(2026, 6, 2, 1, 0, 0, 0, time.UTC))
 	june2 := batchesOf(t, p, "", 10)
-	is.Equal(batchRefs(june2), []string{"opn_2026-06-02_THB"})
+	is.Equal(batchRefs(june2), []string{"opn_2026-06-02T00:00:00Z_THB"})
 	is.Equal(june2[0].Lines, []paykit.SettlementLine{
 		{Type: "refund", Reference: rf.Reference, Key: "stl_a_rf", Amount: -3000, Currency: "THB"},
 		{Type: "dispute", Reference: dp, Amount: -5000, Currency: "THB"},
@@ -93,7 +93,7 @@ func TestSettlementDaysOfTransactions(t *testing.T) {
 
 	clock.Set(time.Date(2026, 6, 4, 1, 0, 0, 0, time.UTC))
 	all := batchesOf(t, p, "", 10)
-	is.Equal(batchRefs(all), []string{"opn_2026-06-02_THB", "opn_2026-06-04_THB"})
+	is.Equal(batchRefs(all), []string{"opn_2026-06-02T00:00:00Z_THB", "opn_2026-06-04T00:00:00Z_THB"})
 	is.Equal(all[0], june2[0]) // read again: the same
 	feeA, _ := f.Fee("stl_a")
 	feeB, _ := f.Fee("stl_b")
@@ -105,8 +105,37 @@ func TestSettlementDaysOfTransactions(t *testing.T) {
 	is.Equal(all[1].Net, 10000-feeA+20000-feeB) // the transactions' credits
 	gross, fee, net := all[1].Totals()
 	is.Equal([]int64{gross, fee, net}, []int64{all[1].Gross, all[1].Fee, all[1].Net})
-	is.Equal(batchRefs(batchesOf(t, p, "opn_2026-06-02_THB", 10)), []string{"opn_2026-06-04_THB"})
-	is.Equal(len(batchesOf(t, p, "opn_2026-06-04_THB", 10)), 0)
+	is.Equal(batchRefs(batchesOf(t, p, "opn_2026-06-02T00:00:00Z_THB", 10)), []string{"opn_2026-06-04T00:00:00Z_THB"})
+	is.Equal(len(batchesOf(t, p, "opn_2026-06-04T00:00:00Z_THB", 10)), 0)
+}
+
+// Config.SettlementPeriod and SettlementDelay set a batch's length and
+// how long after its close it is reported: six hours, at once.
+func TestSettlementPeriodAndDelay(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	clock := paykit.NewManualClock(settleStart) // 08:00
+	f := opnfake.New(opnfake.Options{SecretKey: testSecret, Now: clock.Now, AvailableOn: func(paid time.Time) time.Time { return paid }})
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	p, err := opn.New(opn.Config{SecretKey: testSecret, BaseURL: srv.URL, WebhookSecrets: []string{f.WebhookSecret()}, Timeout: 5 * time.Second,
+		Now: clock.Now, SettlementPeriod: 6 * time.Hour, SettlementDelay: -1})
+	is.NoErr(err)
+	a := paidCharge(t, f, p, "stl_6h_a", 2000)
+	clock.Set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)) // the 06:00-12:00 period closes
+	b := paidCharge(t, f, p, "stl_6h_b", 3000)              // transferable at 12:00: that period's
+	c := paidCharge(t, f, p, "stl_6h_c", 4000)
+	clock.Set(time.Date(2026, 6, 1, 12, 0, 1, 0, time.UTC))
+	got := batchesOf(t, p, "", 10)
+	is.Equal(batchRefs(got), []string{"opn_2026-06-01T12:00:00Z_THB"})
+	is.Equal(len(got[0].Lines), 3)
+	is.Equal([]string{got[0].Lines[0].Reference, got[0].Lines[1].Reference, got[0].Lines[2].Reference}, []string{a.Reference, b.Reference, c.Reference})
+	is.Equal(got[0].SettledAt, time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	d := paidCharge(t, f, p, "stl_6h_d", 5000)
+	clock.Set(time.Date(2026, 6, 1, 18, 0, 0, 0, time.UTC))
+	next := batchesOf(t, p, got[0].Reference, 10)
+	is.Equal(batchRefs(next), []string{"opn_2026-06-01T18:00:00Z_THB"})
+	is.Equal(next[0].Lines[0].Reference, d.Reference)
 }
 
 // More transactions than a page of Opn's list, and more days than asked
@@ -125,7 +154,7 @@ func TestSettlementPagesThroughTransactions(t *testing.T) {
 	clock.Advance(24 * time.Hour)
 	var want []string
 	for d := range 5 {
-		want = append(want, "opn_"+settleStart.AddDate(0, 0, d+1).Format(time.DateOnly)+"_THB")
+		want = append(want, "opn_"+settleStart.AddDate(0, 0, d+1).Truncate(24*time.Hour).Format(time.RFC3339)+"_THB")
 	}
 	all := batchesOf(t, p, "", 10)
 	is.Equal(batchRefs(all), want)
@@ -217,11 +246,11 @@ func TestSettlementRefusesWhatItCannotAccountFor(t *testing.T) {
 		t.Cleanup(srv.Close)
 		p, err := opn.New(opn.Config{SecretKey: testSecret, BaseURL: srv.URL, Timeout: 5 * time.Second, SettlementHold: 10 * 24 * time.Hour})
 		is.NoErr(err)
-		for _, bad := range []string{"stl_1", "opn_2026-13-01_THB", "opn_2026-06-01_thb", "po_123"} {
+		for _, bad := range []string{"stl_1", "opn_2026-06-01_THB", "opn_2026-13-01T00:00:00Z_THB", "opn_2026-06-01T00:00:00Z_thb", "po_123"} {
 			_, err := p.SettlementBatches(ctx, bad, 10)
 			is.True(err != nil) // bad
 		}
-		_, err = p.SettlementBatches(ctx, "opn_2026-06-11_THB", 10)
+		_, err = p.SettlementBatches(ctx, "opn_2026-06-11T00:00:00Z_THB", 10)
 		is.NoErr(err)
 		is.Equal(len(a.queries), 1)
 		is.True(strings.Contains(a.queries[0], "from=2026-06-01T00%3A00%3A00Z")) // ten days before the cursor's day
