@@ -84,6 +84,11 @@ type Options struct {
 	// PayOut("paid") does) before it answers any request, as Stripe's
 	// automatic payouts would on a schedule with no delay.
 	AutomaticPayouts bool
+	// DebitNegativeBalances makes a payout of a negative net a withdrawal
+	// from the account's bank (a payout of a negative amount), as Stripe
+	// does for accounts in some countries; otherwise a negative balance
+	// waits for payments to make it positive.
+	DebitNegativeBalances bool
 }
 
 // Fake is the stateful Stripe fake. It is an http.Handler.
