@@ -111,8 +111,8 @@
 // transferable, in one currency. A transaction belongs to the period
 // closing at the first boundary (a multiple of the period since the zero
 // time: midnight UTC for a day) at or after its transferable_at (its
-// created_at, if later: funds are transferable no earlier than they
-// arrive); the batch's Reference is "opn_<the close, RFC 3339>_<currency>",
+// created_at, if later or if none is stated: funds are transferable no
+// earlier than they arrive); the batch's Reference is "opn_<the close, RFC 3339>_<currency>",
 // its SettledAt the close, and it is reported Config.SettlementDelay (an
 // hour by default) after it, so that a transaction Opn records late is in
 // it. The adapter reads GET /transactions (order chronological, 100 a

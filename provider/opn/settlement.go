@@ -58,7 +58,10 @@ type ledgerTxn struct {
 func (t *ledgerTxn) read(period time.Duration) error {
 	amount, err := t.Amount.Int64()
 	created, err1 := time.Parse(time.RFC3339, t.CreatedAt)
-	transferable, err2 := time.Parse(time.RFC3339, t.TransferableAt)
+	transferable, err2 := created, error(nil) // none stated: at once
+	if t.TransferableAt != "" {
+		transferable, err2 = time.Parse(time.RFC3339, t.TransferableAt)
+	}
 	switch {
 	case t.Object != "transaction" || t.ID == "":
 		return fmt.Errorf("%w: a transaction without an id", errSettlement)

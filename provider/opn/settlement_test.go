@@ -220,6 +220,8 @@ func TestSettlementRefusesWhatItCannotAccountFor(t *testing.T) {
 		{"an unknown origin", txnJSON("trxn_1", "credit", "xfer_1", 961, at), "THB", "has no settlement line type", 0},
 		{"a charge in another currency", txnJSON("trxn_1", "credit", "chrg_1", 961, at), "USD", "is settled in THB", 0},
 		{"an unknown direction", txnJSON("trxn_1", "sideways", "chrg_1", 961, at), "THB", "direction", 0},
+		{"no transferable_at: at once", strings.Replace(txnJSON("trxn_1", "credit", "chrg_1", 961, at), `"transferable_at":"`+at+`"`, `"transferable_at":null`, 1), "THB", "", 1},
+		{"a created_at that is no time", strings.Replace(txnJSON("trxn_1", "credit", "chrg_1", 961, at), `"created_at":"`+at+`"`, `"created_at":"soon"`, 1), "THB", "created_at", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
