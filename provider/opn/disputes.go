@@ -29,15 +29,9 @@ type transaction struct {
 // informative: when the transaction cannot be read now it stays zero and
 // Detail says why.
 func (p *Provider) withFee(ctx context.Context, c charge, res paykit.Result) paykit.Result {
-	fee, err := c.Fee.Int64()
-	if err != nil || fee < 0 {
-		return paykit.Result{Outcome: paykit.OutcomeUnknown, Reference: c.ID, Detail: res.Detail + "; successful, but the charge states no fee"}
-	}
-	var vat int64
-	if c.FeeVAT != "" {
-		if vat, err = c.FeeVAT.Int64(); err != nil || vat < 0 {
-			return paykit.Result{Outcome: paykit.OutcomeUnknown, Reference: c.ID, Detail: res.Detail + "; successful, but its fee_vat is not an amount"}
-		}
+	fee, vat, why := statedFee(c)
+	if why != "" {
+		return paykit.Result{Outcome: paykit.OutcomeUnknown, Reference: c.ID, Detail: res.Detail + "; successful, but " + why}
 	}
 	res.Fee = fee + vat
 	res.Detail += fmt.Sprintf("; fee %d + fee_vat %d", fee, vat)
@@ -47,6 +41,21 @@ func (p *Provider) withFee(ctx context.Context, c charge, res paykit.Result) pay
 	}
 	res.AvailableOn = t
 	return res
+}
+
+// statedFee is the fee a charge states and the VAT on it (a missing
+// fee_vat is 0); why says what is wrong when it states none.
+func statedFee(c charge) (fee, vat int64, why string) {
+	fee, err := c.Fee.Int64()
+	if err != nil || fee < 0 {
+		return 0, 0, "the charge states no fee"
+	}
+	if c.FeeVAT != "" {
+		if vat, err = c.FeeVAT.Int64(); err != nil || vat < 0 {
+			return 0, 0, "its fee_vat is not an amount"
+		}
+	}
+	return fee, vat, ""
 }
 
 // transferableAt reads transferable_at from the charge's transaction:

@@ -1,7 +1,8 @@
 // Package opn is paykit's adapter for Opn Payments (formerly Omise). It
 // implements paykit.Provider (CapPayments, CapCancel), paykit.RefundProvider
-// (CapRefunds), paykit.PayoutProvider (CapPayouts) and
-// paykit.DisputeProvider (CapDisputes) over Opn's REST API
+// (CapRefunds), paykit.PayoutProvider (CapPayouts),
+// paykit.DisputeProvider (CapDisputes) and paykit.SettlementReporter
+// (CapSettlement) over Opn's REST API
 // (https://api.omise.co, HTTP Basic with the secret key, form-encoded
 // requests, JSON answers). Package opnfake is a stateful fake of the same
 // endpoints for tests.
@@ -101,6 +102,42 @@
 // Idempotency-Key, from the amount in its metadata; a cancel answers
 // Cancelled (no transfer, no money moved).
 //
+// # Settlement
+//
+// Opn pays out of the account's balance (transfers) without naming the
+// transactions a transfer pays out, so SettlementBatches does not report
+// transfers: a batch is one period (Config.SettlementPeriod, a UTC day by
+// default) of the account's transactions (the Transaction API) becoming
+// transferable, in one currency. A transaction belongs to the period
+// closing at the first boundary (a multiple of the period since the zero
+// time: midnight UTC for a day) at or after its transferable_at (its
+// created_at, if later or if none is stated: funds are transferable no
+// earlier than they arrive); the batch's Reference is "opn_<the close, RFC 3339>_<currency>",
+// its SettledAt the close, and it is reported Config.SettlementDelay (an
+// hour by default) after it, so that a transaction Opn records late is in
+// it. The adapter reads GET /transactions (order chronological, 100 a
+// page by offset; after a cursor, from Config.SettlementHold before its
+// close, default 60 days: a transaction made longer before its
+// transferable_at is missed) and stops once the periods asked for are
+// complete: a transaction made at t is transferable no earlier, so every
+// period closing before t has all of its.
+//
+// Lines: a charge's credit is a "payment" line for the charge's amount
+// with its fee plus fee_vat (the Result's Fee), read by GET /charges/{id};
+// a refund's debit is a "refund" line of minus its amount, named
+// "chrg_…/rfnd_…" as the adapter's refunds are (the refund found through
+// the Search API, scope refund, by its id); a dispute's debit is a
+// "dispute" line and its credit (a won dispute) a "dispute_reversal" line,
+// with no fee (Opn states none). Transfers and receipts (Opn's invoices)
+// are no lines. Any other transaction (a charge's debit, a refund's
+// credit, an origin the adapter does not know) or a charge in another
+// currency than its transaction is an error naming it: the period cannot
+// be accounted for. The batch's Net is what its transactions moved (Opn
+// states each charge's credit net of its fee), its Gross and Fee the sums
+// of its lines': a charge whose amount less its fees is not its credit
+// makes a batch whose lines disagree with its net, which paykit refuses. A
+// read without Opn's usable answer is an error, never an empty report.
+//
 // # Idempotency and uncertain answers
 //
 // Every create sends Idempotency-Key (paykit-charge-<Key>,
@@ -171,7 +208,13 @@
 // omise-php and omise-ruby "accept" methods, status lost), and a
 // third-party copy of the reference (michael-doc-testing.org) for a
 // message moving a dispute from open to pending and 422 on a dispute that
-// is not open.
+// is not open. Settlement: the Transaction API (docs.omise.co/transactions-api:
+// direction, key, origin, transferable_at; the list's from, to, offset,
+// limit and order), the Transfer and Refund APIs (docs.omise.co/transfers-api,
+// docs.omise.co/refunds-api), and Opn's help page on calculating a
+// transfer's amount (omise.co/how-to-reconcile-transfer-request-amount),
+// which reconciles a transfer by date ranges of charges and balance
+// movements rather than by a list the transfer names.
 //
 // # Own client
 //
@@ -186,7 +229,9 @@
 // # Not verified offline
 //
 // Against the live API: the reason_code values Opn sends (none are listed
-// in the pages read); whether a dispute's message alone moves it to
+// in the pages read); the transactions a refund, a dispute and a
+// transfer make (their direction, amount and transferable_at), and
+// whether the Search API finds a refund by its id; whether a dispute's message alone moves it to
 // pending; whether Opn charges a dispute fee it states anywhere; the
 // Idempotency-Key header's support; whether the
 // Search API is immediately consistent; the exact refund status values

@@ -54,12 +54,28 @@ type Config struct {
 	// Tolerance is how far a webhook's timestamp may be from Now;
 	// default DefaultTolerance.
 	Tolerance time.Duration
-	// Now is the clock for webhook timestamps; default time.Now.
+	// Now is the clock for webhook timestamps and for which days of the
+	// settlement report have closed; default time.Now.
 	Now func() time.Time
+	// SettlementHold is the longest this account's funds take to become
+	// transferable: the settlement report reads transactions from that
+	// long before the close of its cursor's batch; default
+	// DefaultSettlementHold.
+	SettlementHold time.Duration
+	// SettlementPeriod is how much time of transactions becoming
+	// transferable one settlement batch covers; its boundaries are
+	// multiples of it since the zero time (for a day, midnight UTC).
+	// Default DefaultSettlementPeriod.
+	SettlementPeriod time.Duration
+	// SettlementDelay is how long after its period closes a batch is
+	// reported, so that a transaction Opn records late is in it; default
+	// DefaultSettlementDelay, a negative value none.
+	SettlementDelay time.Duration
 }
 
 // Provider is the Opn Payments adapter. It implements paykit.Provider,
-// paykit.RefundProvider, paykit.PayoutProvider and paykit.DisputeProvider.
+// paykit.RefundProvider, paykit.PayoutProvider, paykit.DisputeProvider
+// and paykit.SettlementReporter.
 type Provider struct {
 	base      *url.URL
 	secret    string
@@ -69,6 +85,9 @@ type Provider struct {
 	methods   []string
 	tolerance time.Duration
 	now       func() time.Time
+	hold      time.Duration // Config.SettlementHold
+	period    time.Duration // Config.SettlementPeriod
+	delay     time.Duration // Config.SettlementDelay
 }
 
 var (
@@ -76,6 +95,8 @@ var (
 	_ paykit.RefundProvider  = (*Provider)(nil)
 	_ paykit.PayoutProvider  = (*Provider)(nil)
 	_ paykit.DisputeProvider = (*Provider)(nil)
+
+	_ paykit.SettlementReporter = (*Provider)(nil)
 )
 
 // New checks cfg and returns the adapter.
@@ -93,7 +114,8 @@ func New(cfg Config) (*Provider, error) {
 	}
 	p := &Provider{
 		base: base, secret: cfg.SecretKey, client: cfg.HTTPClient, timeout: cfg.Timeout,
-		tolerance: cfg.Tolerance, now: cfg.Now, methods: slices.Clone(cfg.Methods),
+		tolerance: cfg.Tolerance, now: cfg.Now, methods: slices.Clone(cfg.Methods), hold: cfg.SettlementHold,
+		period: cfg.SettlementPeriod, delay: cfg.SettlementDelay,
 	}
 	for i, s := range cfg.WebhookSecrets {
 		key, err := decodeSecret(s)
@@ -122,13 +144,25 @@ func New(cfg Config) (*Provider, error) {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	if p.hold <= 0 {
+		p.hold = DefaultSettlementHold
+	}
+	if p.period <= 0 {
+		p.period = DefaultSettlementPeriod
+	}
+	switch {
+	case p.delay == 0:
+		p.delay = DefaultSettlementDelay
+	case p.delay < 0:
+		p.delay = 0
+	}
 	return p, nil
 }
 
 // Capabilities declares payments with cancel (expire), refunds, payouts
-// (transfers) and disputes.
+// (transfers), disputes and settlement reports (transactions).
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts | paykit.CapDisputes
+	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts | paykit.CapDisputes | paykit.CapSettlement
 }
 
 // apiError is Opn's error object.

@@ -53,17 +53,25 @@ func payout(key, account string) paykit.PayoutRequest {
 }
 
 // The adapter passes the Provider conformance suite against the fake,
-// fees and disputes included. Opn
+// fees, disputes and settlement included: the fake and the adapter keep a
+// manual clock, which the suite's settling moves on five days, past the
+// day every transaction so far became transferable. Opn
 // caps amounts per method, so the amounts stay within PromptPay's limits
 // (TestAmountsAboveFloatPrecision shows larger ones survive the adapter).
 func TestProviderConformance(t *testing.T) {
-	f := newFake(t)
+	clock := paykit.NewManualClock(time.Date(2026, 11, 24, 15, 4, 5, 0, time.UTC))
+	f := opnfake.New(opnfake.Options{SecretKey: testSecret, PublicKey: testPublic, Now: clock.Now})
 	declined := promptpay("", 10901) // ends in 901: the fake declines it
 	failed := payout("", opnfake.InvalidAccount)
 	providertest.Run(t, providertest.Harness{
 		Fake: f,
 		New: func(baseURL string) paykit.Provider {
-			return adapter(t, f, baseURL)
+			p, err := opn.New(opn.Config{SecretKey: testSecret, BaseURL: baseURL, WebhookSecrets: []string{f.WebhookSecret()},
+				Timeout: testTimeout, Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
 		},
 		Payment:      promptpay("", 0),
 		Payout:       payout("", "1234567890"),
@@ -111,6 +119,10 @@ func TestProviderConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return r
+		},
+		Settle: func(context.Context, paykit.Provider) error {
+			clock.Advance(5 * 24 * time.Hour)
+			return nil
 		},
 	})
 }

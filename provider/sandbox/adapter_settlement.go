@@ -129,7 +129,8 @@ func (p *Provider) AcceptDispute(ctx context.Context, ref string) (paykit.Provid
 
 // SettlementBatches returns the batches the PSP closed after the batch
 // after ("" for the first), oldest first, at most limit (at most 100) of
-// them (10 when limit is not positive).
+// them (10 when limit is not positive), each with the gross, fee and net
+// the PSP states for it.
 func (p *Provider) SettlementBatches(ctx context.Context, after string, limit int) ([]paykit.SettlementBatch, error) {
 	if limit <= 0 {
 		limit = defaultBatchPage

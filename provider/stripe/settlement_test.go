@@ -172,6 +172,41 @@ func TestSettlementFailedPayoutPaidOutAgain(t *testing.T) {
 	is.Equal(got[0].Net, int64(10000-300+20000-600))
 }
 
+// With automatic payouts the fake pays out what became available before
+// it answers: the report names the payment once its funds are available,
+// and not before.
+func TestSettlementAutomaticPayouts(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, clock := settling(t, stripefake.Options{AutomaticPayouts: true})
+	paid := e.succeeded(t, "stl_auto", "FPX", 10000)
+	is.Equal(len(e.batches(t, "", 10)), 0) // available in three days
+	clock.Advance(4 * 24 * time.Hour)
+	got := e.batches(t, "", 10)
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Lines, []paykit.SettlementLine{{Type: "payment", Reference: paid.Reference, Key: "stl_auto", Amount: 10000, Fee: 300, Currency: "MYR"}})
+	is.Equal(len(e.batches(t, got[0].Reference, 10)), 0)
+}
+
+// Where Stripe debits the account's bank, a negative balance is paid out
+// too: a withdrawal, a batch of a negative net.
+func TestSettlementWithdrawal(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e, clock := settling(t, stripefake.Options{AutomaticPayouts: true, DebitNegativeBalances: true})
+	paid := e.succeeded(t, "stl_wd", "FPX", 10000)
+	clock.Advance(4 * 24 * time.Hour)
+	first := e.batches(t, "", 10)
+	is.Equal(len(first), 1)
+	dp, err := e.fake.OpenDispute("stl_wd", 10000, "")
+	is.NoErr(err)
+	got := e.batches(t, first[0].Reference, 10)
+	is.Equal(len(got), 1)
+	is.Equal(got[0].Lines, []paykit.SettlementLine{{Type: "dispute", Reference: dp, Amount: -10000, Fee: stripefake.DisputeFee, Currency: "MYR"}})
+	is.Equal(got[0].Net, int64(-10000-stripefake.DisputeFee))
+	is.Equal(first[0].Lines[0].Reference, paid.Reference)
+}
+
 // More payouts than a page of Stripe's list, and a payout of more
 // transactions than a page: every payout once, oldest first, every line.
 func TestSettlementPagesThroughStripesLists(t *testing.T) {

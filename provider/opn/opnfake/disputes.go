@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // settle states the fee of a charge of amount that just succeeded and
@@ -13,14 +12,7 @@ func (f *Fake) settle(c map[string]any, amount int64) {
 	fee := (amount*365 + 5000) / 10000 // fee_rate 3.65 %
 	vat := (fee*7 + 50) / 100          // vat_rate 7 %
 	net := amount - fee - vat
-	id := f.newID("trxn")
-	paid := f.opt.Now().UTC()
-	f.put(id, map[string]any{
-		"object": "transaction", "id": id, "livemode": false, "location": "/transactions/" + id,
-		"amount": net, "currency": c["currency"], "direction": "credit", "key": "charge.captured.net",
-		"origin": c["id"], "transferable_at": f.opt.AvailableOn(paid).UTC().Format(time.RFC3339),
-		"created_at": paid.Format(time.RFC3339),
-	})
+	id := f.transaction("credit", "charge.captured.net", str(c["id"]), c["currency"], net, f.opt.AvailableOn(f.opt.Now()))
 	c["fee"], c["fee_vat"], c["net"], c["transaction"] = fee, vat, net, id
 	c["transaction_fees"] = map[string]any{"fee_flat": "0.0", "fee_rate": "3.65", "vat_rate": "7.0"}
 	c["disputable"] = true
@@ -115,12 +107,7 @@ func (f *Fake) openDispute(c map[string]any, amount int64, reasonCode string) (s
 		return "", disputeError(fmt.Sprintf("a dispute of %d on charge %s, of which %d is left", amount, c["id"], total-refunded))
 	}
 	id := f.newID("dspt")
-	debit := f.newID("trxn")
-	f.put(debit, map[string]any{
-		"object": "transaction", "id": debit, "livemode": false, "location": "/transactions/" + debit,
-		"amount": amount, "currency": c["currency"], "direction": "debit", "key": "dispute.started.debit",
-		"origin": id, "transferable_at": f.now(), "created_at": f.now(),
-	})
+	debit := f.transaction("debit", "dispute.started.debit", id, c["currency"], amount, f.opt.Now())
 	d := map[string]any{
 		"object": "dispute", "id": id, "livemode": false, "location": "/disputes/" + id, "admin_message": nil,
 		"amount": amount, "funding_amount": amount, "currency": c["currency"], "funding_currency": c["currency"],
@@ -215,12 +202,8 @@ func (f *Fake) acceptDispute(w http.ResponseWriter, id string) {
 func (f *Fake) decide(d map[string]any, status string) {
 	d["status"], d["closed_at"] = status, f.now()
 	if status == "won" {
-		credit := f.newID("trxn")
-		f.put(credit, map[string]any{
-			"object": "transaction", "id": credit, "livemode": false, "location": "/transactions/" + credit,
-			"amount": d["amount"], "currency": d["currency"], "direction": "credit", "key": "dispute.won.credit",
-			"origin": d["id"], "transferable_at": f.now(), "created_at": f.now(),
-		})
+		amount, _ := num(d["amount"])
+		credit := f.transaction("credit", "dispute.won.credit", str(d["id"]), d["currency"], amount, f.opt.Now())
 		d["transactions"] = append(d["transactions"].([]any), credit)
 	}
 	f.emit("dispute.close", d)

@@ -12,7 +12,10 @@
 // 7 %, each rounded half up to a whole minor unit; Fee reports their sum)
 // and names its transaction (GET /transactions/{id}), a credit of the net
 // whose transferable_at, the fake's own choice, is 00:00 UTC three days
-// after the payment unless Options.AvailableOn says otherwise.
+// after the payment unless Options.AvailableOn says otherwise. Refunds,
+// disputes and sent transfers debit the balance, and a won dispute
+// credits it back, transferable at once; GET /transactions lists them
+// all (transactions.go).
 //
 // Disputes: Opn's test mode opens one through POST /charges/{id}/disputes
 // (a dispute of the whole charge); OpenDispute opens one of any amount
@@ -217,6 +220,8 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request) {
 		f.get(w, "transfer", parts[1])
 	case r.Method == http.MethodDelete && len(parts) == 2 && parts[0] == "transfers":
 		f.destroyTransfer(w, parts[1])
+	case r.Method == http.MethodGet && len(parts) == 1 && parts[0] == "transactions":
+		f.listTransactions(w, r)
 	case r.Method == http.MethodGet && len(parts) == 2 && parts[0] == "transactions":
 		f.get(w, "transaction", parts[1])
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "charges" && parts[2] == "disputes":
@@ -465,6 +470,7 @@ func (f *Fake) createRefund(w http.ResponseWriter, r *http.Request, chargeID str
 		rf["status"] = "failed"
 	} else {
 		c["refunded_amount"] = refunded + amount
+		rf["transaction"] = f.transaction("debit", "refund.debit", id, c["currency"], amount, f.opt.Now())
 	}
 	f.put(id, rf)
 	f.emit("refund.create", rf)
@@ -667,6 +673,8 @@ func (f *Fake) PayTransfer(key string) error {
 		return fmt.Errorf("opnfake: no payable transfer under %s", key)
 	}
 	t["sent"], t["sent_at"], t["sendable"] = true, f.now(), false
+	amount, _ := num(t["amount"])
+	t["transaction"] = f.transaction("debit", "transfer.debit", str(t["id"]), t["currency"], amount, f.opt.Now())
 	f.emit("transfer.send", t)
 	t["paid"], t["paid_at"] = true, f.now()
 	f.emit("transfer.pay", t)

@@ -2,6 +2,7 @@ package opnfake_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +155,52 @@ func TestAvailableOnOption(t *testing.T) {
 	_, c = do(t, srv, http.MethodGet, "/charges/"+c["id"].(string), "skey_test_1", nil, "")
 	_, tr := do(t, srv, http.MethodGet, "/transactions/"+c["transaction"].(string), "skey_test_1", nil, "")
 	is.Equal(tr["transferable_at"], "2026-11-24T15:05:35Z")
+}
+
+// Every movement of the balance is a transaction, listed by creation
+// (chronological by default), within from and to, limit at a time from
+// offset: a charge's net credit, a refund's debit, a sent transfer's
+// debit.
+func TestTransactionsList(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	now := time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+	f := opnfake.New(opnfake.Options{SecretKey: "skey_test_1", Now: func() time.Time { return now }})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	form := url.Values{"amount": {"10000"}, "currency": {"thb"}, "source[type]": {"promptpay"}, "metadata[paykit_key]": {"kt"}}
+	_, c := do(t, srv, http.MethodPost, "/charges", "skey_test_1", form, "")
+	is.NoErr(f.Approve("kt"))
+	now = now.Add(time.Hour)
+	status, rf := do(t, srv, http.MethodPost, "/charges/"+c["id"].(string)+"/refunds", "skey_test_1", url.Values{"amount": {"2500"}}, "")
+	is.Equal(status, http.StatusOK)
+	_, rc := do(t, srv, http.MethodPost, "/recipients", "skey_test_1", url.Values{"name": {"Somchai"}, "type": {"individual"},
+		"bank_account[brand]": {"kbank"}, "bank_account[number]": {"1234567890"}, "bank_account[name]": {"Somchai"}}, "")
+	_, tr := do(t, srv, http.MethodPost, "/transfers", "skey_test_1", url.Values{"amount": {"5000"}, "recipient": {rc["id"].(string)},
+		"metadata[paykit_key]": {"kp"}}, "")
+	is.NoErr(f.PayTransfer("kp"))
+
+	status, list := do(t, srv, http.MethodGet, "/transactions", "skey_test_1", nil, "")
+	is.Equal(status, http.StatusOK)
+	is.Equal(list["object"], "list")
+	is.Equal(list["total"], float64(3))
+	var got []string
+	for _, d := range list["data"].([]any) {
+		tx := d.(map[string]any)
+		got = append(got, tx["direction"].(string)+" "+tx["origin"].(string)+" "+fmt.Sprint(tx["amount"]))
+	}
+	is.Equal(got, []string{
+		"credit " + c["id"].(string) + " 9609", // 10000 less 365 and 26 VAT
+		"debit " + rf["id"].(string) + " 2500",
+		"debit " + tr["id"].(string) + " 5000",
+	})
+	_, page := do(t, srv, http.MethodGet, "/transactions?order=reverse_chronological&limit=1&offset=1", "skey_test_1", nil, "")
+	is.Equal(len(page["data"].([]any)), 1)
+	is.Equal(page["data"].([]any)[0].(map[string]any)["origin"], rf["id"])
+	_, later := do(t, srv, http.MethodGet, "/transactions?from=2026-06-01T08:30:00Z", "skey_test_1", nil, "")
+	is.Equal(later["total"], float64(2))
+	for _, q := range []string{"limit=0", "limit=101", "offset=-1", "order=sideways", "from=yesterday"} {
+		status, _ := do(t, srv, http.MethodGet, "/transactions?"+q, "skey_test_1", nil, "")
+		is.Equal(status, http.StatusBadRequest) // q
+	}
 }

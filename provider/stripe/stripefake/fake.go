@@ -80,6 +80,15 @@ type Options struct {
 	// available (its balance transaction's available_on, in whole
 	// seconds); 00:00 UTC three days after paid when nil.
 	AvailableOn func(paid time.Time) time.Time
+	// AutomaticPayouts makes the fake pay out what is available (as
+	// PayOut("paid") does) before it answers any request, as Stripe's
+	// automatic payouts would on a schedule with no delay.
+	AutomaticPayouts bool
+	// DebitNegativeBalances makes a payout of a negative net a withdrawal
+	// from the account's bank (a payout of a negative amount), as Stripe
+	// does for accounts in some countries; otherwise a negative balance
+	// waits for payments to make it positive.
+	DebitNegativeBalances bool
 }
 
 // Fake is the stateful Stripe fake. It is an http.Handler.
@@ -212,6 +221,9 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	before := len(f.evts)
+	if f.opts.AutomaticPayouts {
+		f.payOut("paid")
+	}
 	status, body, executed := f.route(r.Method, r.URL.Path, form)
 	if key != "" && r.Method == http.MethodPost && executed {
 		// Stripe saves an answer once the endpoint began executing; not

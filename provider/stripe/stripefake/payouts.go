@@ -43,7 +43,11 @@ func (f *Fake) refundTransaction(rf, pi map[string]any, failed bool) string {
 // PayOut acts as Stripe's automatic payout schedule: for each currency, it
 // pays out, in one payout of their net, every balance transaction
 // available by the fake's clock (available_on) that no payout paid out
-// yet; none when that net is not positive. The payouts are status (paid,
+// yet; none when that net is zero, nor when it is negative unless
+// Options.DebitNegativeBalances (Stripe's support pages: where it does not
+// debit the account's bank, as in Singapore, a negative balance stays
+// until payments make it positive, and payouts wait; where it does, as in
+// the US, a withdrawal with a negative amount covers it). The payouts are status (paid,
 // pending or in_transit; "" is paid); a paid one's reconciliation is
 // completed. It returns their ids, in the order made (events
 // payout.created, and for a paid one payout.paid and
@@ -57,38 +61,45 @@ func (f *Fake) PayOut(status string) ([]string, error) {
 	}
 	var ids []string
 	err := f.act(func() error {
-		now := f.now()
-		due := map[string][]*object{}
-		var ccys []string
-		for _, bt := range f.bts {
-			if f.paidIn[str(bt.m["id"])] != "" || bt.m["available_on"].(int64) > now {
-				continue
-			}
-			ccy := str(bt.m["currency"])
-			if due[ccy] == nil {
-				ccys = append(ccys, ccy)
-			}
-			due[ccy] = append(due[ccy], bt)
-		}
-		slices.Sort(ccys)
-		for _, ccy := range ccys {
-			var net int64
-			for _, bt := range due[ccy] {
-				net += bt.m["net"].(int64)
-			}
-			if net <= 0 {
-				continue
-			}
-			po := f.payout(ccy, net, status)
-			for _, bt := range due[ccy] {
-				bt.m["status"] = "available"
-				f.paidIn[str(bt.m["id"])] = str(po["id"])
-			}
-			ids = append(ids, str(po["id"]))
-		}
+		ids = f.payOut(status)
 		return nil
 	})
 	return ids, err
+}
+
+// payOut pays out what is available, as PayOut does (under f.mu).
+func (f *Fake) payOut(status string) []string {
+	now := f.now()
+	due := map[string][]*object{}
+	var ccys []string
+	for _, bt := range f.bts {
+		if f.paidIn[str(bt.m["id"])] != "" || bt.m["available_on"].(int64) > now {
+			continue
+		}
+		ccy := str(bt.m["currency"])
+		if due[ccy] == nil {
+			ccys = append(ccys, ccy)
+		}
+		due[ccy] = append(due[ccy], bt)
+	}
+	slices.Sort(ccys)
+	var ids []string
+	for _, ccy := range ccys {
+		var net int64
+		for _, bt := range due[ccy] {
+			net += bt.m["net"].(int64)
+		}
+		if net == 0 || net < 0 && !f.opts.DebitNegativeBalances {
+			continue
+		}
+		po := f.payout(ccy, net, status)
+		for _, bt := range due[ccy] {
+			bt.m["status"] = "available"
+			f.paidIn[str(bt.m["id"])] = str(po["id"])
+		}
+		ids = append(ids, str(po["id"]))
+	}
+	return ids
 }
 
 // payout makes a payout of amount in ccy and its own balance transaction
