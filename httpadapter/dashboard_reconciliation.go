@@ -110,9 +110,8 @@ func amountsText(a *paykit.SettlementAmounts) string {
 	return formatMoney(a.Amount, a.Currency) + ", fee " + formatMoney(a.Fee, a.Currency)
 }
 
-func amountsCell(a *paykit.SettlementAmounts) cell {
-	return cell{Text: amountsText(a), Class: "num"}
-}
+// amountsCell is amountsText in a table: it may wrap on a phone.
+func amountsCell(a *paykit.SettlementAmounts) cell { return text(amountsText(a)) }
 
 func (d *dashboard) breakDetail(w http.ResponseWriter, r *http.Request, s *session) error {
 	return d.showBreak(w, r, s, http.StatusOK, nil)
@@ -142,7 +141,7 @@ func (d *dashboard) showBreak(w http.ResponseWriter, r *http.Request, s *session
 		{Label: "Reported (Provider)", ID: "reported", Value: text(amountsText(b.Reported))},
 	}
 	if x, y := b.Expected, b.Reported; x != nil && y != nil && x.Currency == y.Currency {
-		f = append(f, field{Label: "Net difference (reported − expected)", ID: "difference",
+		f = append(f, field{Label: "Net difference", ID: "difference",
 			Value: text(formatMoney((y.Amount-y.Fee)-(x.Amount-x.Fee), x.Currency))})
 	}
 	f = append(f, field{Label: "Created", Value: text(when(b.CreatedAt))})

@@ -97,8 +97,8 @@ func TestDashboardBreakQueue(t *testing.T) {
 			`<td data-label="Type" class="word">fee_mismatch</td><td data-label="Status"><span class="status-wait">open</span></td><td data-label="Provider">feebank</td>`,
 			`<td data-label="Merchant"><a href="/dashboard/merchants/` + sc.a.ID + `">` + sc.a.ID + `</a></td>`,
 			`<td data-label="Source"><a href="/dashboard/payment_intents/` + sc.mismatch.ID + sq + `">` + sc.mismatch.ID + `</a></td>`,
-			`<td data-label="Expected" class="num">MYR 109.21, fee MYR 4.17</td><td data-label="Reported" class="num">MYR 109.21, fee MYR 4.18</td>`,
-			`<td data-label="Expected" class="num">MYR 209.21, fee MYR 7.07</td><td data-label="Reported" class="num">MYR 209.21, fee MYR 7.08</td>`,
+			`<td data-label="Expected">MYR 109.21, fee MYR 4.17</td><td data-label="Reported">MYR 109.21, fee MYR 4.18</td>`,
+			`<td data-label="Expected">MYR 209.21, fee MYR 7.07</td><td data-label="Reported">MYR 209.21, fee MYR 7.08</td>`,
 			`href="/dashboard/reconciliation/runs"`,
 		} {
 			if !strings.Contains(body, want) {
@@ -335,7 +335,7 @@ func TestDashboardPaymentOpenBreaks(t *testing.T) {
 			`<dd id="settlement"><span class="status-bad">pending: held by an open reconciliation break</span></dd>`,
 			`<section class="card" id="breaks">`,
 			`<td data-label="Break"><a href="/dashboard/reconciliation/breaks/` + sc.breakA.ID + `">` + sc.breakA.ID + `</a></td><td data-label="Type" class="word">fee_mismatch</td>`,
-			`<td data-label="Reported" class="num">MYR 109.21, fee MYR 4.18</td>`,
+			`<td data-label="Reported">MYR 109.21, fee MYR 4.18</td>`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the payment's page lacks %s", want)
