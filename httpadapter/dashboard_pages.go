@@ -45,12 +45,13 @@ func (d *dashboard) routePages() {
 	d.handle("POST /webhook_endpoints/{id}", d.authed(d.endpointAction))
 	d.handle("GET /jobs", d.authed(d.jobs))
 	d.handle("GET /audit", d.authed(d.audit))
+	d.routeReconciliation()
 }
 
 var dashNav = []struct{ label, path string }{
 	{"Overview", "/"}, {"Payments", "/payment_intents"}, {"Checkouts", "/checkouts"}, {"Payouts", "/payouts"},
 	{"Refunds", "/refunds"}, {"Disputes", "/disputes"}, {"Balance transactions", "/balance_transactions"},
-	{"Approvals", "/approvals"}, {"Merchants", "/merchants"}, {"Jobs", "/jobs"}, {"Audit log", "/audit"},
+	{"Approvals", "/approvals"}, {"Reconciliation", "/reconciliation"}, {"Merchants", "/merchants"}, {"Jobs", "/jobs"}, {"Audit log", "/audit"},
 }
 
 // show renders a page of the signed-in operator with status.
@@ -377,13 +378,24 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 	if err != nil {
 		return err
 	}
+	var breaks []paykit.ReconciliationBreak
+	moreBreaks := false
+	if pi.Status == paykit.PaymentSucceeded {
+		if breaks, moreBreaks, err = d.openBreaksOf(r.Context(), pi); err != nil {
+			return err
+		}
+	}
+	settlement := settlementCell(pi)
+	if len(breaks) > 0 && pi.SettledAt == nil {
+		settlement = cell{Text: "pending: held by an open reconciliation break", Tone: "bad"}
+	}
 	f := []field{
 		{Label: "Status", ID: "status", Value: statusCell(string(pi.Status))},
 		{Label: "Amount", Value: text(formatMoney(pi.Amount, pi.Currency))},
 		{Label: "Refunded", Value: text(formatMoney(pi.RefundedAmount, pi.Currency))},
 		{Label: "Provider fee", ID: "fee", Value: succeededMoney(pi, pi.Fee)},
 		{Label: "Net", ID: "net", Value: succeededMoney(pi, pi.Amount-pi.Fee)},
-		{Label: "Settlement", ID: "settlement", Value: settlementCell(pi)},
+		{Label: "Settlement", ID: "settlement", Value: settlement},
 		{Label: "Disputed", ID: "disputed", Value: text(formatMoney(pi.DisputedAmount, pi.Currency))},
 		{Label: "Merchant", Value: merchantCell(r, pi.MerchantID)},
 		{Label: "Environment", Value: text(string(pi.Environment))},
@@ -415,6 +427,9 @@ func (d *dashboard) paymentDetail(w http.ResponseWriter, r *http.Request, s *ses
 		{ID: "details", Heading: "Details", Fields: f},
 		{ID: "provider", Heading: "Provider attempt (internal)", Fields: internal},
 	}}
+	if len(breaks) > 0 || moreBreaks {
+		p.Sections = append(p.Sections, paymentBreaksSection(r, pi, breaks, moreBreaks))
+	}
 	refunds, err := d.svc.ListRefunds(r.Context(), sc.principal(), paykit.RefundListParams{PaymentIntent: pi.ID,
 		ListParams: paykit.ListParams[paykit.RefundStatus]{PageParams: paykit.PageParams{Limit: contract.MaxPageLimit}}})
 	if err != nil {
@@ -653,6 +668,7 @@ func (d *dashboard) showMerchant(w http.ResponseWriter, r *http.Request, s *sess
 		{Label: "Payouts", Value: linked("Test", link(r, "/payouts", "merchant", m.ID, "env", "test"))},
 		{Label: "Disputes", Value: linked("Test", link(r, "/disputes", "merchant", m.ID, "env", "test"))},
 		{Label: "Balance transactions", Value: linked("Test", link(r, "/balance_transactions", "merchant", m.ID, "env", "test"))},
+		{Label: "Reconciliation breaks", Value: linked("Open", link(r, "/reconciliation", "merchant", m.ID))},
 		{Label: "Audit log", Value: linked("Actions on this merchant", link(r, "/audit", "merchant", m.ID))},
 	}})
 	bt := &table{Head: []string{"Environment", "Currency", "Available", "Pending", "Reserved", "Updated"}, Empty: "No balances yet."}
@@ -850,6 +866,8 @@ func targetCell(r *http.Request, a *paykit.AuditEvent) cell {
 		return linked(a.TargetID, link(r, "/webhook_endpoints/"+pathID(a.TargetID)))
 	case "merchant":
 		return linked(a.TargetID, link(r, "/merchants/"+pathID(a.TargetID)))
+	case "reconciliation_break":
+		return linked(a.TargetID, link(r, "/reconciliation/breaks/"+pathID(a.TargetID)))
 	}
 	return mono(a.TargetType + " " + a.TargetID)
 }

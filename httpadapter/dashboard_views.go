@@ -163,7 +163,7 @@ func whenPtr(t *time.Time) string {
 // tone is the colour of a status: done well, done badly, or waiting.
 func tone(status string) string {
 	switch status {
-	case "succeeded", "completed", "enabled", "active", "won", "available":
+	case "succeeded", "completed", "enabled", "active", "won", "available", "resolved":
 		return "ok"
 	case "failed", "cancelled", "expired", "disabled", "returned", "revoked", "needs_attention", "lost", "needs_response":
 		return "bad"

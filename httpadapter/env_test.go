@@ -87,6 +87,9 @@ var everyStore = map[string]bool{
 	"TestDashboardOpensOnTheActiveMerchant": false,
 	"TestDashboardBalanceTransactions":      false,
 	"TestDashboardDisputes":                 false,
+	"TestDashboardBreakQueue":               false,
+	"TestDashboardResolveBreak":             false,
+	"TestDashboardPaymentOpenBreaks":        false,
 	// Refunds: the ledger, the payment's refundable share, lists.
 	"TestRefundProjectionAndLedger": false,
 	"TestRefundRejections":          false,

@@ -19,7 +19,9 @@ import (
 // (half up) plus 100 minor units; it settles a merchant's payments in a
 // batch when asked; a refund succeeds at once; a dispute costs 1500 minor
 // units and is decided by the evidence text (winning_evidence is won,
-// losing_evidence lost, anything else stays under review).
+// losing_evidence lost, anything else stays under review). As the
+// contract's sandbox, a payment whose amount ends in 921 is settled with a
+// fee one minor unit above the fee it succeeded with.
 type feeBank struct {
 	now      func() time.Time
 	mu       sync.Mutex
@@ -109,7 +111,11 @@ func (f *feeBank) SettleNow(_ context.Context, merchant string) ([]paykit.Settle
 			by[p.currency] = b
 			currencies = append(currencies, p.currency)
 		}
-		b.Lines = append(b.Lines, paykit.SettlementLine{Type: "payment", Reference: p.ref, Key: key, Amount: p.amount, Fee: p.fee, Currency: p.currency})
+		fee := p.fee
+		if p.amount%1000 == 921 {
+			fee++
+		}
+		b.Lines = append(b.Lines, paykit.SettlementLine{Type: "payment", Reference: p.ref, Key: key, Amount: p.amount, Fee: fee, Currency: p.currency})
 		p.batched = true
 	}
 	out := []paykit.SettlementBatch{}
