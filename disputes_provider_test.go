@@ -262,8 +262,7 @@ func (e *stripeEnv) run(t *testing.T) {
 // signed webhook, with Stripe's amount, reason, deadline and fee; the
 // same event again, and the other events about it, change nothing; its
 // review and Stripe's decision come by webhook too. The payment's funds
-// become available once Stripe paid them out, read from the payout's
-// balance transactions at its available_on.
+// became available at Stripe's available_on, through the settle job.
 func TestStripeDisputeWebhooks(t *testing.T) {
 	t.Parallel()
 	for _, kind := range paykittest.Stores {
@@ -288,9 +287,7 @@ func TestStripeDisputeWebhooks(t *testing.T) {
 			e.run(t)
 			is.Equal(e.myr(t), [3]int64{0, 9700, 0})
 			e.clock.Set(availableOn)
-			_, err := e.fake.PayOut("paid") // Stripe pays the available funds out
-			is.NoErr(err)
-			e.run(t) // and paykit reads that payout's balance transactions
+			e.run(t)
 			is.Equal(e.myr(t), [3]int64{9700, 0, 0})
 
 			// The payer's bank disputes 4000; Stripe's webhook tells paykit.
@@ -418,9 +415,6 @@ func TestStripeDisputeDeadline(t *testing.T) {
 			is.True(d.EvidenceDueBy.Equal(paykittest.Start.Add(7 * 24 * time.Hour)))
 
 			e.clock.Set(d.EvidenceDueBy.Add(-time.Millisecond))
-			ids, err := e.fake.PayOut("paid") // the payment's funds, less the dispute: nothing
-			is.NoErr(err)
-			is.Equal(len(ids), 0)
 			e.run(t)
 			is.Equal(e.dispute(t, d.ID).Status, paykit.DisputeNeedsResponse)
 			e.clock.Set(d.EvidenceDueBy)
@@ -430,10 +424,9 @@ func TestStripeDisputeDeadline(t *testing.T) {
 			is.True(got.ClosedAt.Equal(d.EvidenceDueBy))
 			is.Equal(len(e.txns(t, d.ID)), 1) // a lost dispute moves nothing more
 			is.Equal(e.payment(t, pi.ID).DisputedAmount, int64(20000))
-			// Stripe paid nothing out (the dispute took more than the
-			// payment brought): the payment's net, 20000 less the 600 fee,
-			// stays pending; the dispute and its fee left available.
-			is.Equal(e.myr(t), [3]int64{-20000 - 1500, 19400, 0})
+			// The payment's funds settled at Stripe's date meanwhile:
+			// 20000 less the 600 fee, less the dispute and its fee.
+			is.Equal(e.myr(t), [3]int64{19400 - 20000 - 1500, 0, 0})
 			is.Equal(e.disputeEvents(t), []string{paykit.EventDisputeCreated, paykit.EventDisputeLost})
 		})
 	}

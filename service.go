@@ -157,6 +157,7 @@ type Service struct {
 	partitionLimit int
 	eventIDs       eventIDGen
 	purgedAt       atomic.Int64 // unix ms of this instance's last try at the purge lease
+	sweptAt        atomic.Int64 // unix ms of this instance's last try at the settlement sweep's lease
 	settleLocks    settlementLocks
 	reconCounts    reconCounts
 	runs           runSet        // this instance's job runs in flight

@@ -362,3 +362,51 @@ func (s *Service) expectSettlement(ctx context.Context, tx Tx, scope Scope, prov
 	}
 	return s.enqueue(ctx, tx, settlementReadJob(scope, provider, now.Add(settlementReadDefault)))
 }
+
+// sweepEvery is how often the settlement sweep runs: a minute, or a tenth
+// of the reconciliation SLA when that is shorter.
+func (s *Service) sweepEvery() time.Duration { return min(time.Minute, s.reconcileSLA/10) }
+
+// sweepDue reports whether this instance tries the settlement sweep this
+// round, and claims it.
+func (s *Service) sweepDue(now time.Time) bool {
+	last := s.sweptAt.Load()
+	if last != 0 && now.Sub(time.UnixMilli(last)) < s.sweepEvery() {
+		return false
+	}
+	return s.sweptAt.CompareAndSwap(last, now.UnixMilli())
+}
+
+// sweepSettlements, when this instance takes its lease, opens the
+// missing_in_report breaks past the SLA and schedules a read of the
+// batches of each Provider that reports settlement while any of its
+// payments or refunds waits for its line: a batch a Provider closes after
+// the date it stated is read too.
+func (s *Service) sweepSettlements(ctx context.Context, now time.Time) error {
+	mine, err := s.store.TakeLease(ctx, Lease{Name: "paykit.settlement.sweep", Owner: s.workerID, Now: now, Until: now.Add(s.sweepEvery())})
+	if err != nil || !mine {
+		return err
+	}
+	if err := s.checkMissingSettlements(ctx, now); err != nil {
+		return fmt.Errorf("check missing settlements: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
+		if !s.providers[name].caps.Has(CapSettlement) {
+			continue
+		}
+		waiting, err := s.store.ListUnsettled(ctx, UnsettledQuery{Provider: name, Before: now, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(waiting) == 0 {
+			continue
+		}
+		err = s.inTx(ctx, func(tx Tx) error {
+			return s.enqueueSoon(ctx, tx, settlementReadJob(waiting[0].Scope, name, now))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

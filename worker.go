@@ -137,6 +137,11 @@ func (s *Service) Run(ctx context.Context) error {
 				s.log.ErrorContext(ctx, "purge failed", "err", err)
 			}
 		}
+		if s.sweepDue(s.Now()) {
+			if err := s.sweepSettlements(ctx, s.Now()); err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "settlement sweep failed", "err", err)
+			}
+		}
 		select {
 		case <-ctx.Done():
 		case <-s.freed:
@@ -254,6 +259,9 @@ func (s *Service) ProcessDue(ctx context.Context) (int, error) {
 	if s.purgeDue(now) {
 		errs = append(errs, s.purge(ctx, now))
 	}
+	if s.sweepDue(now) {
+		errs = append(errs, s.sweepSettlements(ctx, now))
+	}
 	return len(jobs), errors.Join(errs...)
 }
 
@@ -285,9 +293,6 @@ func (s *Service) purge(ctx context.Context, now time.Time) error {
 	}
 	if _, err := s.store.PurgeLeases(ctx, now.Add(-time.Hour)); err != nil {
 		errs = append(errs, fmt.Errorf("purge leases: %w", err))
-	}
-	if err := s.checkMissingSettlements(ctx, now); err != nil {
-		errs = append(errs, fmt.Errorf("check missing settlements: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -71,6 +71,11 @@ type Config struct {
 	// reported, so that a transaction Opn records late is in it; default
 	// DefaultSettlementDelay, a negative value none.
 	SettlementDelay time.Duration
+	// SettlementReports makes the adapter declare paykit.CapSettlement:
+	// paykit then makes a payment's funds available only when a
+	// settlement report names it, and reconciles every line. Without it,
+	// funds become available at the available date the Provider states.
+	SettlementReports bool
 }
 
 // Provider is the Opn Payments adapter. It implements paykit.Provider,
@@ -83,6 +88,7 @@ type Provider struct {
 	client    *http.Client
 	timeout   time.Duration
 	methods   []string
+	reports   bool // Config.SettlementReports
 	tolerance time.Duration
 	now       func() time.Time
 	hold      time.Duration // Config.SettlementHold
@@ -115,7 +121,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		base: base, secret: cfg.SecretKey, client: cfg.HTTPClient, timeout: cfg.Timeout,
 		tolerance: cfg.Tolerance, now: cfg.Now, methods: slices.Clone(cfg.Methods), hold: cfg.SettlementHold,
-		period: cfg.SettlementPeriod, delay: cfg.SettlementDelay,
+		period: cfg.SettlementPeriod, delay: cfg.SettlementDelay, reports: cfg.SettlementReports,
 	}
 	for i, s := range cfg.WebhookSecrets {
 		key, err := decodeSecret(s)
@@ -160,9 +166,14 @@ func New(cfg Config) (*Provider, error) {
 }
 
 // Capabilities declares payments with cancel (expire), refunds, payouts
-// (transfers), disputes and settlement reports (transactions).
+// (transfers), disputes and, with Config.SettlementReports, settlement
+// reports (transactions).
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts | paykit.CapDisputes | paykit.CapSettlement
+	c := paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapPayouts | paykit.CapDisputes
+	if p.reports {
+		c |= paykit.CapSettlement
+	}
+	return c
 }
 
 // apiError is Opn's error object.

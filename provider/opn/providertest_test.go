@@ -67,7 +67,7 @@ func TestProviderConformance(t *testing.T) {
 		Fake: f,
 		New: func(baseURL string) paykit.Provider {
 			p, err := opn.New(opn.Config{SecretKey: testSecret, BaseURL: baseURL, WebhookSecrets: []string{f.WebhookSecret()},
-				Timeout: testTimeout, Now: clock.Now})
+				Timeout: testTimeout, Now: clock.Now, SettlementReports: true})
 			if err != nil {
 				t.Fatal(err)
 			}

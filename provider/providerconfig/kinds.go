@@ -41,6 +41,7 @@ func stripeKind() Kind {
 			return stripe.New(stripe.Config{
 				SecretKey: a.Secrets["secret_key"], WebhookSecrets: WebhookSecrets(a.Secrets["webhook_secrets"]),
 				BaseURL: a.Entry.BaseURL, Timeout: a.Timeout, AccountCountry: a.Entry.AccountCountry, Methods: a.Methods,
+				SettlementReports: a.Entry.SettlementReports,
 			})
 		},
 		Route: stripe.Route,
@@ -68,6 +69,8 @@ func opnKind() Kind {
 				SecretKey: a.Secrets["secret_key"], PublicKey: a.Secrets["public_key"],
 				WebhookSecrets: WebhookSecrets(a.Secrets["webhook_secrets"]),
 				BaseURL:        a.Entry.BaseURL, Timeout: a.Timeout, Methods: a.Methods,
+				SettlementPeriod: a.SettlementPeriod, SettlementDelay: a.SettlementDelay,
+				SettlementReports: a.Entry.SettlementReports,
 			})
 		},
 		Route:   opn.Route,

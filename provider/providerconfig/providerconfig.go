@@ -73,6 +73,16 @@ type ProviderEntry struct {
 	// webhook_secrets) to the NAME of the environment variable holding it.
 	Secrets map[string]string `json:"secrets"`
 	Timeout string            `json:"timeout"` // a Go duration; empty: the kind's default
+	// SettlementPeriod and SettlementDelay (Go durations) set how a kind
+	// that cuts its own settlement batches (opn) cuts them: the time a
+	// batch covers and how long after it closes it is reported; empty:
+	// the kind's default.
+	SettlementPeriod string `json:"settlement_period"`
+	SettlementDelay  string `json:"settlement_delay"`
+	// SettlementReports (stripe, opn) gates a payment's funds on the
+	// Provider's settlement reports and reconciles every line; without it
+	// the funds become available at the date the Provider states.
+	SettlementReports bool `json:"settlement_reports"`
 	// Disabled: the Provider takes no new attempts; those it has are still
 	// recovered, cancelled and refunded through it.
 	Disabled bool `json:"disabled"`
@@ -149,6 +159,9 @@ type Adapter struct {
 	Secrets map[string]string // role → value
 	Timeout time.Duration     // 0: the kind's default
 	Methods []string          // the methods routed to it, sorted
+	// SettlementPeriod and SettlementDelay are the entry's; 0: the kind's
+	// default.
+	SettlementPeriod, SettlementDelay time.Duration
 }
 
 // WebhookSecrets splits a webhook secret variable's value at commas.
@@ -356,6 +369,17 @@ func (b *builder) checkProvider(i int) error {
 			return fail("timeout must be a positive duration such as 10s")
 		}
 	}
+	for name, v := range map[string]string{"settlement_period": p.SettlementPeriod, "settlement_delay": p.SettlementDelay} {
+		if v == "" {
+			continue
+		}
+		if p.Kind != "opn" {
+			return fail("%s is not a setting of a %s Provider", name, p.Kind)
+		}
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return fail("%s must be a positive duration such as 24h", name)
+		}
+	}
 	roles := make([]string, 0, len(kind.Secrets))
 	for _, s := range kind.Secrets {
 		roles = append(roles, s.Role)
@@ -546,6 +570,8 @@ func (b *builder) adapter(p ProviderEntry) (paykit.Provider, error) {
 	if p.Timeout != "" {
 		a.Timeout, _ = time.ParseDuration(p.Timeout) // checked
 	}
+	a.SettlementPeriod, _ = time.ParseDuration(p.SettlementPeriod) // checked; "" is 0
+	a.SettlementDelay, _ = time.ParseDuration(p.SettlementDelay)
 	var errs []error
 	for _, s := range kind.Secrets {
 		name := p.Secrets[s.Role]

@@ -195,7 +195,7 @@ func TestDefaultKindsBuildStripeAndOpn(t *testing.T) {
 	  "payout_routes": [{"environment": "live", "country": "TH", "currency": "THB", "provider": "opn_th"}]
 	}`), providerconfig.Options{Getenv: vars})
 	is.NoErr(err)
-	is.Equal(s.Providers["stripe_my"].Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds|paykit.CapDisputes|paykit.CapSettlement)
+	is.Equal(s.Providers["stripe_my"].Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds|paykit.CapDisputes) // no settlement_reports
 	is.True(s.Providers["opn_th"].Capabilities().Has(paykit.CapPayouts | paykit.CapDisputes))
 	fpx := s.Routing.PaymentRoutes(paykit.Live, "FPX", "MY", "MYR", 5000)
 	is.Equal(len(fpx), 2)

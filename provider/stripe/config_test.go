@@ -44,7 +44,11 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	p, err := stripe.New(good)
 	is.NoErr(err)
 	is.Equal(p.Methods(), []string{"FPX", "CARD", "GRABPAY", "ALIPAY"}) // all a MY account serves
-	is.Equal(p.Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds|paykit.CapDisputes|paykit.CapSettlement)
+	is.Equal(p.Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds|paykit.CapDisputes)
+	good.SettlementReports = true
+	reports, err := stripe.New(good)
+	is.NoErr(err)
+	is.Equal(reports.Capabilities(), paykit.CapPayments|paykit.CapCancel|paykit.CapRefunds|paykit.CapDisputes|paykit.CapSettlement)
 	th, err := stripe.New(stripe.Config{SecretKey: "sk", WebhookSecrets: []string{"w"}, AccountCountry: "TH"})
 	is.NoErr(err)
 	is.Equal(th.Methods(), []string{"PROMPTPAY", "CARD"})

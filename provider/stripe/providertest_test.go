@@ -26,7 +26,7 @@ func newAdapter(t *testing.T, baseURL string, mod ...func(*stripe.Config)) *stri
 	t.Helper()
 	cfg := stripe.Config{
 		SecretKey: testSecretKey, WebhookSecrets: []string{testWebhookSecret}, BaseURL: baseURL,
-		Timeout: testTimeout, AccountCountry: "MY",
+		Timeout: testTimeout, AccountCountry: "MY", SettlementReports: true,
 	}
 	for _, m := range mod {
 		m(&cfg)

@@ -52,6 +52,11 @@ type Config struct {
 	Tolerance time.Duration
 	// Now is the clock of webhook verification; time.Now when nil.
 	Now func() time.Time
+	// SettlementReports makes the adapter declare paykit.CapSettlement:
+	// paykit then makes a payment's funds available only when a
+	// settlement report names it, and reconciles every line. Without it,
+	// funds become available at the available date the Provider states.
+	SettlementReports bool
 }
 
 // Provider is the Stripe adapter: a paykit.Provider,
@@ -157,12 +162,17 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities: payments, cancel, refunds, disputes and settlement (the
-// account's payouts, as reports). Stripe payouts move the account's own
-// balance to its own bank account, not to third parties, so the adapter
-// is no paykit.PayoutProvider.
+// Capabilities: payments, cancel, refunds, disputes and, with
+// Config.SettlementReports, settlement (the account's payouts, as
+// reports). Stripe payouts move the account's own balance to its own bank
+// account, not to third parties, so the adapter is no
+// paykit.PayoutProvider.
 func (p *Provider) Capabilities() paykit.Capabilities {
-	return paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapDisputes | paykit.CapSettlement
+	c := paykit.CapPayments | paykit.CapCancel | paykit.CapRefunds | paykit.CapDisputes
+	if p.cfg.SettlementReports {
+		c |= paykit.CapSettlement
+	}
+	return c
 }
 
 // Methods returns the paykit methods this adapter's account serves.
