@@ -683,3 +683,58 @@ func TestReconciliationBreaks(t *testing.T) {
 		})
 	}
 }
+
+// TestReconciliationResolutionsOfMissingAndDuplicate: accept_provider on
+// a missing_in_report break takes the payment's whole net out of pending
+// (the Provider never paid it) and the payment is not reported missing
+// again; accept_paykit on a duplicate line moves nothing, accept_provider
+// credits the line's net a second time; every Store.
+func TestReconciliationResolutionsOfMissingAndDuplicate(t *testing.T) {
+	t.Parallel()
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			e := newMoneyEnv(t, paykittest.OpenStore(t, kind))
+			resolve := func(typ paykit.BreakType, r paykit.BreakResolution) paykit.ReconciliationBreak {
+				t.Helper()
+				page, err := e.svc.ListReconciliationBreaks(ctx, paykit.BreakListParams{Status: paykit.BreakOpen, Type: typ})
+				is.NoErr(err)
+				is.Equal(len(page.Data), 1)
+				b, err := e.svc.ResolveBreak(ctx, "ops", page.Data[0].ID, paykit.ResolveBreakRequest{Resolution: r, Note: "checked"})
+				is.NoErr(err)
+				return *b
+			}
+			lost := e.paid(t, 10000, "lost")
+			e.money.take(lost.ProviderRef) // the Provider never settles it
+			e.clock.Advance(72*time.Hour + time.Minute)
+			e.drain(t)
+			b := resolve(paykit.BreakMissingInReport, paykit.ResolveAcceptProvider)
+			is.Equal(e.myr(t), [3]int64{0, 0, 0})
+			adj := e.txns(t, b.ID)
+			is.Equal(len(adj), 1)
+			is.Equal([2]any{adj[0].Type, adj[0].Net}, [2]any{paykit.BalanceTxnAdjustment, int64(-9710)})
+			e.clock.Advance(time.Hour)
+			e.drain(t)
+			page, err := e.svc.ListReconciliationBreaks(ctx, paykit.BreakListParams{Type: paykit.BreakMissingInReport})
+			is.NoErr(err)
+			is.Equal(len(page.Data), 1) // not reported again
+
+			twice := e.paid(t, 20000, "twice")
+			line := e.money.take(twice.ProviderRef)
+			e.money.closeBatch("batch_a", 0, line)
+			e.money.closeBatch("batch_b", 0, line)
+			_, err = e.svc.SettleTestFunds(ctx, e.test)
+			is.NoErr(err)
+			is.Equal(e.myr(t), [3]int64{19420, 0, 0})
+			resolve(paykit.BreakDuplicateLine, paykit.ResolveAcceptPaykit)
+			is.Equal(e.myr(t), [3]int64{19420, 0, 0})
+			e.money.closeBatch("batch_c", 0, line)
+			_, err = e.svc.SettleTestFunds(ctx, e.test)
+			is.NoErr(err)
+			resolve(paykit.BreakDuplicateLine, paykit.ResolveAcceptProvider)
+			is.Equal(e.myr(t), [3]int64{2 * 19420, 0, 0})
+		})
+	}
+}
