@@ -63,7 +63,7 @@ type Event struct {
 	Environment Environment
 	Type        string
 	ObjectID    string   // the id of the resource
-	Resource    Resource // a *PaymentIntent, *Checkout, *PayoutIntent or *Refund
+	Resource    Resource // a *PaymentIntent, *Checkout, *PayoutIntent, *Refund or *Dispute
 	CreatedAt   time.Time
 }
 

@@ -3,7 +3,8 @@ package paykit
 import "time"
 
 // Resource is a resource an event or a stored idempotency answer holds: a
-// *PaymentIntent, *Checkout, *PayoutIntent, *Refund or *WebhookEndpoint.
+// *PaymentIntent, *Checkout, *PayoutIntent, *Refund, *Dispute or
+// *WebhookEndpoint.
 // Only this package implements it. A Store keeps it as a snapshot (JSON
 // with an "object" member and the resource type's json names).
 type Resource interface {
