@@ -2,12 +2,9 @@ package paykit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/paykit/paykit/internal/wire"
 )
 
 // BalanceTransactionType says what moved a merchant's money.
@@ -85,42 +82,26 @@ type BalanceTransactionListParams struct {
 // GetBalanceTransaction returns a balance transaction of the caller's
 // scope.
 func (s *Service) GetBalanceTransaction(ctx context.Context, p Principal, id string) (*BalanceTransaction, error) {
-	bt, err := s.store.GetBalanceTransaction(ctx, p.Scope, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, notFound("balance_transaction")
-	}
-	if err != nil {
-		return nil, internalError(err)
-	}
-	return bt, nil
+	return getScoped(ctx, p, "balance_transaction", id, s.store.GetBalanceTransaction)
 }
 
 // ListBalanceTransactions returns the caller's balance transactions,
 // newest first.
 func (s *Service) ListBalanceTransactions(ctx context.Context, p Principal, params BalanceTransactionListParams) (*Page[BalanceTransaction], error) {
-	limit, after, err := s.pageQuery("balance_transaction", params.PageParams)
-	if err != nil {
-		return nil, err
-	}
-	if err := params.check("balance transaction", BalanceTransactionStatus.Valid); err != nil {
-		return nil, err
-	}
-	for _, t := range params.Types {
-		if !t.Valid() {
-			return nil, invalidRequest("type", "type %q is not a balance transaction type.", t)
+	check := func() error {
+		if err := params.check("balance transaction", BalanceTransactionStatus.Valid); err != nil {
+			return err
 		}
+		for _, t := range params.Types {
+			if !t.Valid() {
+				return invalidRequest("type", "type %q is not a balance transaction type.", t)
+			}
+		}
+		return checkIDFilter("source", params.Source)
 	}
-	if !wire.ValidText(params.Source) {
-		return nil, invalidRequest("source", "source must be UTF-8 text without NUL characters.")
-	}
-	rows, err := s.store.ListBalanceTransactions(ctx, ListQuery[BalanceTransactionListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
-	if err != nil {
-		return nil, internalError(err)
-	}
-	if params.Country != "" || params.MerchantReference != "" {
-		rows = rows[:0] // balance transactions have neither: nothing matches one
-	}
-	return makePage(s, "balance_transaction", rows, limit, func(b *BalanceTransaction) Position { return Position{b.CreatedAt, b.ID} }), nil
+	// Balance transactions have neither a country nor a reference.
+	return listScoped(ctx, s, p, "balance_transaction", params.PageParams, params, check, params.Country != "" || params.MerchantReference != "",
+		s.store.ListBalanceTransactions, func(b *BalanceTransaction) Position { return Position{b.CreatedAt, b.ID} })
 }
 
 // book writes, in tx, a movement of a merchant's money into or out of its

@@ -118,36 +118,20 @@ func disputeJob(kind string, d *Dispute, at time.Time) *Job {
 
 // GetDispute returns a dispute of the caller's scope.
 func (s *Service) GetDispute(ctx context.Context, p Principal, id string) (*Dispute, error) {
-	d, err := s.store.GetDispute(ctx, p.Scope, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, notFound("dispute")
-	}
-	if err != nil {
-		return nil, internalError(err)
-	}
-	return d, nil
+	return getScoped(ctx, p, "dispute", id, s.store.GetDispute)
 }
 
 // ListDisputes returns the caller's disputes, newest first.
 func (s *Service) ListDisputes(ctx context.Context, p Principal, params DisputeListParams) (*Page[Dispute], error) {
-	limit, after, err := s.pageQuery("dispute", params.PageParams)
-	if err != nil {
-		return nil, err
+	check := func() error {
+		if err := params.check("dispute", DisputeStatus.Valid); err != nil {
+			return err
+		}
+		return checkIDFilter("payment_intent", params.PaymentIntent)
 	}
-	if err := params.check("dispute", DisputeStatus.Valid); err != nil {
-		return nil, err
-	}
-	if !wire.ValidText(params.PaymentIntent) {
-		return nil, invalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
-	}
-	rows, err := s.store.ListDisputes(ctx, ListQuery[DisputeListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
-	if err != nil {
-		return nil, internalError(err)
-	}
-	if params.Country != "" || params.MerchantReference != "" {
-		rows = rows[:0] // disputes have neither: nothing matches one
-	}
-	return makePage(s, "dispute", rows, limit, func(d *Dispute) Position { return Position{d.CreatedAt, d.ID} }), nil
+	// Disputes have neither a country nor a reference: nothing matches one.
+	return listScoped(ctx, s, p, "dispute", params.PageParams, params, check, params.Country != "" || params.MerchantReference != "",
+		s.store.ListDisputes, func(d *Dispute) Position { return Position{d.CreatedAt, d.ID} })
 }
 
 // DisputeEvidenceRequest is the merchant's evidence for a dispute; with

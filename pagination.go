@@ -1,11 +1,14 @@
 package paykit
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paykit/paykit/internal/contract"
+	"github.com/paykit/paykit/internal/wire"
 )
 
 // Page is one page of a list: the contract's list envelope.
@@ -86,4 +89,49 @@ type ListParams[S ~string] struct {
 	MerchantReference string
 	CreatedAfter      *time.Time // inclusive
 	CreatedBefore     *time.Time // exclusive
+}
+
+// getScoped reads the resource id of the caller's scope with get: an
+// unknown id is not_found naming kind ("refund").
+func getScoped[T any](ctx context.Context, p Principal, kind, id string, get func(context.Context, Scope, string) (*T, error)) (*T, error) {
+	v, err := get(ctx, p.Scope, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound(kind)
+	}
+	if err != nil {
+		return nil, internalError(err)
+	}
+	return v, nil
+}
+
+// listScoped is a list of kind ("refund") in the caller's scope: the page
+// parameters, then check of the filters, then one more row than the page
+// from list, after the cursor. unmatched says the filter names something
+// the resource never has (a country of a refund): the page is empty.
+func listScoped[T, F any](ctx context.Context, s *Service, p Principal, kind string, page PageParams, filter F, check func() error,
+	unmatched bool, list func(context.Context, ListQuery[F]) ([]T, error), pos func(*T) Position) (*Page[T], error) {
+	limit, after, err := s.pageQuery(kind, page)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
+		return nil, err
+	}
+	rows, err := list(ctx, ListQuery[F]{Scope: p.Scope, Filter: filter, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, internalError(err)
+	}
+	if unmatched {
+		rows = rows[:0]
+	}
+	return makePage(s, kind, rows, limit, pos), nil
+}
+
+// checkIDFilter refuses an id filter (name) that is not UTF-8 text
+// without NUL characters.
+func checkIDFilter(name, v string) error {
+	if !wire.ValidText(v) {
+		return invalidRequest(name, "%s must be UTF-8 text without NUL characters.", name)
+	}
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/paykit/paykit/internal/wire"
 )
 
 // RefundStatus is the public lifecycle state of a refund.
@@ -492,34 +490,18 @@ func (s *Service) applyRefundInquiry(ctx context.Context, scope Scope, id string
 
 // GetRefund returns a refund of the caller's scope.
 func (s *Service) GetRefund(ctx context.Context, p Principal, id string) (*Refund, error) {
-	re, err := s.store.GetRefund(ctx, p.Scope, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, notFound("refund")
-	}
-	if err != nil {
-		return nil, internalError(err)
-	}
-	return re, nil
+	return getScoped(ctx, p, "refund", id, s.store.GetRefund)
 }
 
 // ListRefunds returns the caller's refunds, newest first.
 func (s *Service) ListRefunds(ctx context.Context, p Principal, params RefundListParams) (*Page[Refund], error) {
-	limit, after, err := s.pageQuery("refund", params.PageParams)
-	if err != nil {
-		return nil, err
+	check := func() error {
+		if err := params.check("refund", RefundStatus.Valid); err != nil {
+			return err
+		}
+		return checkIDFilter("payment_intent", params.PaymentIntent)
 	}
-	if err := params.check("refund", RefundStatus.Valid); err != nil {
-		return nil, err
-	}
-	if !wire.ValidText(params.PaymentIntent) {
-		return nil, invalidRequest("payment_intent", "payment_intent must be UTF-8 text without NUL characters.")
-	}
-	rows, err := s.store.ListRefunds(ctx, ListQuery[RefundListParams]{Scope: p.Scope, Filter: params, After: after, Limit: limit + 1})
-	if err != nil {
-		return nil, internalError(err)
-	}
-	if params.Country != "" {
-		rows = rows[:0] // refunds have no country: nothing matches one
-	}
-	return makePage(s, "refund", rows, limit, func(r *Refund) Position { return Position{r.CreatedAt, r.ID} }), nil
+	// Refunds have no country: nothing matches one.
+	return listScoped(ctx, s, p, "refund", params.PageParams, params, check, params.Country != "", s.store.ListRefunds,
+		func(r *Refund) Position { return Position{r.CreatedAt, r.ID} })
 }
