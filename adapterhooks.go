@@ -19,4 +19,5 @@ func init() {
 		return svc.(*Service).operatorSessionEnded(ctx, id)
 	}
 	adapterhooks.SetWebhookSender = func(svc any, ws send.Sender) { svc.(*Service).webhookSender.Store(&ws) }
+	adapterhooks.SetJitter = func(svc any, rnd func() float64) { svc.(*Service).rnd = rnd }
 }

@@ -27,4 +27,9 @@ var (
 	// SetWebhookSender makes svc deliver webhooks through ws from now on
 	// (tests).
 	SetWebhookSender func(svc any, ws send.Sender)
+	// SetJitter makes svc draw the jitter of its retry schedules (job
+	// backoff, webhook redeliveries, circuit cool-downs) from rnd, which
+	// returns values in [0, 1); set before svc is used (simulations that
+	// must repeat).
+	SetJitter func(svc any, rnd func() float64)
 )
