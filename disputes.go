@@ -365,6 +365,11 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 		if err := s.expectSettlement(ctx, tx, d.Scope(), provider, now); err != nil {
 			return err
 		}
+		// Its settlement line may have come before paykit learnt of it.
+		if _, err := s.judgeLate(ctx, tx, provider, "dispute", d.ProviderRef, d.Scope(), d.ID,
+			SettlementAmounts{Amount: -d.Amount, Fee: d.Fee, Currency: d.Currency}, now); err != nil {
+			return err
+		}
 		out = d
 		return s.moveDispute(ctx, tx, d, pd, now)
 	})
@@ -445,6 +450,12 @@ func (s *Service) closeDispute(ctx context.Context, tx Tx, d *Dispute, status Di
 		return nil
 	}
 	if err := s.expectSettlement(ctx, tx, d.Scope(), d.Provider, now); err != nil {
+		return err
+	}
+	// The reversal's settlement line may have come before paykit learnt
+	// the dispute was won.
+	if _, err := s.judgeLate(ctx, tx, d.Provider, "dispute_reversal", d.ProviderRef, d.Scope(), d.ID,
+		SettlementAmounts{Amount: d.Amount, Currency: d.Currency}, now); err != nil {
 		return err
 	}
 	return s.book(ctx, tx, &BalanceTransaction{MerchantID: d.MerchantID, Environment: d.Environment, Type: BalanceTxnDisputeReversal,
