@@ -19,6 +19,10 @@ const (
 	// settlement sweep must get to run between the day's batches and the
 	// reconciliation SLA.
 	maxQuietJump = time.Hour
+	// pspHorizon is how long quiescence lasts at least: past the PSP's
+	// longest deadline (a dispute's evidence, seven days) and the
+	// reconciliation SLA after it.
+	pspHorizon = 8*24*time.Hour + 80*time.Hour
 )
 
 // quiesce heals every fault and lets the work settle: the clock moves
@@ -46,9 +50,11 @@ func (w *world) quiesce() {
 	if !w.runUntilQuiet(began) {
 		return
 	}
-	// Settlement: the batches of the last days close, are read, and the
+	// The PSP's own deadlines pass (a dispute it opened while paykit's
+	// request died is decided after seven days, and only then told),
+	// the batches of the last days close and are read, and the
 	// reconciliation SLA passes for what never settles.
-	for range 96 {
+	for w.clock.Now().Sub(began) < pspHorizon {
 		w.clock.Advance(time.Hour)
 		if !w.runUntilQuiet(began) {
 			return
@@ -254,6 +260,16 @@ func (w *world) checkReconciliation(b *books) {
 	for ref, typ := range expected {
 		if !found[ref] {
 			w.fail("reconciliation.breaks", "no %s break of the PSP's payment %s", typ, ref)
+		}
+	}
+	for _, bt := range batches {
+		for _, l := range bt.Lines {
+			if l.Type != "DISPUTE" {
+				continue
+			}
+			if _, err := w.store0().FindDisputeByProviderRef(w.ctx, "sandbox", l.Reference); err != nil {
+				w.fail("psp.agrees", "the PSP settled dispute %s; paykit does not know it: %v", l.Reference, err)
+			}
 		}
 	}
 	for _, pi := range sortedValues(b.payments) {
