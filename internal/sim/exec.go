@@ -55,16 +55,21 @@ func (w *world) exec(i int, op Op) {
 		w.returnPayout(in, op)
 	case OpDispute:
 		w.race(in, op, func(in *instance) { w.dispute(in, op) })
-	case OpEvidence:
-		w.evidence(in, op, i)
-	case OpAcceptDispute:
-		w.acceptDispute(in, op, i)
+	case OpEvidence, OpAcceptDispute:
+		if op.Kind == OpEvidence {
+			w.evidence(in, op, i)
+		} else {
+			w.acceptDispute(in, op, i)
+		}
+		if op.Fault == FaultDisputeError {
+			w.work(in) // the worker tells the Provider at once, and meets the fault
+		}
 	case OpSettle:
 		w.race(in, op, func(in *instance) { w.settle(in, op) })
 	case OpRetry:
 		w.race(in, op, func(in *instance) { w.retry(in, op) })
 	case OpWork:
-		w.race(in, op, func(in *instance) { w.work(in) })
+		w.race(in, op, func(in *instance) { _ = w.work(in) })
 	case OpCallbacks:
 		w.sendCallbacks(in, op.Fault)
 	case OpAdvance:
@@ -433,10 +438,11 @@ func (w *world) register(r *simRequest, v any) {
 		}
 	case *paykit.Refund:
 		if r.Kind == "refund" {
-			res := w.addResource(&w.obs.refunds, x.ID, r.Merchant, "", x.PaymentIntentID)
-			if x.Amount%1000 == 911 && res != nil {
-				res.Magic = FaultRefundDeclined
+			var magic FaultKind
+			if x.Amount%1000 == 911 {
+				magic = FaultRefundDeclined
 			}
+			w.addResource(&w.obs.refunds, x.ID, r.Merchant, magic, x.PaymentIntentID)
 		}
 	case *paykit.Checkout:
 		if r.Kind == "checkout" {
@@ -857,8 +863,9 @@ func (w *world) retry(in *instance, op Op) {
 	w.sendRequest(in, r, op.A == 1)
 }
 
-// work drains an instance's due jobs (at most 20 rounds).
-func (w *world) work(in *instance) {
+// work drains an instance's due jobs (at most 20 rounds) and returns how
+// many ran.
+func (w *world) work(in *instance) int {
 	total := 0
 	for range 20 {
 		if in.dead {
@@ -876,13 +883,15 @@ func (w *world) work(in *instance) {
 	if total > 0 {
 		w.trace.logf("  worker %s ran %d jobs", in.name, total)
 	}
+	return total
 }
 
 // sendCallbacks has the PSP send what it owes and hands the callbacks,
 // with those held from earlier, to paykit on in, as fault says: one is
 // lost, one arrives twice (and once more later), their order is
-// shuffled, or some wait for a later round.
-func (w *world) sendCallbacks(in *instance, fault FaultKind) {
+// shuffled, or some wait for a later round. It returns how many it
+// handed to paykit.
+func (w *world) sendCallbacks(in *instance, fault FaultKind) int {
 	if _, err := w.psp.SendCallbacks(w.ctx); err != nil {
 		w.trace.logf("  psp callbacks: %v", shorten(err))
 	}
@@ -927,4 +936,5 @@ func (w *world) sendCallbacks(in *instance, fault FaultKind) {
 	if len(batch) > 0 {
 		w.trace.logf("  %d callbacks handed to %s, %d held", len(batch), in.name, len(w.held))
 	}
+	return len(batch)
 }

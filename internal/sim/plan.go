@@ -247,10 +247,14 @@ func (g *gen) fault(kind OpKind) FaultKind {
 		return FaultCrashAtTx
 	case k < 5:
 		return FaultRace
-	case k < 6 && (kind == OpEvidence || kind == OpAcceptDispute || kind == OpWork):
-		return FaultDisputeError
-	case k < 6 && (kind == OpSettle || kind == OpWork):
+	case kind == OpWork && k < 7:
+		// The worker is where inquiries, dispute calls and settlement
+		// reads happen.
+		return g.pick(FaultStale, FaultStale, FaultDisputeError, FaultSettleError)
+	case kind == OpSettle && k < 7:
 		return FaultSettleError
+	case (kind == OpEvidence || kind == OpAcceptDispute) && k < 9:
+		return FaultDisputeError
 	}
 	return providerFaults[g.r.IntN(len(providerFaults))]
 }

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -133,6 +134,7 @@ func Run(opts Options, t paykittest.T) *Result {
 		defer own.cleanup()
 		t = own
 	}
+	t = inMemoryDir{t}
 	plan := opts.Plan
 	if plan == nil {
 		plan = Generate(opts.Seed, opts.Steps)
@@ -188,6 +190,7 @@ type tracer struct {
 	out   io.Writer
 	sum   [32]byte
 	lines []string
+	ids   map[string]string // random ids by their number in the digest
 }
 
 const tailLines = 60
@@ -201,11 +204,30 @@ func (t *tracer) logf(format string, args ...any) {
 	if t.out != nil {
 		fmt.Fprintln(t.out, line)
 	}
-	t.sum = sha256.Sum256(append(t.sum[:], line...))
+	t.sum = sha256.Sum256(append(t.sum[:], t.canonical(line)...))
 	t.lines = append(t.lines, line)
 	if len(t.lines) > 4*tailLines {
 		t.lines = append(t.lines[:0], t.lines[len(t.lines)-tailLines:]...)
 	}
+}
+
+// randomIDs are the ids drawn at random, by the PSP and for events: the
+// digest names each by the order it first appeared in.
+var randomIDs = regexp.MustCompile(`\b(evt|stl|pay|rfd|dsp|trf)_[0-9a-z]+`)
+
+// canonical is line with its random ids numbered in order of appearance.
+func (t *tracer) canonical(line string) string {
+	return randomIDs.ReplaceAllStringFunc(line, func(id string) string {
+		if t.ids == nil {
+			t.ids = map[string]string{}
+		}
+		n, ok := t.ids[id]
+		if !ok {
+			n = fmt.Sprintf("#%d", len(t.ids)+1)
+			t.ids[id] = n
+		}
+		return n
+	})
 }
 
 func (t *tracer) digest() string {
@@ -218,6 +240,19 @@ func (t *tracer) tail() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.lines[max(0, len(t.lines)-tailLines):]...)
+}
+
+// inMemoryDir is t with its temporary directories in /dev/shm where
+// there is one: a SQLite run's every commit then costs no disk flush.
+type inMemoryDir struct{ paykittest.T }
+
+func (t inMemoryDir) TempDir() string {
+	dir, err := os.MkdirTemp("/dev/shm", "paykit-sim-")
+	if err != nil {
+		return t.T.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // tb is a paykittest.T for runs outside a test.

@@ -48,3 +48,19 @@ func TestSweep(t *testing.T) {
 	}
 	t.Logf("failures by check: %v\nfaults:\n%s", failed, FaultReport(fired, runs))
 }
+
+// TestDeterminismProbe runs SIM_DET seeds twice each and compares digests.
+func TestDeterminismProbe(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SIM_DET"))
+	if n == 0 {
+		t.Skip("SIM_DET not set")
+	}
+	store := StoreKind(os.Getenv("SIM_STORE"))
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		a := Run(Options{Seed: seed, Store: store}, t)
+		b := Run(Options{Seed: seed, Store: store}, t)
+		if a.Digest != b.Digest {
+			t.Errorf("seed %d: digests %s and %s", seed, a.Digest, b.Digest)
+		}
+	}
+}

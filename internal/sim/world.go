@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paykit/paykit"
@@ -81,6 +82,10 @@ type world struct {
 	step      int
 	stepFault FaultKind // the fault the running step armed
 	quiescing bool
+	// commits counts the transactions committed, and checked how many
+	// the last ledger check saw: the ledger changes only in one.
+	commits atomic.Int64
+	checked int64
 }
 
 // capturedCallback is one callback the PSP posted: its body and
@@ -315,7 +320,11 @@ func (s *instStore) InTx(ctx context.Context, fn func(tx paykit.Tx) error) error
 	if err := s.in.gate(); err != nil {
 		return err
 	}
-	return s.Store.InTx(ctx, fn)
+	err := s.Store.InTx(ctx, fn)
+	if err == nil {
+		s.in.w.commits.Add(1)
+	}
+	return err
 }
 
 func (s *instStore) Queue() paykit.JobQueue { return &instQueue{JobQueue: s.Store.Queue(), in: s.in} }
