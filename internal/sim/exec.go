@@ -779,6 +779,11 @@ func (w *world) returnPayout(in *instance, op Op) {
 	}
 	got, err := in.svc.SimulateReturn(w.ctx, po.Merchant.Principal, po.ID)
 	w.operatorAnswer(in, "return", po.ID, got, err)
+	if err != nil && paykit.ErrorCode(err) != paykit.CodeInvalidState {
+		// The PSP may have returned it: the merchant tries again, as
+		// after any failed request.
+		w.obs.unfinished = append(w.obs.unfinished, po)
+	}
 }
 
 func (w *world) dispute(in *instance, op Op) {

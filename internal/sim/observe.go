@@ -35,6 +35,9 @@ type observations struct {
 	idem     map[string]*idemRecord // by scope and key
 	// status is each resource's status as last checked.
 	status map[string]string
+	// unfinished are the payouts whose return (a test helper) failed,
+	// which the merchant tries again once the faults stop.
+	unfinished []*simResource
 }
 
 func newObservations() *observations {

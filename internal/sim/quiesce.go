@@ -46,6 +46,11 @@ func (w *world) quiesce() {
 			return
 		}
 	}
+	for _, po := range w.obs.unfinished {
+		in := w.live()[0]
+		got, err := in.svc.SimulateReturn(w.ctx, po.Merchant.Principal, po.ID)
+		w.operatorAnswer(in, "return again", po.ID, got, err)
+	}
 	began := w.clock.Now()
 	if !w.runUntilQuiet(began) {
 		return

@@ -55,6 +55,10 @@ type Options struct {
 	Plan *Plan
 	// Trace, when set, receives the run's trace as it goes.
 	Trace io.Writer
+
+	// canary, when set, is one more check after every step (tests of the
+	// harness itself): a non-empty answer fails the run.
+	canary func(*world) string
 }
 
 // DefaultSteps is the plan length of a run when Options name none.
@@ -155,6 +159,11 @@ func Run(opts Options, t paykittest.T) *Result {
 			w.exec(i, op)
 			res.Steps = i + 1
 			w.checkStep()
+			if opts.canary != nil && w.failure == nil {
+				if msg := opts.canary(w); msg != "" {
+					w.fail("sim.canary", "%s", msg)
+				}
+			}
 			if w.failure != nil {
 				return
 			}
