@@ -191,6 +191,9 @@ func (w *world) fail(check, format string, args ...any) {
 	if w.failure == nil {
 		w.failure = &Failure{Step: w.step, Check: check, Message: msg}
 	}
+	if w.collect {
+		w.all = append(w.all, Failure{Step: w.step, Check: check, Message: msg})
+	}
 }
 
 // tracer keeps a run's trace: a digest of all of it and its last lines.
