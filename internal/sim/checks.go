@@ -165,6 +165,29 @@ func (w *world) checkPayments(b *books) {
 		w.fail("sim.read", "dispute holds: %v", err)
 		return
 	}
+	// What the merchants' reserved balances hold: the payouts' reserved
+	// amounts and the refunds pending.
+	reserved := map[string]int64{}
+	for _, po := range sortedValues(b.payouts) {
+		reserved[po.MerchantID+" "+po.Currency] += po.ReservedAmount
+	}
+	for _, re := range sortedValues(b.refunds) {
+		if re.Status == paykit.RefundPending {
+			reserved[re.MerchantID+" "+re.Currency] += re.Amount
+		}
+	}
+	for _, m := range w.obs.merchants {
+		for _, ccy := range []string{"MYR", "THB"} {
+			bal, err := w.store0().GetBalance(w.ctx, m.Principal.Scope, ccy)
+			if err != nil {
+				w.fail("sim.read", "balance: %v", err)
+				return
+			}
+			if want := reserved[m.ID+" "+ccy]; bal.Reserved != want {
+				w.fail("ledger.reserved", "the %s reserved balance of %s is %d; its payouts in flight and pending refunds hold %d", ccy, m.ID, bal.Reserved, want)
+			}
+		}
+	}
 	for _, pi := range sortedValues(b.payments) {
 		var refunded, pending, disputed int64
 		open := 0
