@@ -264,7 +264,7 @@ func (w *world) disputeHolds() (map[string]held, error) {
 // checkTerminal checks that a terminal status never changes, but for a
 // paid-out payout whose funds came back.
 func (w *world) checkTerminal(b *books) {
-	see := func(kind, id, status string, terminal bool, allowed func(from string) bool) {
+	see := func(kind, id, status string, allowed func(from string) bool) {
 		prev, ok := w.obs.status[id]
 		w.obs.status[id] = status
 		if !ok || prev == status {
@@ -276,23 +276,23 @@ func (w *world) checkTerminal(b *books) {
 	}
 	never := func(string) bool { return false }
 	for _, pi := range sortedValues(b.payments) {
-		see("payment_intent", pi.ID, string(pi.Status), pi.Status.Terminal(), never)
+		see("payment_intent", pi.ID, string(pi.Status), never)
 	}
 	for _, po := range sortedValues(b.payouts) {
-		see("payout_intent", po.ID, string(po.Status), po.Status.Terminal(), func(from string) bool {
+		see("payout_intent", po.ID, string(po.Status), func(from string) bool {
 			return from == string(paykit.PayoutSucceeded) && po.Status == paykit.PayoutFailed && po.FailureCode == paykit.FailureFundsReturned
 		})
 	}
 	for _, re := range sortedValues(b.refunds) {
-		see("refund", re.ID, string(re.Status), re.Status.Terminal(), never)
+		see("refund", re.ID, string(re.Status), never)
 	}
 	for _, d := range sortedValues(b.disputes) {
-		see("dispute", d.ID, string(d.Status), d.Status.Terminal(), never)
+		see("dispute", d.ID, string(d.Status), never)
 	}
 	for _, c := range sortedValues(b.checkouts) {
 		// A checkout whose payment succeeds is completed, whatever it
 		// was: the money moved.
-		see("checkout", c.ID, string(c.Status), c.Status != paykit.CheckoutOpen, func(string) bool {
+		see("checkout", c.ID, string(c.Status), func(string) bool {
 			pi := b.payments[c.PaymentIntentID]
 			return c.Status == paykit.CheckoutCompleted && pi != nil && pi.Status == paykit.PaymentSucceeded
 		})
