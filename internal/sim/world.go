@@ -89,6 +89,9 @@ type world struct {
 	// collect keeps every failure in all, not only the first.
 	collect bool
 	all     []Failure
+	// undecidedUnknown lets a dispute the PSP has not decided be unknown
+	// to paykit (see CheckStore).
+	undecidedUnknown bool
 }
 
 // capturedCallback is one callback the PSP posted: its body and

@@ -111,6 +111,7 @@ type answer struct {
 // it created.
 type merchant struct {
 	id, public, secret string
+	endpoint           string // its webhook endpoint
 	payments, payouts  []string
 }
 
@@ -459,10 +460,11 @@ func (s *soak) setup() error {
 		}
 		status, body = s.do("POST", "/operator/merchants/"+m.ID+"/webhook_endpoints", "",
 			fmt.Sprintf(`{"environment":"test","url":%q}`, s.hooks.URL+"/"+m.ID), operator)
-		if status != 201 {
+		var ep struct{ ID string }
+		if status != 201 || json.Unmarshal(body, &ep) != nil {
 			return fmt.Errorf("webhook endpoint: %d %s", status, body)
 		}
-		s.merchants = append(s.merchants, &merchant{id: m.ID, public: k.Public, secret: k.Secret})
+		s.merchants = append(s.merchants, &merchant{id: m.ID, public: k.Public, secret: k.Secret, endpoint: ep.ID})
 	}
 	return nil
 }
@@ -471,7 +473,7 @@ func (s *soak) setup() error {
 // events it acknowledged, and fails now and then while the load runs.
 func (s *soak) receiveHook(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	if s.hookFails.Load() && s.intn(5) == 0 {
+	if s.hookFails.Load() && s.intn(20) == 0 {
 		http.Error(w, "try later", http.StatusInternalServerError)
 		return
 	}
@@ -649,6 +651,18 @@ func (s *soak) settle(ctx context.Context, limit time.Duration) error {
 	}
 	defer store.Close()
 	deadline := time.Now().Add(limit)
+	// A dispute whose helper request died after paykit recorded it waits
+	// for its merchant's answer: the merchant concedes it.
+	for _, m := range s.merchants {
+		ds, err := store.ListDisputes(ctx, paykit.ListQuery[paykit.DisputeListParams]{Scope: paykit.Scope{MerchantID: m.id, Environment: paykit.Test},
+			Filter: paykit.DisputeListParams{ListParams: paykit.ListParams[paykit.DisputeStatus]{Statuses: []paykit.DisputeStatus{paykit.DisputeNeedsResponse}}}})
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			s.keyedDo(m, "POST", "/v1/disputes/"+d.ID+"/accept", "settle-accept-"+d.ID, "")
+		}
+	}
 	for {
 		open, err := s.unfinished(ctx, store)
 		if err != nil {
@@ -677,7 +691,11 @@ func (s *soak) settle(ctx context.Context, limit time.Duration) error {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	// The events reach the endpoints.
+	// The events reach the endpoints: an operator lifts the pauses their
+	// failures during the load brought.
+	for _, m := range s.merchants {
+		s.do("POST", "/operator/webhook_endpoints/"+m.endpoint+"/resume", "", "", operator)
+	}
 	for {
 		missing := s.undelivered(ctx, store)
 		if len(missing) == 0 {
