@@ -165,3 +165,20 @@ func TestOneSeed(t *testing.T) {
 		t.Fatal(res.Report())
 	}
 }
+
+// defectSeeds are the seeds whose runs found defects in paykit, each
+// fixed with a regression test of the root package named after it
+// (TestSimSeed…); they run here too, on the Store that found them.
+var defectSeeds = []struct {
+	seed uint64
+	kind StoreKind
+}{{12, Memory}, {32, Memory}, {34, Memory}, {55, Memory}, {56, Memory}, {1214, Memory}}
+
+func TestDefectSeeds(t *testing.T) {
+	t.Parallel()
+	for _, d := range defectSeeds {
+		if res := Run(Options{Seed: d.seed, Store: d.kind}, t); res.Failure != nil {
+			t.Error(res.Report())
+		}
+	}
+}
