@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/adapterhooks"
 	"github.com/paykit/paykit/internal/webhooks/send"
 )
@@ -19,4 +22,8 @@ func init() {
 		return svc.(*Service).operatorSessionEnded(ctx, id)
 	}
 	adapterhooks.SetWebhookSender = func(svc any, ws send.Sender) { svc.(*Service).webhookSender.Store(&ws) }
+	adapterhooks.Telemetry = func(svc any) (trace.TracerProvider, metric.MeterProvider) {
+		t := svc.(*Service).tel
+		return t.tp, t.mp
+	}
 }

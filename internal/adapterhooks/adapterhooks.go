@@ -7,6 +7,9 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/webhooks/send"
 )
 
@@ -27,4 +30,7 @@ var (
 	// SetWebhookSender makes svc deliver webhooks through ws from now on
 	// (tests).
 	SetWebhookSender func(svc any, ws send.Sender)
+	// Telemetry returns the tracer and meter providers svc was configured
+	// with (the global ones when none).
+	Telemetry func(svc any) (trace.TracerProvider, metric.MeterProvider)
 )
