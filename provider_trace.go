@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Every call paykit makes to a Provider goes through the wrappers of this
@@ -30,7 +29,7 @@ type callSite struct {
 // calls that answer one (an error status when the Provider gave no
 // trustworthy answer), else whether f failed.
 func run[T any](ctx context.Context, c *callSite, op, key, merchant string, f func(context.Context) (T, error), outcome func(T, error) (string, bool)) (T, error) {
-	ctx, span := c.t.tracer.Start(ctx, c.provider+" "+op, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := c.t.child(ctx, c.provider+" "+op, clientSpan)
 	timed := span.IsRecording() || c.t.callDur.Enabled(ctx)
 	var start time.Time
 	if timed {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -91,6 +92,27 @@ func newTel(cfg Config) (*tel, error) {
 	return t, nil
 }
 
+// The options of the spans' kinds, made once.
+var (
+	clientSpan   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	consumerSpan = trace.WithSpanKind(trace.SpanKindConsumer)
+)
+
+// noSpan is what trace.SpanFromContext finds in a context without a span.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// child starts a span under ctx's; none (ctx's own span, whose methods do
+// nothing, at no cost) when ctx's span is not recorded: its trace was not
+// sampled, or the TracerProvider is a no-op. Under a remote parent (a
+// traceparent received) the sampler decides; without a span in ctx it
+// starts a root.
+func (t *tel) child(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	if parent := trace.SpanFromContext(ctx); parent != noSpan && !parent.IsRecording() && !parent.SpanContext().IsRemote() {
+		return ctx, parent
+	}
+	return t.tracer.Start(ctx, name, opts...)
+}
+
 // txSpan is the span and the start of one inTx call.
 type txSpan struct {
 	span  trace.Span
@@ -101,7 +123,7 @@ type txSpan struct {
 // startTx starts the span of a Store transaction, named after the Service
 // method that runs it.
 func (t *tel) startTx(ctx context.Context) (context.Context, txSpan) {
-	ctx, span := t.tracer.Start(ctx, "tx", trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := t.child(ctx, "tx", clientSpan)
 	ts := txSpan{span: span}
 	if span.IsRecording() || t.txDur.Enabled(ctx) {
 		ts.op, ts.start = callerOperation(), time.Now()
@@ -149,13 +171,26 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
+// operations caches callerOperation's answers by call stack.
+var operations sync.Map // [12]uintptr → string
+
 // callerOperation names the Service method a transaction runs for: the
 // first exported method of Service on the stack, else the nearest
 // function of package paykit.
 func callerOperation() string {
 	var pcs [12]uintptr
 	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
+	if op, ok := operations.Load(pcs); ok {
+		return op.(string)
+	}
+	op := operationOf(pcs[:n])
+	operations.Store(pcs, op)
+	return op
+}
+
+// operationOf is callerOperation's answer for the stack pcs.
+func operationOf(pcs []uintptr) string {
+	frames := runtime.CallersFrames(pcs)
 	first := ""
 	for {
 		f, more := frames.Next()
@@ -188,7 +223,7 @@ func callerOperation() string {
 // of the span that enqueued j, linked to it, or a new trace.
 func (t *tel) startJob(ctx context.Context, j *Job) (context.Context, txSpan) {
 	opts := make([]trace.SpanStartOption, 0, 3)
-	opts = append(opts, trace.WithSpanKind(trace.SpanKindConsumer))
+	opts = append(opts, consumerSpan)
 	if sc := telemetry.ParseTraceParent(j.TraceParent); sc.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
@@ -247,7 +282,7 @@ func jobErrorType(err error) string {
 // e to w. It names the endpoint by id and host only: a URL's path and
 // query may hold the merchant's own secrets.
 func (t *tel) startDelivery(ctx context.Context, w *WebhookEndpoint, e *Event) (context.Context, txSpan) {
-	ctx, span := t.tracer.Start(ctx, "POST", trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := t.child(ctx, "POST", clientSpan)
 	ds := txSpan{span: span}
 	if !span.IsRecording() && !t.hookDur.Enabled(ctx) {
 		return ctx, ds

@@ -47,8 +47,11 @@ func newTracing(svc *paykit.Service) tracing {
 // the global propagator) if any.
 func (t tracing) start(r *http.Request) (context.Context, trace.Span) {
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	return t.tracer.Start(ctx, knownMethod(r.Method), trace.WithSpanKind(trace.SpanKindServer))
+	return t.tracer.Start(ctx, knownMethod(r.Method), serverSpan...)
 }
+
+// serverSpan are the options of a request's span, made once.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // end ends the request's span and records its duration. route is the
 // matched pattern ("GET /payment_intents/{id}"), "" when none matched;

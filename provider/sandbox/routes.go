@@ -117,9 +117,12 @@ func (p *PSP) call(ctx context.Context, rt route, c apiCall) answer {
 	if rt < 0 || rt >= routeCount {
 		return errAnswer(http.StatusNotFound, errNoRoute, "No such API operation.")
 	}
-	// The PSP is paykit's own code: its calls are spans of the global
-	// TracerProvider, in the trace of the adapter's call.
-	ctx, span := otel.Tracer(telemetry.Scope+"/provider/sandbox").Start(ctx, "sandbox.psp "+rt.name(), trace.WithSpanKind(trace.SpanKindServer))
+	// The PSP is paykit's own code: its calls are spans in the trace of
+	// the adapter's call.
+	if parent := trace.SpanFromContext(ctx); parent != noSpan && !parent.IsRecording() && !parent.SpanContext().IsRemote() {
+		return operations[rt](p, ctx, c) // in a trace not recorded: no span
+	}
+	ctx, span := p.tracer.Start(ctx, "sandbox.psp "+rt.name(), serverSpan...)
 	a := operations[rt](p, ctx, c)
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("paykit.operation", rt.name()))
@@ -134,6 +137,21 @@ func (p *PSP) call(ctx context.Context, rt route, c apiCall) answer {
 	}
 	span.End()
 	return a
+}
+
+// noSpan is what trace.SpanFromContext finds in a context without a span.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// serverSpan are the options of the PSP's spans.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
+// pspTracer is tp's tracer of the PSP's spans; the global TracerProvider's
+// (as it is when they start) when tp is nil.
+func pspTracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		return otel.Tracer(telemetry.Scope + "/provider/sandbox")
+	}
+	return tp.Tracer(telemetry.Scope + "/provider/sandbox")
 }
 
 // name is rt's operation name in spans: its kind and action
