@@ -175,11 +175,11 @@ func errorType(err error) string {
 var operations sync.Map // [12]uintptr → string
 
 // callerOperation names the Service method a transaction runs for: the
-// first exported method of Service on the stack, else the nearest
-// function of package paykit.
+// first exported method of Service on the stack (but the worker's), else
+// the nearest function of package paykit.
 func callerOperation() string {
 	var pcs [12]uintptr
-	n := runtime.Callers(3, pcs[:])
+	n := runtime.Callers(4, pcs[:]) // from inTx's caller
 	if op, ok := operations.Load(pcs); ok {
 		return op.(string)
 	}
@@ -202,8 +202,8 @@ func operationOf(pcs []uintptr) string {
 			if i := strings.IndexAny(name, ".["); i > 0 {
 				name = name[:i] // a closure's or an instance's suffix
 			}
-			if isMethod && name[0] >= 'A' && name[0] <= 'Z' {
-				return name
+			if isMethod && name[0] >= 'A' && name[0] <= 'Z' && name != "Run" && name != "ProcessDue" {
+				return name // the worker's methods name no operation
 			}
 			if first == "" {
 				first = name
