@@ -73,6 +73,8 @@ func (f *Fake) createPayout(w http.ResponseWriter, body []byte) {
 	}
 	f.payouts[po.ID] = po
 	f.poOrder = append(f.poOrder, po.ID)
+	t := f.txn("DISBURSEMENT", "MONEY_OUT", po.ID, po.ReferenceID, po.Currency, po.amount, now)
+	t.Status, t.ChannelCategory, t.ChannelCode = "PENDING", "BANK", po.ChannelCode
 	answer := clone(po)
 	if f.opt.Auto && number != HoldAccount {
 		f.send(po)
@@ -93,14 +95,14 @@ func (f *Fake) send(po *payout) { po.Status, po.Updated = "REQUESTED", stamp(f.n
 func (f *Fake) succeed(po *payout) {
 	now := f.now()
 	po.Status, po.Updated = "SUCCEEDED", stamp(now)
-	t := f.txn("DISBURSEMENT", "MONEY_OUT", po.ID, po.ReferenceID, po.Currency, po.amount, now)
-	t.ChannelCategory, t.ChannelCode = "BANK", po.ChannelCode
+	f.txnStatus(po.ID, "SUCCESS", now)
 	f.emit("payout.succeeded", po)
 }
 
 // fail ends a payout with code. f.mu is held.
 func (f *Fake) fail(po *payout, code string) {
 	po.Status, po.FailureCode, po.Updated = "FAILED", code, stamp(f.now())
+	f.txnStatus(po.ID, "FAILED", f.now())
 	f.emit("payout.failed", po)
 }
 
@@ -149,6 +151,7 @@ func (f *Fake) cancelPayout(w http.ResponseWriter, id string) {
 		return
 	}
 	po.Status, po.Updated = "CANCELLED", stamp(f.now())
+	f.txnStatus(po.ID, "VOIDED", f.now())
 	writeJSON(w, http.StatusOK, po)
 }
 
@@ -202,11 +205,7 @@ func (f *Fake) FailPayout(key, code string) error {
 func (f *Fake) ReversePayout(key string) error {
 	return f.movePayout(key, func(po *payout) {
 		po.Status, po.Updated = "REVERSED", stamp(f.now())
-		for _, t := range f.txns {
-			if t.ProductID == po.ID {
-				t.Status, t.Updated = "REVERSED", po.Updated
-			}
-		}
+		f.txnStatus(po.ID, "REVERSED", f.now())
 		f.emit("payout.reversed", po)
 	}, "SUCCEEDED")
 }
@@ -226,4 +225,22 @@ func (f *Fake) Received(key string) (int64, string, bool) {
 		return po.amount, po.Currency, true
 	}
 	return 0, "", false
+}
+
+// HoldForCompliance puts the accepted payout under key under Xendit's
+// compliance review (PENDING_COMPLIANCE_ASSESSMENT).
+func (f *Fake) HoldForCompliance(key string) error {
+	return f.movePayout(key, func(po *payout) {
+		po.Status, po.Updated = "PENDING_COMPLIANCE_ASSESSMENT", stamp(f.now())
+	}, "ACCEPTED")
+}
+
+// RejectForCompliance ends the payout under review under key
+// (COMPLIANCE_REJECTED).
+func (f *Fake) RejectForCompliance(key string) error {
+	return f.movePayout(key, func(po *payout) {
+		po.Status, po.Updated = "COMPLIANCE_REJECTED", stamp(f.now())
+		f.txnStatus(po.ID, "FAILED", f.now())
+		f.emit("payout.failed", po)
+	}, "PENDING_COMPLIANCE_ASSESSMENT")
 }

@@ -84,6 +84,10 @@ func (f *Fake) createRefund(w http.ResponseWriter, body []byte) {
 	}
 	f.refunds[rf.ID] = rf
 	f.rfOrder = append(f.rfOrder, rf.ID)
+	if rf.Status == "PENDING" {
+		// The refunded amount is held from the balance while pending.
+		f.txn("REFUND", "MONEY_OUT", rf.ID, rf.ReferenceID, rf.Currency, rf.amount, now).Status = "PENDING"
+	}
 	answer := clone(rf)
 	if f.opt.Auto && rf.Status == "PENDING" {
 		f.settleRefund(rf)
@@ -108,7 +112,7 @@ func (f *Fake) refunded(id string) int64 {
 func (f *Fake) settleRefund(rf *refund) {
 	now := f.now()
 	rf.Status, rf.Updated = "SUCCEEDED", stamp(now)
-	f.txn("REFUND", "MONEY_OUT", rf.ID, rf.ReferenceID, rf.Currency, rf.amount, now)
+	f.txnStatus(rf.ID, "SUCCESS", now)
 	f.emit("refund.succeeded", rf)
 }
 
@@ -138,6 +142,7 @@ func (f *Fake) FailRefund(key string) error {
 	}
 	failure := "REFUND_FAILED"
 	rf.Status, rf.FailureCode, rf.Updated = "FAILED", &failure, stamp(f.now())
+	f.txnStatus(rf.ID, "FAILED", f.now())
 	f.emit("refund.failed", rf)
 	return nil
 }
@@ -179,5 +184,19 @@ func (f *Fake) refundByRef(key string) *refund {
 			return rf
 		}
 	}
+	return nil
+}
+
+// CancelRefund cancels the pending refund under key, as the merchant
+// does from the Dashboard (CANCELLED).
+func (f *Fake) CancelRefund(key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rf := f.refundByRef(key)
+	if rf == nil || rf.Status != "PENDING" {
+		return fmt.Errorf("xenditfake: no pending refund under %s", key)
+	}
+	rf.Status, rf.Updated = "CANCELLED", stamp(f.now())
+	f.txnStatus(rf.ID, "VOIDED", f.now())
 	return nil
 }

@@ -197,3 +197,12 @@ func (f *Fake) getTransaction(w http.ResponseWriter, id string) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// txnStatus sets the status of the transaction of product. f.mu is held.
+func (f *Fake) txnStatus(product, status string, at time.Time) {
+	for _, t := range f.txns {
+		if t.ProductID == product {
+			t.Status, t.Updated = status, stamp(at)
+		}
+	}
+}
