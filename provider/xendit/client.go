@@ -245,3 +245,22 @@ func missingByKey(what, key string) paykit.Result {
 // tokenDigest is the digest callback tokens are compared by, so that the
 // comparison takes the same time whatever the tokens' lengths.
 func tokenDigest(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }
+
+// find reads the object of ref at path: by its id (path/{Reference})
+// when ref has one, else the first made of those listed under reference_id
+// Key (what names it in the answer when none is listed).
+func (p *Provider) find(ctx context.Context, path string, ref paykit.AttemptRef, what string, version bool) (json.RawMessage, *paykit.Result) {
+	if ref.Reference != "" {
+		body, end := p.get(ctx, path+"/"+url.PathEscape(ref.Reference), nil, version)
+		return body, end
+	}
+	found, end := p.byReference(ctx, path, ref.Key, version)
+	switch {
+	case end != nil:
+		return nil, end
+	case len(found) == 0:
+		res := missingByKey(what, ref.Key)
+		return nil, &res
+	}
+	return oldest(found), nil
+}

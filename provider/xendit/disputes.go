@@ -220,19 +220,7 @@ func (p *Provider) SubmitDisputeEvidence(ctx context.Context, ref, text string) 
 			return paykit.ProviderDispute{}, err
 		}
 	}
-	r := p.do(ctx, request{method: http.MethodPost, path: disputesPath + url.PathEscape(d.ID) + "/challenge"})
-	status := ""
-	switch {
-	case r.fault != nil:
-		return paykit.ProviderDispute{}, fmt.Errorf("%w: %s", errDispute, r.fault.Detail)
-	case r.err != nil && r.status == http.StatusBadRequest && r.err.ErrorCode == "ILLEGAL_STATE":
-		// No longer challengeable: its state is the answer.
-	case r.err != nil:
-		return paykit.ProviderDispute{}, fmt.Errorf("%w: %s", errDispute, r.errorDetail())
-	default:
-		status = "UNDER_REVIEW"
-	}
-	pd, err := p.afterAction(ctx, d.ID, status)
+	pd, err := p.act(ctx, d.ID, "challenge", "UNDER_REVIEW")
 	pd.Detail += detail
 	return pd, err
 }
@@ -275,7 +263,17 @@ func (p *Provider) fileEvidence(ctx context.Context, id, slug, text string) erro
 func (p *Provider) AcceptDispute(ctx context.Context, ref string) (paykit.ProviderDispute, error) {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	r := p.do(ctx, request{method: http.MethodPost, path: disputesPath + url.PathEscape(ref) + "/accept"})
+	return p.act(ctx, ref, "accept", "LOST")
+}
+
+// act posts action (accept, challenge) on dispute ref and reads the
+// dispute afterwards. Xendit processes both asynchronously: while the
+// dispute still reads ACTION_REQUIRED after Xendit acknowledged the
+// action, documented is its status (the action's documented result). A
+// dispute Xendit no longer takes the action on (400 ILLEGAL_STATE) is
+// answered as it is.
+func (p *Provider) act(ctx context.Context, ref, action, documented string) (paykit.ProviderDispute, error) {
+	r := p.do(ctx, request{method: http.MethodPost, path: disputesPath + url.PathEscape(ref) + "/" + action})
 	status := ""
 	switch {
 	case r.fault != nil:
@@ -284,16 +282,8 @@ func (p *Provider) AcceptDispute(ctx context.Context, ref string) (paykit.Provid
 	case r.err != nil:
 		return paykit.ProviderDispute{}, fmt.Errorf("%w: %s", errDispute, r.errorDetail())
 	default:
-		status = "LOST"
+		status = documented
 	}
-	return p.afterAction(ctx, ref, status)
-}
-
-// afterAction reads the dispute after an accept or challenge. Xendit
-// processes both asynchronously: while the dispute still reads
-// ACTION_REQUIRED, status (the documented result of the acknowledged
-// action) is its status.
-func (p *Provider) afterAction(ctx context.Context, ref, status string) (paykit.ProviderDispute, error) {
 	d, err := p.readDispute(ctx, ref)
 	if err != nil {
 		return paykit.ProviderDispute{}, err

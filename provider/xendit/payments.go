@@ -141,19 +141,7 @@ func (p *Provider) InquirePayment(ctx context.Context, ref paykit.AttemptRef) pa
 
 // findPayment reads the payment request of ref.
 func (p *Provider) findPayment(ctx context.Context, ref paykit.AttemptRef) (json.RawMessage, *paykit.Result) {
-	if ref.Reference == "" {
-		found, end := p.byReference(ctx, paymentRequestsPath, ref.Key, true)
-		switch {
-		case end != nil:
-			return nil, end
-		case len(found) == 0:
-			res := missingByKey("payment request", ref.Key)
-			return nil, &res
-		}
-		return oldest(found), nil
-	}
-	body, end := p.get(ctx, paymentRequestsPath+"/"+url.PathEscape(ref.Reference), nil, true)
-	return body, end
+	return p.find(ctx, paymentRequestsPath, ref, "payment request", true)
 }
 
 // CancelPayment cancels a payment request still waiting for the payer

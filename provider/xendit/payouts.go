@@ -67,17 +67,7 @@ func (p *Provider) InquirePayout(ctx context.Context, ref paykit.AttemptRef) pay
 }
 
 func (p *Provider) inquirePayout(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
-	if ref.Reference == "" {
-		found, end := p.byReference(ctx, payoutsPath, ref.Key, false)
-		switch {
-		case end != nil:
-			return *end
-		case len(found) == 0:
-			return missingByKey("payout", ref.Key)
-		}
-		return payoutResult(ref.Key, oldest(found))
-	}
-	body, end := p.get(ctx, payoutsPath+"/"+url.PathEscape(ref.Reference), nil, false)
+	body, end := p.find(ctx, payoutsPath, ref, "payout", false)
 	if end != nil {
 		return *end
 	}

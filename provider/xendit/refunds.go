@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 
 	"github.com/paykit/paykit"
 )
@@ -86,17 +85,7 @@ func refundDeclined(r reply) bool {
 func (p *Provider) InquireRefund(ctx context.Context, ref paykit.AttemptRef) paykit.Result {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
-	if ref.Reference == "" {
-		found, end := p.byReference(ctx, "/refunds", ref.Key, false)
-		switch {
-		case end != nil:
-			return *end
-		case len(found) == 0:
-			return missingByKey("refund", ref.Key)
-		}
-		return refundResult(ref.Key, oldest(found))
-	}
-	body, end := p.get(ctx, "/refunds/"+url.PathEscape(ref.Reference), nil, false)
+	body, end := p.find(ctx, "/refunds", ref, "refund", false)
 	if end != nil {
 		return *end
 	}

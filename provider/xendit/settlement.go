@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/periods"
 )
 
 // Settlement: Xendit states per transaction when its funds settle
@@ -38,44 +39,6 @@ var skipped = []string{
 	"CONVERSION", "FOREX_DEDUCTION", "FOREX_DEPOSIT", "RESERVES_HOLD", "RESERVES_RELEASE",
 }
 
-// batchKey names a batch: the close of its period, and its currency.
-type batchKey struct {
-	closes time.Time
-	ccy    string
-}
-
-func (k batchKey) ref() string { return "xendit_" + k.closes.Format(time.RFC3339) + "_" + k.ccy }
-
-func (k batchKey) compare(o batchKey) int {
-	return cmp.Or(k.closes.Compare(o.closes), strings.Compare(k.ccy, o.ccy))
-}
-
-// parseRef reads a batch Reference.
-func parseRef(ref string) (batchKey, bool) {
-	rest, ok := strings.CutPrefix(ref, "xendit_")
-	i := strings.LastIndexByte(rest, '_')
-	if !ok || i < 0 {
-		return batchKey{}, false
-	}
-	closes, err := time.Parse(time.RFC3339, rest[:i])
-	ccy := rest[i+1:]
-	if err != nil || len(ccy) != 3 || strings.ToUpper(ccy) != ccy {
-		return batchKey{}, false
-	}
-	return batchKey{closes.UTC(), ccy}, true
-}
-
-// closing is the first boundary of period (a multiple of it since the
-// zero time; for a day, midnight UTC) at or after t.
-func closing(t time.Time, period time.Duration) time.Time {
-	t = t.UTC()
-	start := t.Truncate(period)
-	if start.Equal(t) {
-		return start
-	}
-	return start.Add(period)
-}
-
 // entry is a transaction of a reported period, with its line and what it
 // moved net.
 type entry struct {
@@ -98,9 +61,9 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 		limit = defaultBatches
 	}
 	limit = min(limit, maxBatches)
-	var from *batchKey
+	var from *periods.Key
 	if after != "" {
-		k, ok := parseRef(after)
+		k, ok := periods.Parse("xendit", after)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q names no settlement batch of this adapter", errSettlement, after)
 		}
@@ -111,7 +74,7 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 	if err != nil {
 		return nil, err
 	}
-	groups := map[batchKey][]entry{}
+	groups := map[periods.Key][]entry{}
 	var cut time.Time // the first period not yet complete
 	for _, t := range txns {
 		e, at, final, err := p.entry(t)
@@ -121,29 +84,29 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 		if at.IsZero() {
 			continue // no line
 		}
-		k := batchKey{closing(at, p.period), e.line.Currency}
-		if k.closes.After(reported) || (from != nil && !k.closes.After(from.closes)) {
+		k := periods.Key{Closes: periods.Closing(at, p.period), Currency: e.line.Currency}
+		if k.Closes.After(reported) || (from != nil && !k.Closes.After(from.Closes)) {
 			continue
 		}
 		if !final {
-			if cut.IsZero() || k.closes.Before(cut) {
-				cut = k.closes
+			if cut.IsZero() || k.Closes.Before(cut) {
+				cut = k.Closes
 			}
 			continue
 		}
 		groups[k] = append(groups[k], e)
 	}
-	keys := make([]batchKey, 0, len(groups))
+	keys := make([]periods.Key, 0, len(groups))
 	for k := range groups {
-		if cut.IsZero() || k.closes.Before(cut) {
+		if cut.IsZero() || k.Closes.Before(cut) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, batchKey.compare)
+	slices.SortFunc(keys, periods.Key.Compare)
 	keys = keys[:min(limit, len(keys))]
 	out := make([]paykit.SettlementBatch, 0, len(keys))
 	for _, k := range keys {
-		b := paykit.SettlementBatch{Reference: k.ref(), Currency: k.ccy, SettledAt: k.closes}
+		b := paykit.SettlementBatch{Reference: k.Ref("xendit"), Currency: k.Currency, SettledAt: k.Closes}
 		es := groups[k]
 		slices.SortFunc(es, func(a, b entry) int {
 			return cmp.Or(strings.Compare(a.line.Type, b.line.Type), strings.Compare(a.line.Reference, b.line.Reference))
@@ -161,10 +124,10 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 // SettlementHold before the close of from (all, without from) until
 // until, every page (GET /transactions, created[gte], created[lte],
 // after_id).
-func (p *Provider) transactions(ctx context.Context, from *batchKey, until time.Time) ([]transaction, error) {
+func (p *Provider) transactions(ctx context.Context, from *periods.Key, until time.Time) ([]transaction, error) {
 	q := url.Values{"limit": {strconv.Itoa(txnPage)}, "created[lte]": {until.Format(time.RFC3339)}}
 	if from != nil {
-		q.Set("created[gte]", from.closes.Add(-p.hold).Format(time.RFC3339))
+		q.Set("created[gte]", from.Closes.Add(-p.hold).Format(time.RFC3339))
 	}
 	var out []transaction
 	seen := map[string]bool{}

@@ -152,18 +152,7 @@ func (f *Fake) disputeByRef(key string) *dispute {
 }
 
 func (f *Fake) getDispute(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	d, ok := f.disputes[id]
-	var out json.RawMessage
-	if ok {
-		out = clone(d)
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "Dispute not found.")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	getObject(f, w, f.disputes, id, "dispute")
 }
 
 func (f *Fake) addEvidence(w http.ResponseWriter, r *http.Request, body []byte, id string) {

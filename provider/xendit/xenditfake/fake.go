@@ -58,6 +58,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paykit/paykit/internal/emvco"
 )
 
 // InvalidAccount is the account number whose payouts fail with
@@ -302,11 +304,25 @@ func writeList[T any](w http.ResponseWriter, data []T) {
 	writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false, "links": []any{}})
 }
 
+// getObject answers the object id of objects, or Xendit's 404.
+func getObject[T any](f *Fake, w http.ResponseWriter, objects map[string]*T, id, what string) {
+	f.mu.Lock()
+	obj, ok := objects[id]
+	var out json.RawMessage
+	if ok {
+		out = clone(obj)
+	}
+	f.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", what+" "+id+" cannot be found")
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 // decimal renders minor units of a two-decimal currency as Xendit's
 // amount ("150.25").
-func decimal(minor int64) json.Number {
-	return json.Number(fmt.Sprintf("%d.%02d", minor/100, minor%100))
-}
+func decimal(minor int64) json.Number { return json.Number(emvco.Amount(minor)) }
 
 // parseAmount reads a request amount (a JSON number or string) of a
 // two-decimal currency in minor units.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/paykit/paykit/internal/emvco"
 )
 
 // channelSpec is what the fake knows of a payment channel: its country,
@@ -179,18 +181,7 @@ func (f *Fake) listPaymentRequests(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fake) getPaymentRequest(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	pr, ok := f.prs[id]
-	var out json.RawMessage
-	if ok {
-		out = clone(pr)
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "payment request "+id+" cannot be found")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	getObject(f, w, f.prs, id, "payment request")
 }
 
 func (f *Fake) cancelPaymentRequest(w http.ResponseWriter, id string) {
@@ -228,18 +219,7 @@ func (f *Fake) simulatePayment(w http.ResponseWriter, id string) {
 }
 
 func (f *Fake) getPayment(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	py, ok := f.payments[id]
-	var out json.RawMessage
-	if ok {
-		out = clone(py)
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "payment "+id+" cannot be found")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	getObject(f, w, f.payments, id, "payment")
 }
 
 // pay makes the payment of pr with status. f.mu is held.
@@ -342,27 +322,9 @@ func (f *Fake) DisableChannel(code string, disabled bool) {
 
 // PromptPayQR is the fake's EMVCo PromptPay payload of a payment request.
 func PromptPayQR(id string, amount int64) string {
-	field := func(tag, v string) string { return fmt.Sprintf("%s%02d%s", tag, len(v), v) }
-	merchant := field("00", "A000000677010112") + field("01", "010753600010286") + field("02", id[:20])
-	payload := field("00", "01") + field("01", "12") + field("30", merchant) + field("53", "764") +
-		field("54", string(decimal(amount))) + field("58", "TH") + field("59", "XENDIT FAKE") + field("60", "BANGKOK") + "6304"
-	return payload + fmt.Sprintf("%04X", crc16(payload))
-}
-
-// crc16 is CRC-16/CCITT-FALSE, the EMVCo checksum.
-func crc16(s string) uint16 {
-	crc := uint16(0xFFFF)
-	for i := range len(s) {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
+	merchant := emvco.TLV("00", "A000000677010112") + emvco.TLV("01", "010753600010286") + emvco.TLV("02", id[:20])
+	return emvco.Payload(emvco.TLV("00", "01"), emvco.TLV("01", "12"), emvco.TLV("30", merchant), emvco.TLV("53", "764"),
+		emvco.TLV("54", emvco.Amount(amount)), emvco.TLV("58", "TH"), emvco.TLV("59", "XENDIT FAKE"), emvco.TLV("60", "BANGKOK"))
 }
 
 // settledAt is when a payment made at paid settles.

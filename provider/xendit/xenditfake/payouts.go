@@ -123,20 +123,7 @@ func (f *Fake) listPayouts(w http.ResponseWriter, r *http.Request) {
 	writeList(w, out)
 }
 
-func (f *Fake) getPayout(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	po, ok := f.payouts[id]
-	var out json.RawMessage
-	if ok {
-		out = clone(po)
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "payout "+id+" cannot be found")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
+func (f *Fake) getPayout(w http.ResponseWriter, id string) { getObject(f, w, f.payouts, id, "payout") }
 
 func (f *Fake) cancelPayout(w http.ResponseWriter, id string) {
 	f.mu.Lock()

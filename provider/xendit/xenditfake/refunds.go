@@ -162,20 +162,7 @@ func (f *Fake) listRefunds(w http.ResponseWriter, r *http.Request) {
 	writeList(w, out)
 }
 
-func (f *Fake) getRefund(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	rf, ok := f.refunds[id]
-	var out json.RawMessage
-	if ok {
-		out = clone(rf)
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "refund "+id+" cannot be found")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
+func (f *Fake) getRefund(w http.ResponseWriter, id string) { getObject(f, w, f.refunds, id, "refund") }
 
 // refundByRef is the newest refund under reference_id key. f.mu is held.
 func (f *Fake) refundByRef(key string) *refund {
