@@ -99,6 +99,7 @@ type Fake struct {
 	seq      int
 	prs      map[string]*paymentRequest // payment_request_id →
 	prOrder  []string
+	prByKey  map[string][]string // reference_id → payment_request_ids, oldest first
 	payments map[string]*payment // payment_id →
 	refunds  map[string]*refund
 	rfOrder  []string
@@ -138,7 +139,7 @@ func New(opt Options) *Fake {
 	return &Fake{
 		opt: opt, prs: map[string]*paymentRequest{}, payments: map[string]*payment{}, refunds: map[string]*refund{},
 		payouts: map[string]*payout{}, disputes: map[string]*dispute{}, idem: map[string]stored{},
-		creates: map[string]int{}, disabled: map[string]bool{},
+		creates: map[string]int{}, disabled: map[string]bool{}, prByKey: map[string][]string{},
 	}
 }
 

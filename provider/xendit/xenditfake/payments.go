@@ -163,6 +163,7 @@ func (f *Fake) createPaymentRequest(w http.ResponseWriter, body []byte) {
 	}
 	f.prs[pr.ID] = pr
 	f.prOrder = append(f.prOrder, pr.ID)
+	f.prByKey[pr.ReferenceID] = append(f.prByKey[pr.ReferenceID], pr.ID)
 	f.creates[pr.ReferenceID]++
 	writeJSON(w, http.StatusCreated, pr)
 }
@@ -170,11 +171,13 @@ func (f *Fake) createPaymentRequest(w http.ResponseWriter, body []byte) {
 func (f *Fake) listPaymentRequests(w http.ResponseWriter, r *http.Request) {
 	ref := r.URL.Query().Get("reference_id")
 	f.mu.Lock()
+	ids := f.prOrder
+	if ref != "" {
+		ids = f.prByKey[ref]
+	}
 	var out []json.RawMessage
-	for _, id := range f.prOrder {
-		if pr := f.prs[id]; ref == "" || pr.ReferenceID == ref {
-			out = append(out, clone(pr))
-		}
+	for _, id := range ids {
+		out = append(out, clone(f.prs[id]))
 	}
 	f.mu.Unlock()
 	writeList(w, out)
@@ -264,10 +267,8 @@ func (f *Fake) paymentView(pr *paymentRequest) *payment {
 // prByRef is the newest payment request under reference_id key. f.mu is
 // held.
 func (f *Fake) prByRef(key string) *paymentRequest {
-	for i := len(f.prOrder) - 1; i >= 0; i-- {
-		if pr := f.prs[f.prOrder[i]]; pr.ReferenceID == key {
-			return pr
-		}
+	if ids := f.prByKey[key]; len(ids) > 0 {
+		return f.prs[ids[len(ids)-1]]
 	}
 	return nil
 }
