@@ -155,6 +155,21 @@ func (f *Fake) getDispute(w http.ResponseWriter, id string) {
 	getObject(f, w, f.disputes, id, "dispute")
 }
 
+// actionable returns the dispute id awaiting the merchant's action, or
+// answers Xendit's error and returns nil. f.mu is held.
+func (f *Fake) actionable(w http.ResponseWriter, id string) *dispute {
+	d, ok := f.disputes[id]
+	switch {
+	case !ok:
+		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "Dispute not found.")
+		return nil
+	case d.Status != "ACTION_REQUIRED":
+		writeError(w, http.StatusBadRequest, "ILLEGAL_STATE", "The requested action is not allowed in the current dispute state.")
+		return nil
+	}
+	return d
+}
+
 func (f *Fake) addEvidence(w http.ResponseWriter, r *http.Request, body []byte, id string) {
 	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || params["boundary"] == "" {
@@ -168,13 +183,8 @@ func (f *Fake) addEvidence(w http.ResponseWriter, r *http.Request, body []byte, 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d, ok := f.disputes[id]
-	switch {
-	case !ok:
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "Dispute not found.")
-		return
-	case d.Status != "ACTION_REQUIRED":
-		writeError(w, http.StatusBadRequest, "ILLEGAL_STATE", "The requested action is not allowed in the current dispute state.")
+	d := f.actionable(w, id)
+	if d == nil {
 		return
 	}
 	type failed struct {
@@ -215,15 +225,11 @@ func (f *Fake) addEvidence(w http.ResponseWriter, r *http.Request, body []byte, 
 func (f *Fake) challengeDispute(w http.ResponseWriter, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d, ok := f.disputes[id]
-	switch {
-	case !ok:
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "Dispute not found.")
+	d := f.actionable(w, id)
+	if d == nil {
 		return
-	case d.Status != "ACTION_REQUIRED":
-		writeError(w, http.StatusBadRequest, "ILLEGAL_STATE", "The requested action is not allowed in the current dispute state.")
-		return
-	case len(d.Evidences) == 0:
+	}
+	if len(d.Evidences) == 0 {
 		writeError(w, http.StatusBadRequest, "INVALID_REQUEST", "No evidence items provided.")
 		return
 	}
@@ -241,13 +247,8 @@ func (f *Fake) challengeDispute(w http.ResponseWriter, id string) {
 func (f *Fake) acceptDispute(w http.ResponseWriter, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d, ok := f.disputes[id]
-	switch {
-	case !ok:
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "Dispute not found.")
-		return
-	case d.Status != "ACTION_REQUIRED":
-		writeError(w, http.StatusBadRequest, "ILLEGAL_STATE", "The requested action is not allowed in the current dispute state.")
+	d := f.actionable(w, id)
+	if d == nil {
 		return
 	}
 	f.decide(d, "LOST", "ACCEPTED")

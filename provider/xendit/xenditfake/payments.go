@@ -187,16 +187,26 @@ func (f *Fake) getPaymentRequest(w http.ResponseWriter, id string) {
 	getObject(f, w, f.prs, id, "payment request")
 }
 
-func (f *Fake) cancelPaymentRequest(w http.ResponseWriter, id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// awaiting returns the payment request id awaiting the payer, or answers
+// Xendit's error and returns nil. f.mu is held.
+func (f *Fake) awaiting(w http.ResponseWriter, id string) *paymentRequest {
 	pr, ok := f.prs[id]
 	switch {
 	case !ok:
 		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "payment request "+id+" cannot be found")
-		return
+		return nil
 	case pr.Status != "REQUIRES_ACTION":
 		writeError(w, http.StatusBadRequest, "INACTIVE_PAYMENT_REQUEST", "Payment request is already inactive.")
+		return nil
+	}
+	return pr
+}
+
+func (f *Fake) cancelPaymentRequest(w http.ResponseWriter, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pr := f.awaiting(w, id)
+	if pr == nil {
 		return
 	}
 	pr.Status, pr.Updated = "CANCELED", stamp(f.now())
@@ -207,13 +217,8 @@ func (f *Fake) cancelPaymentRequest(w http.ResponseWriter, id string) {
 func (f *Fake) simulatePayment(w http.ResponseWriter, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	pr, ok := f.prs[id]
-	switch {
-	case !ok:
-		writeError(w, http.StatusNotFound, "DATA_NOT_FOUND", "payment request "+id+" cannot be found")
-		return
-	case pr.Status != "REQUIRES_ACTION":
-		writeError(w, http.StatusBadRequest, "INACTIVE_PAYMENT_REQUEST", "Payment request is already inactive.")
+	pr := f.awaiting(w, id)
+	if pr == nil {
 		return
 	}
 	f.complete(pr, "SUCCEEDED", "")
