@@ -2,6 +2,9 @@ package paykit_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/paykittest"
+	"github.com/paykit/paykit/provider/opn"
+	"github.com/paykit/paykit/provider/opn/opnfake"
 )
 
 // tracedService is a paykittest Env whose Service traces with a provider
@@ -73,4 +78,53 @@ func TestTracingUnsampledTraceRecordsNothing(t *testing.T) {
 	is.NoErr(err)
 	span.End()
 	is.Equal(len(exp.GetSpans()), 0)
+}
+
+// TestNoTraceparentToARealProvider: a real Provider's API (Opn, behind
+// its fake) receives no traceparent from a traced call, since only
+// paykit's own sandbox PSP joins paykit's traces.
+func TestNoTraceparentToARealProvider(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	fake := opnfake.New(opnfake.Options{SecretKey: "skey_test_trace"})
+	var mu sync.Mutex
+	var seen []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Traceparent"))
+		mu.Unlock()
+		fake.ServeHTTP(w, r)
+	}))
+	defer api.Close()
+	p, err := opn.New(opn.Config{SecretKey: "skey_test_trace", BaseURL: api.URL, WebhookSecrets: []string{fake.WebhookSecret()},
+		Methods: []string{"TNG"}})
+	is.NoErr(err)
+	route, _ := opn.Route("TNG", "MY")
+	route.Environment, route.Provider = paykit.Test, "opn"
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	e := paykittest.New(t, paykittest.WithConfig(func(c *paykit.Config) {
+		c.TracerProvider = tp
+		c.Providers = map[string]paykit.Provider{"opn": p}
+		c.Routing = paykit.Routing{Payments: []paykit.PaymentRoute{route}}
+	}))
+	m := e.Merchant(ctx)
+	req := fpx(15000, "r-1")
+	req.PaymentMethod = "TNG"
+	_, _, err = e.Service.CreatePaymentIntent(ctx, m.Principal, "k-1", req)
+	is.NoErr(err)
+	calls := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name == "opn create_payment" {
+			calls++
+		}
+	}
+	is.Equal(calls, 1) // the call was traced
+	mu.Lock()
+	defer mu.Unlock()
+	is.True(len(seen) > 0)
+	for _, h := range seen {
+		is.Equal(h, "")
+	}
 }
