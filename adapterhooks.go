@@ -26,4 +26,5 @@ func init() {
 		t := svc.(*Service).tel
 		return t.tp, t.mp
 	}
+	adapterhooks.SetJitter = func(svc any, rnd func() float64) { svc.(*Service).rnd = rnd }
 }

@@ -179,7 +179,9 @@ func inquireAttempt[T any, R attempted[T]](ctx context.Context, s *Service, k *a
 // longer unknown; an uncertain answer changes nothing; anything else goes
 // to the resource's applyFinal, and an attempt it closes completes the
 // inquiry job. It returns errNotYet while the attempt is not final for
-// the caller (an inquiry job asks again).
+// the caller (an inquiry job asks again: also after a resend, whose create
+// may run beside this job and find its inquiry job still pending, so
+// schedule none).
 func applyAnswer[T any, R attempted[T]](ctx context.Context, s *Service, k *attemptKind[T, R], scope Scope, id string, r Result) error {
 	final := false
 	err := s.inTx(ctx, func(tx Tx) error {
@@ -204,7 +206,6 @@ func applyAnswer[T any, R attempted[T]](ctx context.Context, s *Service, k *atte
 			if err := k.update(tx, ctx, cur); err != nil {
 				return err
 			}
-			final = true // this job is done; the create's job takes over
 			return k.resend(s, ctx, tx, cur, now)
 		case r.Outcome == OutcomePending || r.Outcome == OutcomeRequiresAction:
 			if a.Attempt == AttemptUnknown {

@@ -2,6 +2,7 @@ package paykit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -94,6 +95,7 @@ const (
 	jobDisputeSubmit   = "dispute.submit"   // the evidence goes to the Provider
 	jobDisputeAccept   = "dispute.accept"   // the merchant's concession goes to the Provider
 	jobDisputeInquire  = "dispute.inquire"  // the Provider's decision of a dispute under review
+	jobDisputeHold     = "dispute.hold"     // gives back a simulated dispute's hold its request never used
 )
 
 // disputeInquiryEvery is how often a dispute under review is asked about
@@ -109,6 +111,7 @@ func (s *Service) registerDisputeJobs() {
 	s.handle(jobDisputeSubmit, s.disputeSubmitJob, providerJobTimeout, JobPriorityMoney)
 	s.handle(jobDisputeAccept, s.disputeAcceptJob, providerJobTimeout, JobPriorityMoney)
 	s.handle(jobDisputeInquire, s.disputeInquireJob, providerJobTimeout, JobPriorityMoney)
+	s.handle(jobDisputeHold, s.disputeHoldJob, providerJobTimeout, JobPriorityMoney)
 }
 
 // disputeJob is the job of kind about d at at.
@@ -254,41 +257,49 @@ func (s *Service) SimulateDispute(ctx context.Context, p Principal, paymentInten
 		return nil, errorf(CodeInvalidState, "", "The provider of this payment intent cannot simulate disputes.")
 	}
 	// Hold the amount on the payment first, so that refunds created
-	// meanwhile and the dispute never exceed it together.
-	var amount int64
-	hold := func(tx Tx, sign int64) error {
+	// meanwhile and the dispute never exceed it together. A job gives the
+	// hold back should this request die before it records the dispute.
+	h := &disputeHold{ID: s.newID("dh"), Payment: paymentIntentID}
+	err = s.inTx(ctx, func(tx Tx) error {
 		cur, err := tx.GetPaymentIntent(ctx, p.Scope, paymentIntentID)
 		if err != nil {
 			return err
 		}
-		if sign > 0 {
-			left := cur.Amount - cur.RefundedAmount - cur.RefundPendingAmount - cur.DisputedAmount
-			amount = req.Amount
-			if amount == 0 {
-				amount = left
-			}
-			if amount <= 0 || amount > left {
-				return errorf(CodeAmountExceedsRefundable, "amount", "The disputable amount of this payment intent is %d.", max(left, 0))
-			}
+		left := cur.Amount - cur.RefundedAmount - cur.RefundPendingAmount - cur.DisputedAmount
+		h.Amount = req.Amount
+		if h.Amount == 0 {
+			h.Amount = left
 		}
-		cur.DisputedAmount += sign * amount
-		cur.OpenDisputes += int(sign)
-		return tx.UpdatePaymentIntent(ctx, cur)
-	}
-	if err := s.inTx(ctx, func(tx Tx) error { return hold(tx, 1) }); err != nil {
+		if h.Amount <= 0 || h.Amount > left {
+			return errorf(CodeAmountExceedsRefundable, "amount", "The disputable amount of this payment intent is %d.", max(left, 0))
+		}
+		cur.DisputedAmount += h.Amount
+		cur.OpenDisputes++
+		if err := tx.UpdatePaymentIntent(ctx, cur); err != nil {
+			return err
+		}
+		payload, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, &Job{Kind: jobDisputeHold, Scope: p.Scope, TargetID: h.ID, Payload: payload,
+			RunAt: s.Now().Add(idempotencyLock), DedupKey: jobDisputeHold + ":" + h.ID})
+	})
+	if err != nil {
 		return nil, asServiceError(err)
 	}
 	release := func() {
-		if err := s.inTx(context.WithoutCancel(ctx), func(tx Tx) error { return hold(tx, -1) }); err != nil {
-			s.log.ErrorContext(ctx, "release dispute hold failed", "payment_intent", paymentIntentID, "err", err)
+		err := s.inTx(context.WithoutCancel(ctx), func(tx Tx) error { return s.releaseHold(ctx, tx, p.Scope, h) })
+		if err != nil {
+			s.log.ErrorContext(ctx, "release dispute hold failed; its job will", "payment_intent", paymentIntentID, "err", err)
 		}
 	}
-	pd, err := a.disputeSim.OpenDispute(ctx, DisputeOpening{PaymentKey: pi.attemptKey(), PaymentRef: pi.ProviderRef, Amount: amount, Reason: req.Reason})
+	pd, err := a.disputeSim.OpenDispute(ctx, DisputeOpening{PaymentKey: pi.attemptKey(), PaymentRef: pi.ProviderRef, Amount: h.Amount, Reason: req.Reason})
 	if err != nil {
 		release()
 		return nil, internalError(fmt.Errorf("open sandbox dispute: %w", err))
 	}
-	d, err := s.recordDispute(ctx, pi.Provider, pd, pi)
+	d, err := s.recordDispute(ctx, pi.Provider, pd, h)
 	if err != nil {
 		release()
 		return nil, asServiceError(err)
@@ -296,24 +307,90 @@ func (s *Service) SimulateDispute(ctx context.Context, p Principal, paymentInten
 	return d, nil
 }
 
+// disputeHold is what SimulateDispute holds on a payment for the dispute
+// it asks the Provider to open, until it records the dispute: the
+// dispute's amount, and one more open dispute. While a hold lasts, the
+// payment's DisputedAmount and OpenDisputes exceed what its recorded
+// disputes account for by it.
+type disputeHold struct {
+	ID      string `json:"id"`
+	Payment string `json:"payment_intent"`
+	Amount  int64  `json:"amount"`
+}
+
+// holdLeft reports, in tx, whether pi still carries a hold of amount:
+// more open disputes, and at least amount more disputed, than its
+// recorded disputes account for. A hold is used once, by whichever comes
+// first: its dispute recorded (by the request or a callback), or its
+// release.
+func holdLeft(ctx context.Context, tx Tx, pi *PaymentIntent, amount int64) (bool, error) {
+	if pi.OpenDisputes <= 0 {
+		return false, nil
+	}
+	recorded, err := tx.ListDisputes(ctx, ListQuery[DisputeListParams]{Scope: pi.Scope(), Filter: DisputeListParams{PaymentIntent: pi.ID}})
+	if err != nil {
+		return false, err
+	}
+	var disputed int64
+	open := 0
+	for _, d := range recorded {
+		if d.Status != DisputeWon {
+			disputed += d.Amount
+		}
+		if !d.Status.Terminal() {
+			open++
+		}
+	}
+	return pi.OpenDisputes > open && pi.DisputedAmount-disputed >= amount, nil
+}
+
+// releaseHold gives h back, in tx, unless it was used, and completes its
+// job.
+func (s *Service) releaseHold(ctx context.Context, tx Tx, scope Scope, h *disputeHold) error {
+	pi, err := tx.GetPaymentIntent(ctx, scope, h.Payment)
+	if err != nil {
+		return err
+	}
+	left, err := holdLeft(ctx, tx, pi, h.Amount)
+	if err != nil {
+		return err
+	}
+	if left {
+		pi.DisputedAmount -= h.Amount
+		pi.OpenDisputes--
+		pi.UpdatedAt = s.Now()
+		if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+			return err
+		}
+	}
+	return s.completeJob(ctx, tx, jobDisputeHold, h.ID)
+}
+
+// disputeHoldJob gives back the hold of a simulated dispute whose request
+// stopped before it recorded the dispute. Should the Provider have opened
+// it all the same, its callback records it later, as any dispute.
+func (s *Service) disputeHoldJob(ctx context.Context, j *Job) error {
+	var h disputeHold
+	if err := json.Unmarshal(j.Payload, &h); err != nil {
+		return nil // not a hold this version can make sense of
+	}
+	return s.inTx(ctx, func(tx Tx) error { return s.releaseHold(ctx, tx, j.Scope, &h) })
+}
+
 // recordDispute applies a Provider's account of a dispute: a dispute paykit
-// does not know yet is created on its payment (held: the payment already
-// holds its amount, SimulateDispute's), with its ledger move; a known one
-// moves to the state the Provider states.
-func (s *Service) recordDispute(ctx context.Context, provider string, pd ProviderDispute, held *PaymentIntent) (*Dispute, error) {
+// does not know yet is created on its payment, with its ledger move; a
+// known one moves to the state the Provider states. A dispute of a
+// payment that carries a hold of its amount (SimulateDispute's: held, or
+// one whose request died) uses the hold; held is released when its
+// dispute was recorded first by a callback that found no hold to use.
+func (s *Service) recordDispute(ctx context.Context, provider string, pd ProviderDispute, held *disputeHold) (*Dispute, error) {
 	var out *Dispute
 	err := s.inTx(ctx, func(tx Tx) error {
 		now := s.Now()
 		d, err := tx.FindDisputeByProviderRef(ctx, provider, pd.Reference)
 		if err == nil {
-			if held != nil { // a callback recorded it first: give the hold back
-				pi, err := tx.GetPaymentIntent(ctx, held.Scope(), held.ID)
-				if err != nil {
-					return err
-				}
-				pi.DisputedAmount -= d.Amount
-				pi.OpenDisputes--
-				if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+			if held != nil { // a callback recorded it first
+				if err := s.releaseHold(ctx, tx, d.Scope(), held); err != nil {
 					return err
 				}
 			}
@@ -344,10 +421,20 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 			d.EvidenceDueBy = now.Add(defaultEvidenceWindow)
 		}
 		d.EvidenceDueBy = d.EvidenceDueBy.Truncate(time.Millisecond)
-		if held == nil {
+		used, err := holdLeft(ctx, tx, pi, d.Amount)
+		if err != nil {
+			return err
+		}
+		if !used {
 			pi.DisputedAmount += d.Amount
 			pi.OpenDisputes++
-			if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+		}
+		pi.UpdatedAt = now // written either way: a release of the hold meanwhile must retry
+		if err := tx.UpdatePaymentIntent(ctx, pi); err != nil {
+			return err
+		}
+		if held != nil {
+			if err := s.completeJob(ctx, tx, jobDisputeHold, held.ID); err != nil {
 				return err
 			}
 		}
@@ -365,17 +452,22 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 		if err := s.expectSettlement(ctx, tx, d.Scope(), provider, now); err != nil {
 			return err
 		}
+		// Its settlement line may have come before paykit learnt of it.
+		if _, err := s.judgeLate(ctx, tx, provider, "dispute", d.ProviderRef, d.Scope(), d.ID,
+			SettlementAmounts{Amount: -d.Amount, Fee: d.Fee, Currency: d.Currency}, now); err != nil {
+			return err
+		}
 		out = d
 		return s.moveDispute(ctx, tx, d, pd, now)
 	})
 	return out, err
 }
 
-// disputedPayment finds the payment a Provider's dispute is about: held,
+// disputedPayment finds the payment a Provider's dispute is about: held's,
 // or the attempt the Provider names by its id or by paykit's key.
-func (s *Service) disputedPayment(ctx context.Context, tx Tx, provider string, pd ProviderDispute, held *PaymentIntent) (*PaymentIntent, error) {
+func (s *Service) disputedPayment(ctx context.Context, tx Tx, provider string, pd ProviderDispute, held *disputeHold) (*PaymentIntent, error) {
 	if held != nil {
-		return tx.GetPaymentIntent(ctx, held.Scope(), held.ID)
+		return tx.FindPaymentIntent(ctx, held.Payment)
 	}
 	if pd.PaymentRef != "" {
 		o, err := tx.FindByProviderRef(ctx, provider, pd.PaymentRef)
@@ -445,6 +537,12 @@ func (s *Service) closeDispute(ctx context.Context, tx Tx, d *Dispute, status Di
 		return nil
 	}
 	if err := s.expectSettlement(ctx, tx, d.Scope(), d.Provider, now); err != nil {
+		return err
+	}
+	// The reversal's settlement line may have come before paykit learnt
+	// the dispute was won.
+	if _, err := s.judgeLate(ctx, tx, d.Provider, "dispute_reversal", d.ProviderRef, d.Scope(), d.ID,
+		SettlementAmounts{Amount: d.Amount, Currency: d.Currency}, now); err != nil {
 		return err
 	}
 	return s.book(ctx, tx, &BalanceTransaction{MerchantID: d.MerchantID, Environment: d.Environment, Type: BalanceTxnDisputeReversal,

@@ -149,7 +149,7 @@ func (s *Service) provider(ctx context.Context, name string, need Capabilities) 
 		if until, open := a.circuit.openAt(s.Now()); open {
 			// The job waits out the cool-down instead of calling a Provider
 			// that keeps failing; spread so that one call decides first.
-			return nil, retryAt{at: until.Add(jitter(s.breaker.cooldown / 2)), wait: true}
+			return nil, retryAt{at: until.Add(jitterWith(s.breaker.cooldown/2, s.rnd)), wait: true}
 		}
 	}
 	return a, nil

@@ -424,6 +424,12 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 		if err := s.expectSettlement(ctx, tx, re.Scope(), re.Provider, now); err != nil {
 			return err
 		}
+		// Its settlement line may have come before paykit learnt of the
+		// success.
+		if _, err := s.judgeLate(ctx, tx, re.Provider, "refund", re.ProviderRef, re.Scope(), re.ID,
+			SettlementAmounts{Amount: -re.Amount, Currency: re.Currency}, now); err != nil {
+			return err
+		}
 		return s.book(ctx, tx, &BalanceTransaction{MerchantID: re.MerchantID, Environment: re.Environment, Type: BalanceTxnRefund,
 			Source: re.ID, Amount: -re.Amount, Currency: re.Currency}, kind, now, Posting{AccountReserved, -re.Amount}, Posting{to, re.Amount})
 	}

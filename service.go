@@ -190,6 +190,11 @@ type Service struct {
 	accountKeys       *keyring.Keyring
 	apiKeys           *apiKeyCache
 	tel               *tel
+
+	// rnd draws the jitter of retry schedules, in [0, 1); nil draws from
+	// math/rand/v2. A simulation sets a seeded one (adapterhooks.SetJitter)
+	// before it uses the Service, so that a run repeats.
+	rnd func() float64
 }
 
 // JobHandler runs one durable job. A nil error completes the job; an error

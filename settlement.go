@@ -189,18 +189,9 @@ func (s *Service) reconcileLine(ctx context.Context, tx Tx, provider, batch stri
 		return false, err
 	}
 	reported := &SettlementAmounts{Amount: l.Amount, Fee: l.Fee, Currency: l.Currency}
-	typ := BreakType("")
-	switch {
-	case dup:
-		typ = BreakDuplicateLine
-	case side.expected == nil:
-		typ = BreakUnknownToPaykit
-	case side.expected.Currency != l.Currency:
-		typ = BreakCurrencyMismatch
-	case side.expected.Amount != l.Amount:
-		typ = BreakAmountMismatch
-	case side.expected.Fee != l.Fee:
-		typ = BreakFeeMismatch
+	typ := BreakDuplicateLine
+	if !dup {
+		typ = judgeLine(side.expected, *reported)
 	}
 	now := s.Now()
 	if typ == "" {
@@ -232,6 +223,69 @@ func (s *Service) reconcileLine(ctx context.Context, tx Tx, provider, batch stri
 		MerchantID: side.scope.MerchantID, Environment: side.scope.Environment, Source: side.source,
 		LineType: l.Type, Reference: l.Reference, Batch: batch, Expected: side.expected, Reported: reported, CreatedAt: now}
 	return false, tx.CreateReconciliationBreak(ctx, rb)
+}
+
+// judgeLine is how a line reporting reported disagrees with what paykit
+// expects of it: "" when it matches, unknown_to_paykit when paykit
+// expects nothing (no record).
+func judgeLine(expected *SettlementAmounts, reported SettlementAmounts) BreakType {
+	switch {
+	case expected == nil:
+		return BreakUnknownToPaykit
+	case expected.Currency != reported.Currency:
+		return BreakCurrencyMismatch
+	case expected.Amount != reported.Amount:
+		return BreakAmountMismatch
+	case expected.Fee != reported.Fee:
+		return BreakFeeMismatch
+	}
+	return ""
+}
+
+// judgeLate judges again, in tx, the settlement line of provider of
+// lineType about ref that was read while paykit's record of it (source,
+// of scope) was not final yet, now that the record is final and expects
+// expected: the amount_mismatch break the line opened expecting nothing
+// (a payment, refund or won dispute paykit had not yet learnt of) or the
+// unknown_to_paykit break of a reference paykit did not know yet. The
+// line is judged as a read of it now would: a match resolves the break
+// (matched) and reports true, so that the caller settles what the line
+// settles; a disagreement that remains becomes a break of the type it is
+// now. Without such a break it does nothing.
+func (s *Service) judgeLate(ctx context.Context, tx Tx, provider, lineType, ref string, scope Scope, source string, expected SettlementAmounts, now time.Time) (bool, error) {
+	if ref == "" {
+		return false, nil
+	}
+	a, ok := s.providers[provider]
+	if !ok || !a.caps.Has(CapSettlement) {
+		return false, nil
+	}
+	for _, typ := range []BreakType{BreakAmountMismatch, BreakUnknownToPaykit} {
+		b, err := tx.FindOpenBreak(ctx, provider, typ, ref)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		early := b.Expected == nil || b.Expected.Amount == 0 && b.Expected.Fee == 0
+		if b.LineType != lineType || b.Reported == nil || !early {
+			continue // a disagreement with what paykit had recorded: the operator's
+		}
+		b.MerchantID, b.Environment, b.Source, b.Expected = scope.MerchantID, scope.Environment, source, &expected
+		matched := false
+		if b.Type = judgeLine(&expected, *b.Reported); b.Type == "" {
+			matched = true
+			b.Type, b.Status, b.Resolution, b.ResolvedAt = typ, BreakResolved, ResolveMatched, &now
+			b.Note = "paykit learnt the outcome after the line came in batch " + b.Batch + "; it matched."
+			s.reconCounts.record("matched")
+		}
+		if err := tx.UpdateReconciliationBreak(ctx, b); err != nil {
+			return false, err
+		}
+		return matched, nil
+	}
+	return false, nil
 }
 
 // lineSide finds, in tx, paykit's record of the line's payment, refund or

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -450,7 +449,7 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 		s.log.WarnContext(ctx, "webhook endpoint gone; disabled", logArgs...)
 		return s.disableWebhookEndpoint(ctx, w.ID, DisabledGone)
 	}
-	delay, ok := webhooks.NextDelay(j.Attempts, res.RetryAfter, rand.Float64)
+	delay, ok := webhooks.NextDelay(j.Attempts, res.RetryAfter, s.rnd)
 	if !ok {
 		s.log.WarnContext(ctx, "webhook delivery failed on every attempt; endpoint disabled", append(logArgs, "error", res.Err)...)
 		return s.disableWebhookEndpoint(ctx, w.ID, DisabledFailing)

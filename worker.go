@@ -371,9 +371,9 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	s.jobCounts.record(j.Kind, counted)
 	limit := s.maxAttempts(j.Kind)
 	flag := j.Attempts >= limit
-	runAt := s.Now().Add(backoff(j.Attempts))
+	runAt := s.Now().Add(backoffWith(j.Attempts, s.rnd))
 	if flag {
-		runAt = s.Now().Add(backoff(maxBackoffAttempts))
+		runAt = s.Now().Add(backoffWith(maxBackoffAttempts, s.rnd))
 	}
 	var p panicError
 	switch {
@@ -515,18 +515,28 @@ func safeRun(ctx context.Context, h JobHandler, j *Job) (err error) {
 
 // backoff is the delay before retry number attempts (1-based): 1s doubling
 // up to 1h, with jitter drawn from the upper half of the interval.
-func backoff(attempts int) time.Duration {
+func backoff(attempts int) time.Duration { return backoffWith(attempts, nil) }
+
+// backoffWith is backoff with its jitter drawn from rnd (see jitterWith).
+func backoffWith(attempts int, rnd func() float64) time.Duration {
 	d := time.Second
 	for i := 1; i < attempts && d < time.Hour; i++ {
 		d *= 2
 	}
-	return jitter(min(d, time.Hour))
+	return jitterWith(min(d, time.Hour), rnd)
 }
 
 // jitter returns a random duration in [d/2, d].
-func jitter(d time.Duration) time.Duration {
+func jitter(d time.Duration) time.Duration { return jitterWith(d, nil) }
+
+// jitterWith is jitter drawn from rnd, which returns values in [0, 1);
+// nil draws from math/rand/v2.
+func jitterWith(d time.Duration, rnd func() float64) time.Duration {
 	if d <= 1 {
 		return d
 	}
-	return d/2 + rand.N(d/2+1)
+	if rnd == nil {
+		return d/2 + rand.N(d/2+1)
+	}
+	return min(d/2+time.Duration(rnd()*float64(d/2+1)), d)
 }

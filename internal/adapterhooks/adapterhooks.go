@@ -33,4 +33,9 @@ var (
 	// Telemetry returns the tracer and meter providers svc was configured
 	// with (the global ones when none).
 	Telemetry func(svc any) (trace.TracerProvider, metric.MeterProvider)
+	// SetJitter makes svc draw the jitter of its retry schedules (job
+	// backoff, webhook redeliveries, circuit cool-downs) from rnd, which
+	// returns values in [0, 1); set before svc is used (simulations that
+	// must repeat).
+	SetJitter func(svc any, rnd func() float64)
 )
