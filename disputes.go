@@ -453,8 +453,8 @@ func (s *Service) recordDispute(ctx context.Context, provider string, pd Provide
 			return err
 		}
 		// Its settlement line may have come before paykit learnt of it.
-		if _, err := s.judgeLate(ctx, tx, provider, "dispute", d.ProviderRef, d.Scope(), d.ID,
-			SettlementAmounts{Amount: -d.Amount, Fee: d.Fee, Currency: d.Currency}, now); err != nil {
+		if err := s.judgeLate(ctx, tx, provider, "dispute", d.ProviderRef, d.Scope(), d.ID,
+			SettlementAmounts{Amount: -d.Amount, Fee: d.Fee, Currency: d.Currency}, nil, now); err != nil {
 			return err
 		}
 		out = d
@@ -541,8 +541,8 @@ func (s *Service) closeDispute(ctx context.Context, tx Tx, d *Dispute, status Di
 	}
 	// The reversal's settlement line may have come before paykit learnt
 	// the dispute was won.
-	if _, err := s.judgeLate(ctx, tx, d.Provider, "dispute_reversal", d.ProviderRef, d.Scope(), d.ID,
-		SettlementAmounts{Amount: d.Amount, Currency: d.Currency}, now); err != nil {
+	if err := s.judgeLate(ctx, tx, d.Provider, "dispute_reversal", d.ProviderRef, d.Scope(), d.ID,
+		SettlementAmounts{Amount: d.Amount, Currency: d.Currency}, nil, now); err != nil {
 		return err
 	}
 	return s.book(ctx, tx, &BalanceTransaction{MerchantID: d.MerchantID, Environment: d.Environment, Type: BalanceTxnDisputeReversal,

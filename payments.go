@@ -638,15 +638,9 @@ func (s *Service) applyFinal(ctx context.Context, tx Tx, pi *PaymentIntent, r Re
 	if pi.Status == PaymentSucceeded {
 		// Its settlement line may have come before paykit learnt of the
 		// success.
-		matched, err := s.judgeLate(ctx, tx, pi.Provider, "payment", pi.ProviderRef, pi.Scope(), pi.ID,
-			SettlementAmounts{Amount: pi.Amount, Fee: pi.Fee, Currency: pi.Currency}, now)
-		if err != nil {
+		if err := s.judgeLate(ctx, tx, pi.Provider, "payment", pi.ProviderRef, pi.Scope(), pi.ID,
+			SettlementAmounts{Amount: pi.Amount, Fee: pi.Fee, Currency: pi.Currency}, pi, now); err != nil {
 			return err
-		}
-		if matched {
-			if err := s.settlePayment(ctx, tx, pi, now); err != nil {
-				return err
-			}
 		}
 	}
 	return s.syncCheckout(ctx, tx, pi, now)

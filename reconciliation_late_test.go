@@ -185,3 +185,35 @@ func TestSimSeed55DisputeReversalReadBeforeItWasWon(t *testing.T) {
 		})
 	}
 }
+
+// Found by the PostgreSQL soak (seed 12284983436969899159): a batch read
+// beside the transaction that made a refund succeed opened its break
+// after that transaction looked for one, so neither healed it. The
+// settlement sweep judges such breaks again.
+func TestSimSoakSeed12284983436969899159EarlyBreakOpenedBesideTheSuccess(t *testing.T) {
+	t.Parallel()
+	for _, kind := range paykittest.Stores {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			ctx := context.Background()
+			e := newLateEnv(t, kind, 50000, true)
+			re, _, err := e.Service.CreateRefund(ctx, e.m.Principal, "k-refund", paykit.CreateRefundRequest{PaymentIntent: e.pi.ID, MerchantReference: "refund-1", Amount: 2000})
+			is.NoErr(err)
+			e.SettleAndNotify(ctx)
+			re, err = e.Service.GetRefund(ctx, e.m.Principal, re.ID)
+			is.NoErr(err)
+			is.Equal(re.Status, paykit.RefundSucceeded)
+			// The break the concurrent read committed after the success.
+			is.NoErr(e.Store.CreateReconciliationBreak(ctx, &paykit.ReconciliationBreak{
+				ID: "rb_beside", Type: paykit.BreakAmountMismatch, Status: paykit.BreakOpen, Provider: sandbox.Name,
+				MerchantID: e.m.ID, Environment: paykit.Test, Source: re.ID, LineType: "refund", Reference: re.ProviderRef, Batch: "stl_x",
+				Expected: &paykit.SettlementAmounts{Currency: "MYR"}, Reported: &paykit.SettlementAmounts{Amount: -2000, Currency: "MYR"},
+				CreatedAt: e.Clock.Now(),
+			}))
+			e.Clock.Advance(time.Minute) // the sweep's next round
+			e.Drain(ctx)
+			e.healed(t, paykit.BreakAmountMismatch, re.ID)
+		})
+	}
+}

@@ -426,8 +426,8 @@ func (s *Service) applyRefundFinal(ctx context.Context, tx Tx, re *Refund, r Res
 		}
 		// Its settlement line may have come before paykit learnt of the
 		// success.
-		if _, err := s.judgeLate(ctx, tx, re.Provider, "refund", re.ProviderRef, re.Scope(), re.ID,
-			SettlementAmounts{Amount: -re.Amount, Currency: re.Currency}, now); err != nil {
+		if err := s.judgeLate(ctx, tx, re.Provider, "refund", re.ProviderRef, re.Scope(), re.ID,
+			SettlementAmounts{Amount: -re.Amount, Currency: re.Currency}, nil, now); err != nil {
 			return err
 		}
 		return s.book(ctx, tx, &BalanceTransaction{MerchantID: re.MerchantID, Environment: re.Environment, Type: BalanceTxnRefund,

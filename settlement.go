@@ -242,23 +242,69 @@ func judgeLine(expected *SettlementAmounts, reported SettlementAmounts) BreakTyp
 	return ""
 }
 
-// judgeLate judges again, in tx, the settlement line of provider of
-// lineType about ref that was read while paykit's record of it (source,
-// of scope) was not final yet, now that the record is final and expects
-// expected: the amount_mismatch break the line opened expecting nothing
-// (a payment, refund or won dispute paykit had not yet learnt of) or the
-// unknown_to_paykit break of a reference paykit did not know yet. The
-// line is judged as a read of it now would: a match resolves the break
-// (matched) and reports true, so that the caller settles what the line
-// settles; a disagreement that remains becomes a break of the type it is
-// now. Without such a break it does nothing.
-func (s *Service) judgeLate(ctx context.Context, tx Tx, provider, lineType, ref string, scope Scope, source string, expected SettlementAmounts, now time.Time) (bool, error) {
+// earlyBreak reports whether b is an open break of a line read while
+// paykit's record of what it settles was not final yet: an
+// amount_mismatch expecting nothing (a payment, refund or won dispute
+// paykit had not learnt of yet), or unknown_to_paykit (a reference
+// paykit did not know yet).
+func earlyBreak(b *ReconciliationBreak) bool {
+	if b.Status != BreakOpen || b.Reported == nil {
+		return false
+	}
+	switch b.Type {
+	case BreakUnknownToPaykit:
+		return b.Expected == nil
+	case BreakAmountMismatch:
+		return b.Expected != nil && b.Expected.Amount == 0 && b.Expected.Fee == 0
+	}
+	return false
+}
+
+// rejudge judges the line of early break b again, in tx, against side,
+// what paykit records of it now, as a read of the line now would: a match
+// resolves the break (matched) and settles side's payment, if any; a
+// disagreement paykit's record now explains becomes the break it is now.
+// It reports whether the line matched.
+func (s *Service) rejudge(ctx context.Context, tx Tx, b *ReconciliationBreak, side lineSide, now time.Time) (bool, error) {
+	if side.expected == nil {
+		return false, nil // still unknown to paykit
+	}
+	typ := judgeLine(side.expected, *b.Reported)
+	if typ == b.Type && b.Expected != nil && *b.Expected == *side.expected {
+		return false, nil // nothing learnt since
+	}
+	b.MerchantID, b.Environment, b.Source = side.scope.MerchantID, side.scope.Environment, side.source
+	e := *side.expected
+	b.Expected = &e
+	if typ != "" {
+		b.Type = typ
+		return false, tx.UpdateReconciliationBreak(ctx, b)
+	}
+	b.Status, b.Resolution, b.ResolvedAt = BreakResolved, ResolveMatched, &now
+	b.Note = "paykit learnt the outcome after the line came in batch " + b.Batch + "; it matched."
+	s.reconCounts.record("matched")
+	if err := tx.UpdateReconciliationBreak(ctx, b); err != nil {
+		return false, err
+	}
+	if side.payment != nil {
+		return true, s.settlePayment(ctx, tx, side.payment, now)
+	}
+	return true, nil
+}
+
+// judgeLate judges again, in tx, a settlement line of provider of
+// lineType about ref that opened an early break (earlyBreak) before
+// paykit's record of it (source, of scope) became final, as it is now
+// with expected: see rejudge. payment, when set, is the record, whose
+// funds a match settles. A break opened concurrently, unseen here, is
+// judged again by the settlement sweep (rejudgeEarlyBreaks).
+func (s *Service) judgeLate(ctx context.Context, tx Tx, provider, lineType, ref string, scope Scope, source string, expected SettlementAmounts, payment *PaymentIntent, now time.Time) error {
 	if ref == "" {
-		return false, nil
+		return nil
 	}
 	a, ok := s.providers[provider]
 	if !ok || !a.caps.Has(CapSettlement) {
-		return false, nil
+		return nil
 	}
 	for _, typ := range []BreakType{BreakAmountMismatch, BreakUnknownToPaykit} {
 		b, err := tx.FindOpenBreak(ctx, provider, typ, ref)
@@ -266,26 +312,50 @@ func (s *Service) judgeLate(ctx context.Context, tx Tx, provider, lineType, ref 
 			continue
 		}
 		if err != nil {
-			return false, err
+			return err
 		}
-		early := b.Expected == nil || b.Expected.Amount == 0 && b.Expected.Fee == 0
-		if b.LineType != lineType || b.Reported == nil || !early {
+		if b.LineType != lineType || !earlyBreak(b) {
 			continue // a disagreement with what paykit had recorded: the operator's
 		}
-		b.MerchantID, b.Environment, b.Source, b.Expected = scope.MerchantID, scope.Environment, source, &expected
-		matched := false
-		if b.Type = judgeLine(&expected, *b.Reported); b.Type == "" {
-			matched = true
-			b.Type, b.Status, b.Resolution, b.ResolvedAt = typ, BreakResolved, ResolveMatched, &now
-			b.Note = "paykit learnt the outcome after the line came in batch " + b.Batch + "; it matched."
-			s.reconCounts.record("matched")
-		}
-		if err := tx.UpdateReconciliationBreak(ctx, b); err != nil {
-			return false, err
-		}
-		return matched, nil
+		_, err = s.rejudge(ctx, tx, b, lineSide{source: source, scope: scope, expected: &expected, payment: payment}, now)
+		return err
 	}
-	return false, nil
+	return nil
+}
+
+// rejudgeEarlyBreaks judges again each early break of provider
+// (earlyBreak) against paykit's records now: a break whose line was read
+// while a transaction that made its record final ran beside the read
+// stays open, unseen by that transaction's judgeLate, until this pass.
+func (s *Service) rejudgeEarlyBreaks(ctx context.Context, provider string, now time.Time) error {
+	for _, typ := range []BreakType{BreakAmountMismatch, BreakUnknownToPaykit} {
+		open, err := s.store.ListReconciliationBreaks(ctx, ListQuery[BreakListParams]{
+			Filter: BreakListParams{Status: BreakOpen, Type: typ, Provider: provider}, Limit: 500})
+		if err != nil {
+			return err
+		}
+		for _, b := range open {
+			if !earlyBreak(&b) {
+				continue
+			}
+			err := s.inTx(ctx, func(tx Tx) error {
+				cur, err := tx.GetReconciliationBreak(ctx, b.ID)
+				if err != nil || !earlyBreak(cur) {
+					return err
+				}
+				side, err := s.lineSide(ctx, tx, provider, SettlementLine{Type: cur.LineType, Reference: cur.Reference})
+				if err != nil {
+					return err
+				}
+				_, err = s.rejudge(ctx, tx, cur, side, now)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // lineSide finds, in tx, paykit's record of the line's payment, refund or
@@ -447,6 +517,9 @@ func (s *Service) sweepSettlements(ctx context.Context, now time.Time) error {
 	for _, name := range slices.Sorted(maps.Keys(s.providers)) {
 		if !s.providers[name].caps.Has(CapSettlement) {
 			continue
+		}
+		if err := s.rejudgeEarlyBreaks(ctx, name, now); err != nil {
+			return fmt.Errorf("judge early breaks again: %w", err)
 		}
 		waiting, err := s.store.ListUnsettled(ctx, UnsettledQuery{Provider: name, Before: now, Limit: 1})
 		if err != nil {

@@ -165,6 +165,29 @@ func (w *world) checkPayments(b *books) {
 		w.fail("sim.read", "dispute holds: %v", err)
 		return
 	}
+	// What the merchants' reserved balances hold: the payouts' reserved
+	// amounts and the refunds pending.
+	reserved := map[string]int64{}
+	for _, po := range sortedValues(b.payouts) {
+		reserved[po.MerchantID+" "+po.Currency] += po.ReservedAmount
+	}
+	for _, re := range sortedValues(b.refunds) {
+		if re.Status == paykit.RefundPending {
+			reserved[re.MerchantID+" "+re.Currency] += re.Amount
+		}
+	}
+	for _, m := range w.obs.merchants {
+		for _, ccy := range []string{"MYR", "THB"} {
+			bal, err := w.store0().GetBalance(w.ctx, m.Principal.Scope, ccy)
+			if err != nil {
+				w.fail("sim.read", "balance: %v", err)
+				return
+			}
+			if want := reserved[m.ID+" "+ccy]; bal.Reserved != want {
+				w.fail("ledger.reserved", "the %s reserved balance of %s is %d; its payouts in flight and pending refunds hold %d", ccy, m.ID, bal.Reserved, want)
+			}
+		}
+	}
 	for _, pi := range sortedValues(b.payments) {
 		var refunded, pending, disputed int64
 		open := 0
@@ -241,7 +264,7 @@ func (w *world) disputeHolds() (map[string]held, error) {
 // checkTerminal checks that a terminal status never changes, but for a
 // paid-out payout whose funds came back.
 func (w *world) checkTerminal(b *books) {
-	see := func(kind, id, status string, terminal bool, allowed func(from string) bool) {
+	see := func(kind, id, status string, allowed func(from string) bool) {
 		prev, ok := w.obs.status[id]
 		w.obs.status[id] = status
 		if !ok || prev == status {
@@ -253,23 +276,23 @@ func (w *world) checkTerminal(b *books) {
 	}
 	never := func(string) bool { return false }
 	for _, pi := range sortedValues(b.payments) {
-		see("payment_intent", pi.ID, string(pi.Status), pi.Status.Terminal(), never)
+		see("payment_intent", pi.ID, string(pi.Status), never)
 	}
 	for _, po := range sortedValues(b.payouts) {
-		see("payout_intent", po.ID, string(po.Status), po.Status.Terminal(), func(from string) bool {
+		see("payout_intent", po.ID, string(po.Status), func(from string) bool {
 			return from == string(paykit.PayoutSucceeded) && po.Status == paykit.PayoutFailed && po.FailureCode == paykit.FailureFundsReturned
 		})
 	}
 	for _, re := range sortedValues(b.refunds) {
-		see("refund", re.ID, string(re.Status), re.Status.Terminal(), never)
+		see("refund", re.ID, string(re.Status), never)
 	}
 	for _, d := range sortedValues(b.disputes) {
-		see("dispute", d.ID, string(d.Status), d.Status.Terminal(), never)
+		see("dispute", d.ID, string(d.Status), never)
 	}
 	for _, c := range sortedValues(b.checkouts) {
 		// A checkout whose payment succeeds is completed, whatever it
 		// was: the money moved.
-		see("checkout", c.ID, string(c.Status), c.Status != paykit.CheckoutOpen, func(string) bool {
+		see("checkout", c.ID, string(c.Status), func(string) bool {
 			pi := b.payments[c.PaymentIntentID]
 			return c.Status == paykit.CheckoutCompleted && pi != nil && pi.Status == paykit.PaymentSucceeded
 		})

@@ -87,7 +87,7 @@ func (w *world) exec(i int, op Op) {
 			}
 		}
 	}
-	w.disarm(in)
+	w.disarm()
 	if err := w.replaceDead(); err != nil {
 		w.fail("sim.setup", "restart an instance: %v", err)
 	}
@@ -107,12 +107,11 @@ func (w *world) arm(in *instance, op Op) {
 	}
 }
 
-// disarm takes back what op armed and no call met.
-func (w *world) disarm(in *instance) {
+// disarm takes back what a step armed and no call met.
+func (w *world) disarm() {
 	for _, x := range w.instances {
 		x.armed, x.crashAfterCall, x.crashAtTx, x.failTx = nil, false, 0, nil
 	}
-	_ = in
 }
 
 // race runs fn on in. With FaultRace, in's first Provider call is held
@@ -367,7 +366,7 @@ func (w *world) answered(in *instance, r *simRequest, altered bool, v any, ans p
 		if code == paykit.CodeIdempotencyConflict && !altered && rec != nil && !rec.Altered && !expired {
 			w.fail("idempotency.replay", "request %s under key %s, sent again unchanged, was refused as a conflict", r.Kind, r.Key)
 		}
-		if code == paykit.CodeInternal && !in.dead && !w.faultInFlight(in) {
+		if code == paykit.CodeInternal && !in.dead && w.stepFault == "" {
 			w.fail("api.internal_error", "request %s under key %s failed without a fault: %v", r.Kind, r.Key, err)
 		}
 		if r.Kind == "payment" || r.Kind == "payout" || r.Kind == "refund" || r.Kind == "checkout" {
@@ -391,12 +390,6 @@ func (w *world) answered(in *instance, r *simRequest, altered bool, v any, ans p
 	case !bytes.Equal(rec.Answer, b) && !rec.Altered:
 		w.fail("idempotency.replay_bytes", "key %s replayed another answer:\nfirst:  %s\nreplay: %s", r.Key, rec.Answer, b)
 	}
-}
-
-// faultInFlight reports whether a fault of this step may explain an
-// internal error the instance answered.
-func (w *world) faultInFlight(in *instance) bool {
-	return w.stepFault != ""
 }
 
 // shorten is err's text, at most 200 bytes.

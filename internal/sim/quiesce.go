@@ -32,9 +32,7 @@ const (
 func (w *world) quiesce() {
 	w.quiescing = true
 	w.trace.logf("quiescence: faults healed")
-	for _, in := range w.instances {
-		in.armed, in.crashAfterCall, in.crashAtTx, in.failTx = nil, false, 0, nil
-	}
+	w.disarm()
 	for _, ep := range w.obs.endpoints {
 		if ep.Mode != FaultWebhookGone {
 			ep.Mode = ""

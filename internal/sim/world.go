@@ -86,6 +86,9 @@ type world struct {
 	// the last ledger check saw: the ledger changes only in one.
 	commits atomic.Int64
 	checked int64
+	// collect keeps every failure in all, not only the first.
+	collect bool
+	all     []Failure
 }
 
 // capturedCallback is one callback the PSP posted: its body and
