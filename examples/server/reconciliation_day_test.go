@@ -241,7 +241,9 @@ func TestDayReconciledEndToEnd(t *testing.T) {
 
 	// One break: the 921 payment's fee, one above.
 	open := list("/operator/reconciliation/breaks?status=open&limit=100")
-	is.Equal(len(open), 1)
+	if len(open) != 1 {
+		t.Fatalf("open breaks: %v", open)
+	}
 	feeBreak := open[0]
 	is.Equal(feeBreak["type"], "fee_mismatch")
 	is.Equal(feeBreak["source"], mismatch.id)
