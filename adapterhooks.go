@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/adapterhooks"
 	"github.com/paykit/paykit/internal/webhooks/send"
 )
@@ -19,5 +22,9 @@ func init() {
 		return svc.(*Service).operatorSessionEnded(ctx, id)
 	}
 	adapterhooks.SetWebhookSender = func(svc any, ws send.Sender) { svc.(*Service).webhookSender.Store(&ws) }
+	adapterhooks.Telemetry = func(svc any) (trace.TracerProvider, metric.MeterProvider) {
+		t := svc.(*Service).tel
+		return t.tp, t.mp
+	}
 	adapterhooks.SetJitter = func(svc any, rnd func() float64) { svc.(*Service).rnd = rnd }
 }

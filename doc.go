@@ -48,4 +48,11 @@
 //
 // New starts no goroutine. Run blocks until its context ends; ProcessDue
 // performs one round of due work, so tests drive the worker step by step.
+//
+// Telemetry goes through the host's OpenTelemetry providers
+// (Config.TracerProvider, Config.MeterProvider; the global ones by
+// default): spans of Store transactions, Provider calls, job runs (linked
+// to the span that enqueued them) and webhook deliveries, and httpadapter's
+// of requests, with their duration histograms. A trace that is not sampled
+// costs no span of paykit's.
 package paykit

@@ -162,6 +162,10 @@ type Job struct {
 	// at once (Config.PartitionConcurrency), so that one endpoint that
 	// hangs holds few of its slots. Empty: none.
 	Partition string
+	// TraceParent is the W3C traceparent of the span that enqueued the
+	// job, when it was sampled: the span of each run links to it. The
+	// Service sets it.
+	TraceParent string
 }
 
 // Job priorities.

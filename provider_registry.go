@@ -28,8 +28,8 @@ type adapter struct {
 }
 
 // newAdapters reads each Provider's declaration and checks that it has the
-// methods of what it declares.
-func newAdapters(providers map[string]Provider) (map[string]*adapter, error) {
+// methods of what it declares; t traces their calls.
+func newAdapters(providers map[string]Provider, t *tel) (map[string]*adapter, error) {
 	out := make(map[string]*adapter, len(providers))
 	for _, name := range slices.Sorted(maps.Keys(providers)) {
 		p := providers[name]
@@ -81,6 +81,7 @@ func newAdapters(providers map[string]Provider) (map[string]*adapter, error) {
 				return nil, lacks(CapSettlementSimulation, "paykit.SettlementSimulator")
 			}
 		}
+		a.trace(t)
 		out[name] = a
 	}
 	return out, nil

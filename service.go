@@ -12,7 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/internal/telemetry"
 	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/keyring"
 )
@@ -121,6 +125,22 @@ type Config struct {
 	// may go without a settlement line before it is a missing_in_report
 	// break; default 72h.
 	ReconciliationSLA time.Duration
+	// TracerProvider makes the spans of Store transactions, Provider
+	// calls, job runs and webhook deliveries (and httpadapter's of
+	// requests); default otel.GetTracerProvider(), a no-op until the host
+	// sets one. A job's span links to the span that enqueued it. No
+	// attribute holds a secret, key, token, account number or payer detail.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the duration histograms beside those spans
+	// (db.client.operation.duration, paykit.provider.call.duration,
+	// messaging.process.duration, http.client.request.duration and
+	// httpadapter's http.server.request.duration); default
+	// otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
+	// WebhookTraceContext makes webhook requests carry the W3C
+	// traceparent of their delivery's span. Off by default: a merchant's
+	// endpoint learns nothing of paykit's traces unless the host opts in.
+	WebhookTraceContext bool
 }
 
 // Service is the paykit engine: every operation of the merchant and
@@ -169,6 +189,7 @@ type Service struct {
 	reconcileSLA      time.Duration
 	accountKeys       *keyring.Keyring
 	apiKeys           *apiKeyCache
+	tel               *tel
 
 	// rnd draws the jitter of retry schedules, in [0, 1); nil draws from
 	// math/rand/v2. A simulation sets a seeded one (adapterhooks.SetJitter)
@@ -230,7 +251,12 @@ func New(cfg Config) (*Service, error) {
 		accountKeys:       cfg.AccountKeys,
 		apiKeys:           &apiKeyCache{ttl: cfg.APIKeyCacheTTL},
 	}
-	adapters, err := newAdapters(cfg.Providers)
+	tel, err := newTel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.tel = tel
+	adapters, err := newAdapters(cfg.Providers, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -261,9 +287,7 @@ func New(cfg Config) (*Service, error) {
 	if s.random == nil {
 		s.random = rand.Reader
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.log = telemetry.Logger(s.log)
 	if len(s.signingKey) == 0 {
 		s.signingKey = make([]byte, 32)
 		if _, err := io.ReadFull(rand.Reader, s.signingKey); err != nil {
@@ -406,20 +430,25 @@ func serviceError(host Tx, err error) error {
 // that optimistic-concurrency losers re-read and try again.
 func (s *Service) inTx(ctx context.Context, fn func(tx Tx) error) error {
 	const attempts = 20
+	ctx, span := s.tel.startTx(ctx)
 	var err error
 	for i := 0; i < attempts; i++ {
 		err = s.store.InTx(ctx, func(tx Tx) error { return fn(newEventTx(tx, s)) })
 		if !errors.Is(err, ErrVersionConflict) {
+			s.tel.endTx(ctx, span, i+1, err)
 			return err
 		}
 		select {
 		case <-ctx.Done():
+			s.tel.endTx(ctx, span, i+1, ctx.Err())
 			return ctx.Err()
 		case <-time.After(jitter(time.Duration(i+1) * time.Millisecond)):
 		}
 	}
 	// Contention this lasting is overload, not a fault of the request.
-	return fmt.Errorf("%w: %d attempts lost to concurrent writers: %w", ErrUnavailable, attempts, err)
+	err = fmt.Errorf("%w: %d attempts lost to concurrent writers: %w", ErrUnavailable, attempts, err)
+	s.tel.endTx(ctx, span, attempts, err)
+	return err
 }
 
 // defaultWorkerConcurrency is Config.WorkerConcurrency's default: with 100

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit/internal/fanout"
+	"github.com/paykit/paykit/internal/telemetry"
 	"github.com/paykit/paykit/internal/webhooks"
 	"github.com/paykit/paykit/internal/webhooks/send"
 	"github.com/paykit/paykit/internal/wire"
@@ -344,7 +345,8 @@ func (s *Service) fanOut(ctx context.Context, tx Tx, e *Event) error {
 		inner = et.Tx
 	}
 	if d, ok := inner.(fanout.Scheduler); ok {
-		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt}
+		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt,
+			TraceParent: telemetry.TraceParent(ctx)}
 		return d.ScheduleDeliveries(ctx, fe, jobWebhookDeliver, s.newID("job"), s.Now())
 	}
 	eps, err := tx.ListWebhookEndpoints(ctx, e.MerchantID)
@@ -417,7 +419,13 @@ func (s *Service) deliverWebhookJob(ctx context.Context, j *Job) error {
 	if body, err := EventBody(e); err != nil {
 		res.Err = "render event: " + err.Error()
 	} else {
-		res = (*sender).Send(ctx, send.Delivery{URL: w.URL, Live: w.Environment == Live, ID: e.ID, Body: body, Secrets: secrets, SentAt: now})
+		hctx, span := s.tel.startDelivery(ctx, w, e)
+		d := send.Delivery{URL: w.URL, Live: w.Environment == Live, ID: e.ID, Body: body, Secrets: secrets, SentAt: now}
+		if s.tel.hookTrace {
+			d.TraceParent = telemetry.TraceParent(hctx)
+		}
+		res = (*sender).Send(hctx, d)
+		s.tel.endDelivery(hctx, span, res)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // the worker is stopping: the attempt does not count

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paykit/paykit/internal/telemetry"
 	"github.com/paykit/paykit/internal/wire"
 	"github.com/paykit/paykit/internal/workctx"
 )
@@ -19,6 +20,9 @@ import (
 // already pending is not an error: the work is already scheduled.
 func (s *Service) enqueue(ctx context.Context, tx Tx, j *Job) error {
 	s.jobDefaults(j)
+	if j.TraceParent == "" {
+		j.TraceParent = telemetry.TraceParent(ctx)
+	}
 	return enqueued(j, tx.EnqueueJob(ctx, j))
 }
 
@@ -325,6 +329,7 @@ type jobEnd struct {
 func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 	k, ok := s.kind(j.Kind)
 	r := s.runs.start(s, j)
+	ctx, span := s.tel.startJob(ctx, j)
 	var err error
 	if !ok {
 		err = fmt.Errorf("job kind %q: %w", j.Kind, errNoHandler)
@@ -335,6 +340,11 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 		cancel()
 	}
 	r.ended.Store(true)
+	var at retryAt
+	// A job that waits (its purpose not met yet, or an endpoint paused)
+	// did not fail: no error counted or kept, no warning.
+	wait := errors.Is(err, errNotYet) || errors.As(err, &at) && at.wait
+	s.tel.endJob(ctx, span, err != nil && !wait && ctx.Err() == nil, err)
 	run := JobRun{ID: j.ID, Attempts: j.Attempts}
 	if err == nil {
 		s.jobCounts.record(j.Kind, "")
@@ -354,10 +364,6 @@ func (s *Service) execute(ctx context.Context, j *Job) jobEnd {
 		return jobEnd{JobEnd{JobRun: run, Status: status, RunAt: s.Now().Truncate(time.Millisecond), LastError: j.LastError}, r}
 	}
 	kind := classifyJobError(err)
-	var at retryAt
-	// A job that waits (its purpose not met yet, or an endpoint paused)
-	// did not fail: no error counted or kept, no warning.
-	wait := errors.Is(err, errNotYet) || errors.As(err, &at) && at.wait
 	counted := kind
 	if wait {
 		counted = ""

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/newid"
+	"github.com/paykit/paykit/internal/telemetry"
 	"github.com/paykit/paykit/internal/wire"
 )
 
@@ -31,6 +32,7 @@ type api struct {
 	challenge string // WWW-Authenticate value of every 401
 	log       *slog.Logger
 	metrics   *metrics // nil: no metrics
+	tracing   tracing
 	mux       *http.ServeMux
 	patterns  []string // registered route patterns, in order
 	methods   []string // the distinct methods of patterns
@@ -44,10 +46,8 @@ type api struct {
 }
 
 func newAPI(svc *paykit.Service, name, challenge string, log *slog.Logger, m *metrics) *api {
-	if log == nil {
-		log = slog.Default()
-	}
-	a := &api{svc: svc, name: name, challenge: challenge, log: log, metrics: m, mux: http.NewServeMux()}
+	a := &api{svc: svc, name: name, challenge: challenge, log: telemetry.Logger(log), metrics: m, tracing: newTracing(svc),
+		mux: http.NewServeMux()}
 	// Every request no route takes is an error: 405 with Allow for a known
 	// path with another method, else 404. (The mux would answer 405 itself,
 	// in plain text; this route takes its place.)
@@ -193,8 +193,12 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}{requestInfo{id: newid.Random("req")}, statusWriter{ResponseWriter: w}}
 	info, sw := &env.info, &env.sw
 	w.Header().Set("Request-Id", info.id)
-	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
-	defer func() { a.observe(r, sw.code(), info, time.Since(start)) }()
+	ctx, span := a.tracing.start(r)
+	r = r.WithContext(context.WithValue(ctx, infoKey{}, info))
+	defer func() {
+		a.observe(r, sw.code(), info, time.Since(start))
+		span.End()
+	}()
 	defer a.recoverPanic(sw, r)
 	a.mux.ServeHTTP(sw, r)
 }
@@ -239,6 +243,7 @@ func (a *api) observe(r *http.Request, status int, info *requestInfo, d time.Dur
 	if a.metrics != nil {
 		a.metrics.observe(a.name, route, status, d)
 	}
+	a.tracing.end(r.Context(), r, info.route, path, status, info, d)
 	attrs := append(make([]slog.Attr, 0, 13), // room for all: on the stack
 		slog.String("api", a.name),
 		slog.String("method", r.Method),

@@ -16,6 +16,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to create the test database
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/httpadapter"
@@ -106,6 +108,8 @@ var everyStore = map[string]bool{
 	"TestReconciliationOverHTTP":               false,
 	"TestRefundAfterDisputeClosed":             false,
 	"TestDisputeDecidedWithoutCallbacks":       false,
+	// Telemetry: transactions' spans per Store.
+	"TestTracePaymentWithRecoveryAndWebhook": false,
 	// Concurrency and locking.
 	"TestConcurrentIdenticalCreates":          true,
 	"TestConcurrentCreatesOfOneReference":     true,
@@ -183,6 +187,11 @@ type envConfig struct {
 	// server, when set, is the unstarted server to use (its address is
 	// known before the env starts).
 	server *httptest.Server
+	// tracerProvider and meterProvider, when set, are the Service's.
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	// webhookTraceContext: webhook requests carry a traceparent.
+	webhookTraceContext bool
 }
 
 const operatorToken = "op-token-alice-0123456789"
@@ -220,10 +229,11 @@ func newPaykitEnv(t *testing.T, open func(t *testing.T) paykit.Store, cfg envCon
 		}),
 		paykittest.WithStoreFunc(func(paykittest.T) paykit.Store { return open(t) }),
 		paykittest.WithCallbackURL(base+"/providers/"+sandbox.Name+"/webhooks"),
-		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) { c.APIKey = sandboxAPIKey }),
+		paykittest.WithPSPConfig(func(c *sandbox.PSPConfig) { c.APIKey, c.TracerProvider = sandboxAPIKey, cfg.tracerProvider }),
 		paykittest.WithConfig(func(c *paykit.Config) {
 			c.Logger, c.PublicURL, c.SigningKey = logger, base, testSigningKey
 			c.ApprovalThreshold, c.WebhookTimeout = cfg.approvalThreshold, cfg.webhookTimeout
+			c.TracerProvider, c.MeterProvider, c.WebhookTraceContext = cfg.tracerProvider, cfg.meterProvider, cfg.webhookTraceContext
 			if !withSandbox {
 				c.Now, c.Routing, c.Providers = cfg.now, cfg.routing, cfg.providers
 			}

@@ -108,7 +108,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.PublicURL = baseURL
 	}
 
-	a, closeApp, err := newApp(ctx, cfg, getenv, baseURL, logger)
+	tel, err := newTelemetry(ctx, getenv)
+	if err != nil {
+		return fmt.Errorf("OpenTelemetry: %w", err)
+	}
+	defer func() {
+		// Flush what the exporters hold, after the server stopped.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.shutdown(sctx); err != nil {
+			logger.Warn("OpenTelemetry shutdown", "err", err)
+		}
+	}()
+	a, closeApp, err := newApp(ctx, cfg, getenv, baseURL, logger, tel)
 	if err != nil {
 		return err
 	}
@@ -458,7 +470,7 @@ type app struct {
 // newApp opens the Store and wires the server on it; baseURL is the
 // server's own address. closeAll releases the PSP's connection and database
 // and the Store, in that order, once nothing is served any more.
-func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL string, logger *slog.Logger) (a *app, closeAll func(), err error) {
+func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL string, logger *slog.Logger, tel *telemetry) (a *app, closeAll func(), err error) {
 	var closers []func()
 	release := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -497,6 +509,7 @@ func newApp(ctx context.Context, cfg config, getenv func(string) string, baseURL
 		Routing: providers.Routing, Providers: providers.Providers, DisabledProviders: providers.Disabled,
 		PublicURL: cfg.PublicURL, PaymentTTL: cfg.PaymentTTL, CheckoutTTL: cfg.CheckoutTTL,
 		ApprovalThreshold: cfg.ApprovalThreshold, ApprovalTTL: cfg.ApprovalTTL, ReconciliationSLA: cfg.ReconciliationSLA,
+		TracerProvider: tel.tp, MeterProvider: tel.mp,
 	})
 	if errors.Is(err, keyring.ErrMismatch) {
 		return nil, nil, fmt.Errorf("%w; start with the keys this database was first started with, adding new account keys beside the old ones to rotate", err)

@@ -115,3 +115,36 @@ func TestGoingLiveExample(t *testing.T) {
 	_, err = paykit.New(paykit.Config{Store: memory.New(), Routing: setup.Routing, Providers: setup.Providers})
 	is.NoErr(err)
 }
+
+// TestGoingLiveMalaysianExample: the Malaysian file of the README's
+// "Going live" section (examples/server/providers.malaysia.example.json)
+// loads: Touch 'n Go through Opn first and Xendit second, payouts to
+// Malaysian banks through Xendit.
+func TestGoingLiveMalaysianExample(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	file, err := os.ReadFile("providers.malaysia.example.json")
+	is.NoErr(err)
+	readme, err := os.ReadFile("../../README.md")
+	is.NoErr(err)
+	is.True(strings.Contains(string(readme), "```json\n"+string(file)+"```"))
+
+	vars := map[string]string{
+		"OPN_MY_SECRET_KEY": "skey_x", "OPN_MY_WEBHOOK_SECRETS": "c2VjcmV0",
+		"XENDIT_MY_SECRET_KEY": "xnd_production_x", "XENDIT_MY_WEBHOOK_TOKENS": "token",
+	}
+	sb := sandbox.New(sandbox.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k"})
+	setup, err := loadProviders(config{Providers: "providers.malaysia.example.json"}, func(k string) string { return vars[k] }, sb)
+	is.NoErr(err)
+	is.Equal(setup.Webhooks, []string{"sandbox", "opn_my", "xendit_my"})
+	tng := setup.Routing.PaymentRoutes(paykit.Live, "TNG", "MY", "MYR", 15000)
+	is.Equal(len(tng), 2)
+	is.Equal([]string{tng[0].Provider, tng[1].Provider}, []string{"opn_my", "xendit_my"})
+	route, bank, ok := setup.Routing.PayoutRoute(paykit.Live, "MY", "MYR", "MAYBANK", 500000)
+	is.True(ok)
+	is.Equal(route.Provider, "xendit_my")
+	is.Equal(bank.ProviderCode, "MY_MAYBANK")
+	is.True(setup.Providers["xendit_my"].Capabilities().Has(paykit.CapSettlement))
+	_, err = paykit.New(paykit.Config{Store: memory.New(), Routing: setup.Routing, Providers: setup.Providers})
+	is.NoErr(err)
+}

@@ -7,6 +7,9 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/webhooks/send"
 )
 
@@ -27,6 +30,9 @@ var (
 	// SetWebhookSender makes svc deliver webhooks through ws from now on
 	// (tests).
 	SetWebhookSender func(svc any, ws send.Sender)
+	// Telemetry returns the tracer and meter providers svc was configured
+	// with (the global ones when none).
+	Telemetry func(svc any) (trace.TracerProvider, metric.MeterProvider)
 	// SetJitter makes svc draw the jitter of its retry schedules (job
 	// backoff, webhook redeliveries, circuit cool-downs) from rnd, which
 	// returns values in [0, 1); set before svc is used (simulations that

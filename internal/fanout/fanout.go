@@ -16,6 +16,7 @@ type Event struct {
 	MerchantID  string
 	Environment string
 	CreatedAt   time.Time
+	TraceParent string // of the span that made the event: the deliveries' TraceParent
 }
 
 // Scheduler is implemented by a Tx that can schedule an event's webhook
@@ -25,7 +26,7 @@ type Scheduler interface {
 	// webhook endpoint of e's scope that enables e.Type, the job of kind
 	// that delivers e to it: Scope e's, TargetID e.ID, Payload
 	// {"endpoint_id":"<id>"}, DedupKey kind:<endpoint id>:<event id>,
-	// Partition the endpoint's id, RunAt e.CreatedAt (or the end of the
+	// Partition the endpoint's id, TraceParent e's, RunAt e.CreatedAt (or the end of the
 	// endpoint's pause), CreatedAt now, status available. Its ids are baseID, a fresh id, followed by
 	// "." and 1, 2, ... in the order of the endpoints' ids. A job whose
 	// dedup key is pending already is not enqueued again.

@@ -1,7 +1,6 @@
 package opn
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paykit/paykit"
+	"github.com/paykit/paykit/internal/periods"
 )
 
 // Settlement: Opn names no grouping of the transactions its transfers pay
@@ -82,50 +82,11 @@ func (t *ledgerTxn) read(period time.Duration) error {
 	}
 	t.created = created.UTC()
 	// Funds are transferable no earlier than they arrive.
-	t.closes = closing(created, period)
+	t.closes = periods.Closing(created, period)
 	if transferable.After(created) {
-		t.closes = closing(transferable, period)
+		t.closes = periods.Closing(transferable, period)
 	}
 	return nil
-}
-
-// closing is the first boundary of period (a multiple of it since the
-// zero time; for a day, midnight UTC) at or after t: the close of the
-// period whose batch a transaction transferable at t belongs to.
-func closing(t time.Time, period time.Duration) time.Time {
-	t = t.UTC()
-	start := t.Truncate(period)
-	if start.Equal(t) {
-		return start
-	}
-	return start.Add(period)
-}
-
-// batchKey names a batch: the close of its period, and its currency.
-type batchKey struct {
-	closes time.Time
-	ccy    string
-}
-
-func (k batchKey) ref() string { return "opn_" + k.closes.Format(time.RFC3339) + "_" + k.ccy }
-
-func (k batchKey) compare(o batchKey) int {
-	return cmp.Or(k.closes.Compare(o.closes), strings.Compare(k.ccy, o.ccy))
-}
-
-// parseRef reads a batch Reference.
-func parseRef(ref string) (batchKey, bool) {
-	rest, ok := strings.CutPrefix(ref, "opn_")
-	i := strings.LastIndexByte(rest, '_')
-	if !ok || i < 0 {
-		return batchKey{}, false
-	}
-	closes, err := time.Parse(time.RFC3339, rest[:i])
-	ccy := rest[i+1:]
-	if err != nil || len(ccy) != 3 || strings.ToUpper(ccy) != ccy {
-		return batchKey{}, false
-	}
-	return batchKey{closes.UTC(), ccy}, true
 }
 
 // getJSON reads path (GET with q) into v, each request within the call
@@ -162,9 +123,9 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 		limit = defaultBatches
 	}
 	limit = min(limit, maxBatches)
-	var from *batchKey
+	var from *periods.Key
 	if after != "" {
-		k, ok := parseRef(after)
+		k, ok := periods.Parse("opn", after)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q names no settlement batch of this adapter", errSettlement, after)
 		}
@@ -174,17 +135,17 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]batchKey, 0, len(groups))
+	keys := make([]periods.Key, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, batchKey.compare)
+	slices.SortFunc(keys, periods.Key.Compare)
 	keys = keys[:min(limit, len(keys))]
 	out := make([]paykit.SettlementBatch, 0, len(keys))
 	for _, k := range keys {
-		b := paykit.SettlementBatch{Reference: k.ref(), Currency: k.ccy, SettledAt: k.closes}
+		b := paykit.SettlementBatch{Reference: k.Ref("opn"), Currency: k.Currency, SettledAt: k.Closes}
 		for _, t := range groups[k] {
-			l, err := p.txnLine(ctx, t, k.ccy)
+			l, err := p.txnLine(ctx, t, k.Currency)
 			if err != nil {
 				return nil, err
 			}
@@ -202,13 +163,13 @@ func (p *Provider) SettlementBatches(ctx context.Context, after string, limit in
 // they became transferable in, after from. It stops once the first limit
 // periods are complete: a transaction made at c becomes transferable no
 // earlier, so the periods closing before c have all theirs.
-func (p *Provider) transferablePeriods(ctx context.Context, from *batchKey, limit int) (map[batchKey][]ledgerTxn, error) {
+func (p *Provider) transferablePeriods(ctx context.Context, from *periods.Key, limit int) (map[periods.Key][]ledgerTxn, error) {
 	reported := p.now().UTC().Add(-p.delay) // periods closed by then are reported
 	q := url.Values{"limit": {strconv.Itoa(txnPage)}, "order": {"chronological"}}
 	if from != nil {
-		q.Set("from", from.closes.Add(-p.hold).Format(time.RFC3339))
+		q.Set("from", from.Closes.Add(-p.hold).Format(time.RFC3339))
 	}
-	groups := map[batchKey][]ledgerTxn{}
+	groups := map[periods.Key][]ledgerTxn{}
 	for offset := 0; ; {
 		q.Set("offset", strconv.Itoa(offset))
 		var l struct {
@@ -223,8 +184,8 @@ func (p *Provider) transferablePeriods(ctx context.Context, from *batchKey, limi
 			if err := t.read(p.period); err != nil {
 				return nil, err
 			}
-			k := batchKey{t.closes, strings.ToUpper(t.Currency)}
-			if t.closes.After(reported) || (from != nil && k.compare(*from) <= 0) || !bringsLine(t.Origin) {
+			k := periods.Key{Closes: t.closes, Currency: strings.ToUpper(t.Currency)}
+			if t.closes.After(reported) || (from != nil && k.Compare(*from) <= 0) || !bringsLine(t.Origin) {
 				continue
 			}
 			groups[k] = append(groups[k], *t)
@@ -236,7 +197,7 @@ func (p *Provider) transferablePeriods(ctx context.Context, from *batchKey, limi
 		last := l.Data[len(l.Data)-1].created
 		closes := make([]time.Time, 0, len(groups))
 		for k := range groups {
-			closes = append(closes, k.closes)
+			closes = append(closes, k.Closes)
 		}
 		slices.SortFunc(closes, time.Time.Compare)
 		if len(closes) >= limit && closes[limit-1].Before(last) {

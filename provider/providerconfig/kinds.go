@@ -11,20 +11,46 @@ import (
 	"github.com/paykit/paykit/provider/opn"
 	"github.com/paykit/paykit/provider/sandbox"
 	"github.com/paykit/paykit/provider/stripe"
+	"github.com/paykit/paykit/provider/xendit"
 )
 
 // DefaultKinds are the kinds paykit ships with real adapters: "opn"
-// (Opn Payments) and "stripe" (Stripe). The sandbox kind is the host's: see
-// SandboxKind.
+// (Opn Payments), "stripe" (Stripe) and "xendit" (Xendit). The sandbox
+// kind is the host's: see SandboxKind.
 //
 // Their secrets: opn reads secret_key (required), public_key and
 // webhook_secrets (the base64 secrets Opn shows, comma-separated during a
 // rotation); stripe reads secret_key and webhook_secrets (whsec_…, the
-// same), both required.
+// same), both required; xendit reads secret_key (xnd_…) and
+// webhook_secrets (the webhook verification tokens Xendit's Dashboard
+// shows, comma-separated during a rotation), both required.
 func DefaultKinds() map[string]Kind {
 	return map[string]Kind{
 		"opn":    opnKind(),
 		"stripe": stripeKind(),
+		"xendit": xenditKind(),
+	}
+}
+
+// xenditKind serves the methods of xendit.MethodsIn and pays out in MY
+// and TH.
+func xenditKind() Kind {
+	return Kind{
+		Secrets: []Secret{
+			{Role: "secret_key", Required: true, Check: prefixed("a Xendit secret API key", "xnd_")},
+			{Role: "webhook_secrets", Required: true, Check: eachSecret(func(string) error { return nil })},
+		},
+		New: func(a Adapter) (paykit.Provider, error) {
+			return xendit.New(xendit.Config{
+				SecretKey: a.Secrets["secret_key"], CallbackTokens: WebhookSecrets(a.Secrets["webhook_secrets"]),
+				BaseURL: a.Entry.BaseURL, Timeout: a.Timeout, Methods: a.Methods,
+				SettlementPeriod: a.SettlementPeriod, SettlementDelay: a.SettlementDelay,
+				SettlementReports: a.Entry.SettlementReports,
+			})
+		},
+		Route:       xendit.Route,
+		Methods:     xendit.MethodsIn,
+		PayoutBanks: xendit.PayoutBanks,
 	}
 }
 

@@ -63,7 +63,7 @@ type ProviderEntry struct {
 	// Name is the Provider's name in routes and in its webhook URL,
 	// {public-url}/providers/{name}/webhooks.
 	Name        string `json:"name"`
-	Kind        string `json:"kind"`        // stripe, opn, or a kind of Options.Kinds
+	Kind        string `json:"kind"`        // stripe, opn, xendit, or a kind of Options.Kinds
 	Environment string `json:"environment"` // test or live: the merchant keys it serves
 	BaseURL     string `json:"base_url"`    // empty: the kind's default
 	// AccountCountry is the Provider account's country, where the kind's
@@ -74,12 +74,12 @@ type ProviderEntry struct {
 	Secrets map[string]string `json:"secrets"`
 	Timeout string            `json:"timeout"` // a Go duration; empty: the kind's default
 	// SettlementPeriod and SettlementDelay (Go durations) set how a kind
-	// that cuts its own settlement batches (opn) cuts them: the time a
-	// batch covers and how long after it closes it is reported; empty:
-	// the kind's default.
+	// that cuts its own settlement batches (opn, xendit) cuts them: the
+	// time a batch covers and how long after it closes it is reported;
+	// empty: the kind's default.
 	SettlementPeriod string `json:"settlement_period"`
 	SettlementDelay  string `json:"settlement_delay"`
-	// SettlementReports (stripe, opn) gates a payment's funds on the
+	// SettlementReports (stripe, opn, xendit) gates a payment's funds on the
 	// Provider's settlement reports and reconciles every line; without it
 	// the funds become available at the date the Provider states.
 	SettlementReports bool `json:"settlement_reports"`
@@ -373,7 +373,7 @@ func (b *builder) checkProvider(i int) error {
 		if v == "" {
 			continue
 		}
-		if p.Kind != "opn" {
+		if p.Kind != "opn" && p.Kind != "xendit" {
 			return fail("%s is not a setting of a %s Provider", name, p.Kind)
 		}
 		if d, err := time.ParseDuration(v); err != nil || d <= 0 {

@@ -280,3 +280,57 @@ func TestSecretProblemsReportedTogether(t *testing.T) {
 		}
 	}
 }
+
+// The xendit kind: Touch 'n Go through Opn first and Xendit second, and
+// Malaysian payouts through Xendit, as the README's Malaysian file does;
+// Xendit's secret key and its webhook tokens are checked, and it cuts its
+// own settlement batches.
+func TestDefaultKindsBuildXendit(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	vars := env(map[string]string{
+		"OPN_MY_SECRET_KEY": "skey_test_x", "OPN_MY_WEBHOOK_SECRETS": "c2VjcmV0LXNlY3JldC1zZWNyZXQ=",
+		"XENDIT_MY_SECRET_KEY": "xnd_development_x", "XENDIT_MY_WEBHOOK_SECRETS": "token-new, token-old",
+	})
+	s, err := providerconfig.Parse([]byte(`{
+	  "providers": [
+	    {"name": "opn_my", "kind": "opn", "environment": "live",
+	     "secrets": {"secret_key": "OPN_MY_SECRET_KEY", "webhook_secrets": "OPN_MY_WEBHOOK_SECRETS"}},
+	    {"name": "xendit_my", "kind": "xendit", "environment": "live", "settlement_reports": true, "settlement_delay": "2h",
+	     "secrets": {"secret_key": "XENDIT_MY_SECRET_KEY", "webhook_secrets": "XENDIT_MY_WEBHOOK_SECRETS"}}
+	  ],
+	  "routes": [
+	    {"environment": "live", "method": "TNG", "country": "MY", "currency": "MYR", "provider": "opn_my", "priority": 1},
+	    {"environment": "live", "method": "TNG", "country": "MY", "currency": "MYR", "provider": "xendit_my", "priority": 2},
+	    {"environment": "live", "method": "FPX", "country": "MY", "currency": "MYR", "provider": "xendit_my", "banks": {"MAYBANK": "", "CIMB": ""}}
+	  ],
+	  "payout_routes": [{"environment": "live", "country": "MY", "currency": "MYR", "provider": "xendit_my"}]
+	}`), providerconfig.Options{Getenv: vars})
+	is.NoErr(err)
+	is.True(s.Providers["xendit_my"].Capabilities().Has(paykit.CapPayouts | paykit.CapDisputes | paykit.CapSettlement))
+	tng := s.Routing.PaymentRoutes(paykit.Live, "TNG", "MY", "MYR", 5000)
+	is.Equal(len(tng), 2)
+	is.Equal([]string{tng[0].Provider, tng[1].Provider}, []string{"opn_my", "xendit_my"})
+	fpx, ok := s.Routing.PaymentRoute(paykit.Live, "FPX", "MY", "MYR", 5000)
+	is.True(ok)
+	b, ok := fpx.Bank("CIMB")
+	is.True(ok)
+	is.Equal(b.ProviderCode, "CIMB_FPX")
+	_, bank, ok := s.Routing.PayoutRoute(paykit.Live, "MY", "MYR", "MAYBANK", 5000)
+	is.True(ok)
+	is.Equal(bank.ProviderCode, "MY_MAYBANK")
+	_, err = paykit.New(paykit.Config{Store: memory.New(), Routing: s.Routing, Providers: s.Providers})
+	is.NoErr(err)
+
+	for file, want := range map[string]string{
+		`{"providers": [{"name": "x", "kind": "xendit", "environment": "live", "secrets": {"secret_key": "OPN_MY_SECRET_KEY", "webhook_secrets": "XENDIT_MY_WEBHOOK_SECRETS"}}]}`: "is not a Xendit secret API key (it starts with xnd_)",
+		`{"providers": [{"name": "x", "kind": "xendit", "environment": "live", "secrets": {"secret_key": "XENDIT_MY_SECRET_KEY"}}]}`:                                              "secrets.webhook_secrets is required",
+		`{"providers": [{"name": "x", "kind": "xendit", "environment": "live", "secrets": {"secret_key": "XENDIT_MY_SECRET_KEY", "webhook_secrets": "XENDIT_MY_WEBHOOK_SECRETS"}}],
+		  "routes": [{"environment": "live", "method": "CARD", "country": "MY", "currency": "MYR", "provider": "x"}]}`: "a xendit Provider does not serve CARD",
+	} {
+		_, err := providerconfig.Parse([]byte(file), providerconfig.Options{Getenv: vars})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", file, err, want)
+		}
+	}
+}

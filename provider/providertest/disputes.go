@@ -66,9 +66,9 @@ func (s *suite) disputeCallback(t *testing.T, p disputed) paykit.ProviderDispute
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string][]byte{"body changed after signing": append(bytes.Clone(body), ' ')} {
-		if events, err := s.prov.ParseCallback(ctx, withBody(signed, r)); err == nil {
-			t.Errorf("dispute callback, %s: accepted, with events %+v", name, events)
+	if !s.h.TokenCallbacks {
+		if events, err := s.prov.ParseCallback(ctx, withBody(signed, append(bytes.Clone(body), ' '))); err == nil {
+			t.Errorf("dispute callback, body changed after signing: accepted, with events %+v", events)
 		}
 	}
 	if events, err := s.prov.ParseCallback(ctx, bare(signed, body)); err == nil {

@@ -199,8 +199,10 @@ func (s *suite) refundCallbacks(t *testing.T) {
 		t.Fatalf("Harness.RefundCallback's body does not name the key %s", key)
 	}
 	tampered := map[string][]byte{
-		"body changed after signing": append(bytes.Clone(body), ' '),
-		"key forged":                 bytes.ReplaceAll(body, []byte(key), []byte(s.key("rfcb"))),
+		"key forged": bytes.ReplaceAll(body, []byte(key), []byte(s.key("rfcb"))),
+	}
+	if !s.h.TokenCallbacks {
+		tampered["body changed after signing"] = append(bytes.Clone(body), ' ')
 	}
 	for name, b := range tampered {
 		if events, err := s.prov.ParseCallback(ctx, withBody(signed, b)); err == nil {

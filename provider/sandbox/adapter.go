@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/paykit/paykit"
 	"github.com/paykit/paykit/internal/readall"
 )
@@ -332,6 +334,8 @@ func (p *httpConn) call(ctx context.Context, deadline time.Time, rt route, key s
 		if idemKey != "" {
 			req.Header.Set("Idempotency-Key", idemKey)
 		}
+		// The PSP is paykit's own code: it joins the call's trace.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 		resp, err := p.client.Do(req)
 		if err != nil {
 			if !wrote.Load() && reused.Load() && ctx.Err() == nil && try == 0 {

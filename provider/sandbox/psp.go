@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paykit/paykit/internal/emvco"
 )
 
@@ -56,6 +58,10 @@ type PSPConfig struct {
 	// of the interval (a multiple of it since the zero time) after its
 	// lines arose, lazily from Now like the other asynchronous outcomes.
 	SettlementInterval time.Duration
+	// TracerProvider makes the spans of the PSP's API calls, which join
+	// the trace of the adapter's call (its traceparent header, or the
+	// context of an in-process call); default otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 }
 
 // Fault operations: which API call a Fault hits.
@@ -133,6 +139,7 @@ type PSP struct {
 	corrupt     map[string]bool
 	corruptNext bool
 
+	tracer      trace.Tracer
 	callbackURL string
 	client      *http.Client
 	kick        chan struct{}
@@ -177,6 +184,7 @@ func NewPSP(cfg PSPConfig) *PSP {
 
 		callbackURL: cfg.CallbackURL,
 		client:      &http.Client{Timeout: 10 * time.Second},
+		tracer:      pspTracer(cfg.TracerProvider),
 		kick:        make(chan struct{}, 1),
 	}
 	if cfg.State != nil {

@@ -4,6 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/paykit/paykit/internal/telemetry"
 )
 
 // route is one operation of the PSP's API, whichever way it is called:
@@ -109,7 +117,56 @@ func (p *PSP) call(ctx context.Context, rt route, c apiCall) answer {
 	if rt < 0 || rt >= routeCount {
 		return errAnswer(http.StatusNotFound, errNoRoute, "No such API operation.")
 	}
-	return operations[rt](p, ctx, c)
+	// The PSP is paykit's own code: its calls are spans in the trace of
+	// the adapter's call.
+	if parent := trace.SpanFromContext(ctx); parent != noSpan && !parent.IsRecording() && !parent.SpanContext().IsRemote() {
+		return operations[rt](p, ctx, c) // in a trace not recorded: no span
+	}
+	ctx, span := p.tracer.Start(ctx, "sandbox.psp "+rt.name(), serverSpan...)
+	a := operations[rt](p, ctx, c)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("paykit.operation", rt.name()))
+		switch {
+		case a.hold:
+			span.SetAttributes(attribute.String("sandbox.answer", "held"))
+		case a.drop:
+			span.SetAttributes(attribute.String("sandbox.answer", "dropped"))
+		default:
+			span.SetAttributes(semconv.HTTPResponseStatusCode(a.status))
+		}
+	}
+	span.End()
+	return a
+}
+
+// noSpan is what trace.SpanFromContext finds in a context without a span.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// serverSpan are the options of the PSP's spans.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
+// pspTracer is tp's tracer of the PSP's spans; the global TracerProvider's
+// (as it is when they start) when tp is nil.
+func pspTracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		return otel.Tracer(telemetry.Scope + "/provider/sandbox")
+	}
+	return tp.Tracer(telemetry.Scope + "/provider/sandbox")
+}
+
+// name is rt's operation name in spans: its kind and action
+// ("payments.cancel"), a create's "payments.create".
+func (rt route) name() string {
+	r := routes[rt]
+	switch {
+	case r.action != "":
+		return r.kind + "." + r.action
+	case rt.creates():
+		return r.kind + ".create"
+	case r.method == http.MethodGet:
+		return r.kind + ".get"
+	}
+	return r.kind + ".post"
 }
 
 // operations are the routes' operations.
@@ -150,7 +207,8 @@ func (p *PSP) serveRoute(rt route) http.HandlerFunc {
 		if rt.creates() {
 			c.key = r.Header.Get("Idempotency-Key")
 		}
-		switch a := p.call(r.Context(), rt, c); {
+		ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		switch a := p.call(ctx, rt, c); {
 		case a.hold:
 			p.holdRequest(w, r)
 		case a.drop:

@@ -58,12 +58,12 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e fanout.Event, kind, baseID
 	if t.pg {
 		// The same statement as SQLite's, in a function of migration 0018,
 		// whose plan PostgreSQL keeps.
-		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		q = t.db.NewRaw(`SELECT paykit_schedule_deliveries(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			baseID, kind, e.ID, e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type)
+			e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type, nullable(e.TraceParent))
 	} else {
 		args := []any{baseID, kind, e.ID, kind, e.ID, e.CreatedAt.UTC(), e.CreatedAt.UTC(), now.UTC(), string(paykit.JobAvailable),
-			e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type}
+			nullable(e.TraceParent), e.MerchantID, e.Environment, paykit.WebhookEnabled, e.Type}
 		if t.sqlTx != nil {
 			if st, a, ok := t.prep.rawArgs(fanOutSQLite, args...); ok {
 				_, err := t.execPrepared(ctx, st, a)
@@ -84,10 +84,10 @@ func (t tx) ScheduleDeliveries(ctx context.Context, e fanout.Event, kind, baseID
 
 // fanOutSQLite is ScheduleDeliveries' statement on SQLite.
 const fanOutSQLite = `INSERT INTO jobs (id, kind, merchant_id, environment, target_id, payload, dedup_key, run_at,
-		attempts, lease_owner, last_error, created_at, version, state, priority, partition_key)
+		attempts, lease_owner, last_error, created_at, version, state, priority, partition_key, trace_parent)
 		SELECT ? || '.' || row_number() OVER (ORDER BY id), ?, merchant_id, environment, ?,
 		CAST('{"endpoint_id":"' || id || '"}' AS BLOB),
-		? || ':' || id || ':' || ?, MAX(?, COALESCE(paused_until, ?)), 0, '', '', ?, 0, ?, 1, id
+		? || ':' || id || ':' || ?, MAX(?, COALESCE(paused_until, ?)), 0, '', '', ?, 0, ?, 1, id, ?
 		FROM webhook_endpoints WHERE merchant_id = ? AND environment = ? AND status = ?
 		AND (instr(enabled_events, '"*"') > 0 OR instr(enabled_events, '"' || ? || '"') > 0)
 		ON CONFLICT DO NOTHING`
@@ -309,4 +309,12 @@ func (t tx) ListWebhookAttempts(ctx context.Context, q paykit.WebhookAttemptQuer
 			Succeeded: r.Succeeded, CreatedAt: r.CreatedAt.UTC()}
 	}
 	return out, nil
+}
+
+// nullable is v, or NULL when v is empty.
+func nullable(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
 }

@@ -39,6 +39,7 @@ type jobRow struct {
 	CompletedAt *time.Time `bun:"completed_at"`
 	Priority    int        `bun:"priority"`
 	Partition   string     `bun:"partition_key,nullzero"`
+	TraceParent string     `bun:"trace_parent,nullzero"`
 }
 
 func (r *jobRow) job() paykit.Job {
@@ -47,7 +48,7 @@ func (r *jobRow) job() paykit.Job {
 		TargetID: r.TargetID, Payload: r.Payload, DedupKey: r.DedupKey, RunAt: r.RunAt.UTC(), Attempts: r.Attempts,
 		LeaseOwner: r.LeaseOwner, LeaseUntil: utcPtr(r.LeaseUntil), LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(),
 		Status: paykit.JobState(r.State), AttemptedAt: utcPtr(r.AttemptedAt), CompletedAt: utcPtr(r.CompletedAt),
-		Priority: r.Priority, Partition: r.Partition,
+		Priority: r.Priority, Partition: r.Partition, TraceParent: r.TraceParent,
 	}
 }
 
@@ -83,7 +84,7 @@ func toJobRow(j *paykit.Job) *jobRow {
 		TargetID: j.TargetID, Payload: j.Payload, DedupKey: j.DedupKey, RunAt: j.RunAt.UTC(), Attempts: j.Attempts,
 		LeaseOwner: j.LeaseOwner, LeaseUntil: utcPtr(j.LeaseUntil), LastError: j.LastError, CreatedAt: j.CreatedAt.UTC(),
 		State: string(j.Status), AttemptedAt: utcPtr(j.AttemptedAt), CompletedAt: utcPtr(j.CompletedAt),
-		Priority: j.Priority, Partition: j.Partition,
+		Priority: j.Priority, Partition: j.Partition, TraceParent: j.TraceParent,
 	}
 	if row.State == "" {
 		row.State = string(paykit.JobAvailable)

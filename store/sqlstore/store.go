@@ -434,3 +434,12 @@ func (s *Store) Close() error {
 	s.prep.close()
 	return s.db.Close()
 }
+
+// DBSystemName implements paykit.DBSystemNamer: "postgresql" or "sqlite",
+// the db.system.name of the spans of the Service's transactions.
+func (s *Store) DBSystemName() string {
+	if s.pg {
+		return "postgresql"
+	}
+	return "sqlite"
+}

@@ -178,7 +178,8 @@ func testDeliveryFanOut(t *testing.T, s paykit.Store) {
 			return nil
 		}
 		scheduled = true
-		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt}
+		fe := fanout.Event{ID: e.ID, Type: e.Type, MerchantID: e.MerchantID, Environment: string(e.Environment), CreatedAt: e.CreatedAt,
+			TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 		return d.ScheduleDeliveries(ctx, fe, "webhook.deliver", "job_fan", at(time.Minute))
 	}))
 	if !scheduled {
@@ -192,6 +193,7 @@ func testDeliveryFanOut(t *testing.T, s paykit.Store) {
 		}
 		is.NoErr(err)
 		got = append(got, j.Partition)
+		is.Equal(j.TraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	}
 	is.Equal(got, []string{"we_all", "we_paid"}) // in endpoint id order
 }

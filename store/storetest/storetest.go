@@ -667,7 +667,10 @@ func testJobs(t *testing.T, s paykit.Store) {
 	job := func(id string, runAt time.Time, dedup string) *paykit.Job {
 		return &paykit.Job{ID: id, Kind: "recover", Scope: scopeA, TargetID: "pi_" + id, Payload: []byte(`{"n":1}`), DedupKey: dedup, RunAt: runAt, CreatedAt: base}
 	}
-	is.NoErr(s.EnqueueJob(ctx, job("job_1", at(time.Second), "recover:pi_1")))
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	traced := job("job_1", at(time.Second), "recover:pi_1")
+	traced.TraceParent = parent
+	is.NoErr(s.EnqueueJob(ctx, traced))
 	is.NoErr(s.EnqueueJob(ctx, job("job_2", at(2*time.Second), "")))
 	is.NoErr(s.EnqueueJob(ctx, job("job_3", at(time.Hour), "")))
 	err := s.EnqueueJob(ctx, job("job_4", base, "recover:pi_1"))
@@ -681,6 +684,7 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(got.Attempts, 0)
 	is.Equal(got.Status, paykit.JobAvailable) // an empty Status is stored as available
 	is.True(got.AttemptedAt == nil && got.CompletedAt == nil)
+	is.Equal(got.TraceParent, parent)
 
 	// Nothing is due before its time.
 	none, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w1", Now: base, LeaseUntil: at(time.Minute), Limit: 10})
@@ -696,6 +700,8 @@ func testJobs(t *testing.T, s paykit.Store) {
 	is.Equal(claimed[0].Attempts, 1)
 	is.Equal(claimed[0].Status, paykit.JobRunning)
 	is.Equal(*claimed[0].AttemptedAt, now)
+	is.Equal(claimed[0].TraceParent, parent) // the run's span links to it
+	is.Equal(claimed[1].TraceParent, "")
 
 	// A live lease keeps others out.
 	other, err := s.Queue().ClaimJobs(ctx, paykit.ClaimParams{Owner: "w2", Now: now.Add(30 * time.Second), LeaseUntil: now.Add(2 * time.Minute), Limit: 10})

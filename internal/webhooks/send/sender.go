@@ -15,6 +15,8 @@ type Delivery struct {
 	Body    []byte
 	Secrets []string  // the plain secrets that sign now, newest first
 	SentAt  time.Time // the signature's timestamp
+	// TraceParent, when set, is sent as the W3C traceparent header.
+	TraceParent string
 }
 
 // Sender makes delivery attempts. A Service uses NewSender's; tests
@@ -44,6 +46,9 @@ func (s *httpSender) Send(ctx context.Context, d Delivery) Attempt {
 	header, err := Headers(d.Secrets, d.ID, d.SentAt, d.Body)
 	if err != nil {
 		return Attempt{Err: "sign event: " + err.Error()}
+	}
+	if d.TraceParent != "" {
+		header.Set("Traceparent", d.TraceParent)
 	}
 	client := s.test
 	if d.Live {

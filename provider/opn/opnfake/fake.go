@@ -29,6 +29,9 @@
 // dispute.update and dispute.close carry the dispute. A charge with a
 // dispute cannot be refunded (400 failed_refund).
 //
+// DisableSource makes the account lose a source type, as an account Opn
+// has not enabled it for: a charge of it is refused (400 invalid_charge).
+//
 // Magic values: a charge amount ending in 901 fails at once
 // (failure_code payment_rejected); a refund amount ending in 911 fails; a recipient account
 // number 000111111116 makes its transfer fail (failure_code
@@ -99,6 +102,7 @@ type Fake struct {
 	qr         map[string]string         // document path → QR payload
 	recipients map[string]string         // recipient id → account number
 	creates    map[string]int            // "charge:"+paykit_key → POST /charges that created one
+	disabled   map[string]bool           // source types the account is not enabled for
 	outbox     [][]byte                  // events to post once f.mu is released
 }
 
@@ -125,7 +129,7 @@ func New(opt Options) *Fake {
 	}
 	return &Fake{
 		opt: opt, objects: map[string]map[string]any{}, idem: map[string]stored{}, qr: map[string]string{},
-		recipients: map[string]string{}, creates: map[string]int{},
+		recipients: map[string]string{}, creates: map[string]int{}, disabled: map[string]bool{},
 	}
 }
 
@@ -270,9 +274,15 @@ func (f *Fake) createCharge(w http.ResponseWriter, r *http.Request) {
 	ccy := strings.ToUpper(r.PostFormValue("currency"))
 	typ := r.PostFormValue("source[type]")
 	st, ok := sourceTypes[typ]
+	f.mu.Lock()
+	disabled := f.disabled[typ]
+	f.mu.Unlock()
 	switch {
 	case !ok:
 		writeError(w, http.StatusBadRequest, "invalid_charge", "source type "+typ+" is not supported")
+		return
+	case disabled:
+		writeError(w, http.StatusBadRequest, "invalid_charge", "source type "+typ+" is not enabled for this account")
 		return
 	case ccy != st.currency:
 		writeError(w, http.StatusBadRequest, "invalid_charge", "currency is not supported by this source type")
@@ -717,6 +727,15 @@ func (f *Fake) Received(key string) (int64, string, bool) {
 	amount, _ := num(obj["amount"])
 	ccy, _ := obj["currency"].(string)
 	return amount, strings.ToUpper(ccy), true
+}
+
+// DisableSource makes the account lose (or, with disabled false, regain)
+// a source type, as when Opn has not enabled it: a charge of it is
+// refused with Opn's 400 invalid_charge, and nothing is created.
+func (f *Fake) DisableSource(typ string, disabled bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.disabled[typ] = disabled
 }
 
 // Charges is how many charges were created under key.

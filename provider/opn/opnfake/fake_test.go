@@ -204,3 +204,23 @@ func TestTransactionsList(t *testing.T) {
 		is.Equal(status, http.StatusBadRequest) // q
 	}
 }
+
+// A source type the account is not enabled for is refused with Opn's
+// invalid_charge, and no charge is made.
+func TestDisabledSource(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := opnfake.New(opnfake.Options{SecretKey: "skey_test_1"})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	form := url.Values{"amount": {"15000"}, "currency": {"myr"}, "source[type]": {"touch_n_go"}, "metadata[paykit_key]": {"k_tng"}}
+	f.DisableSource("touch_n_go", true)
+	status, e := do(t, srv, http.MethodPost, "/charges", "skey_test_1", form, "")
+	is.Equal(status, http.StatusBadRequest)
+	is.Equal(e["code"], "invalid_charge")
+	is.Equal(f.Charges("k_tng"), 0)
+	f.DisableSource("touch_n_go", false)
+	status, c := do(t, srv, http.MethodPost, "/charges", "skey_test_1", form, "")
+	is.Equal(status, http.StatusOK)
+	is.Equal(c["status"], "pending")
+}
